@@ -1,0 +1,6 @@
+"""Privacy Parameter Studio engine: pure Python, no UI imports.
+
+Run ``python -m engine --help`` for the command line.
+"""
+
+__version__ = "0.1.0"

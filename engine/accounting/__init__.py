@@ -1,0 +1,1 @@
+"""Privacy accounting: the targeted-DP calculus (composition, switch lemma) and unit conversions."""

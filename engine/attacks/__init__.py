@@ -1,0 +1,1 @@
+"""Privacy attacks: singling out, attribute inference, distinguishing."""

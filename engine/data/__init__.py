@@ -1,0 +1,1 @@
+"""Loading, validating and preparing user data; built-in synthetic demo datasets."""

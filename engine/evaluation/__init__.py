@@ -1,0 +1,1 @@
+"""Program effectiveness: what a privatized dataset costs the program that uses it."""

@@ -1,0 +1,1 @@
+"""Per-record differential privacy: policy functions and slowly scaling mechanisms for sums."""

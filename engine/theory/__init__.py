@@ -1,0 +1,1 @@
+"""Theorem 1 of the targeted-DP paper and the questions a designer asks of it."""

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Set up Privacy Parameter Studio and run it.
+#   scripts/studio.sh app    install what is missing, then start the app on the built-in demo data
+#   scripts/studio.sh test   install what is missing (including Chromium), then run the whole test suite
+#   scripts/studio.sh bench  install what is missing, then run the benchmarks
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=.venv
+PY="$VENV/bin/python"
+
+setup_python() {
+  local reqs=$1
+  [ -x "$PY" ] || python3 -m venv "$VENV"
+  # Install only when the requirement files changed since the last successful install.
+  local want stamp="$VENV/.installed-$reqs"
+  want=$(cat requirements*.txt | sha256sum)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    "$PY" -m pip install --quiet --disable-pip-version-check -r "$reqs"
+    echo "$want" > "$stamp"
+  fi
+}
+
+ensure_chromium() {
+  if command -v chromium >/dev/null 2>&1; then return; fi
+  echo "Installing Chromium (Debian package) for the browser test..." >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+}
+
+case "${1:-}" in
+  app)
+    shift
+    setup_python requirements.txt
+    exec "$VENV/bin/streamlit" run app.py "$@"
+    ;;
+  test)
+    shift
+    setup_python requirements-test.txt
+    ensure_chromium
+    exec "$PY" -m pytest "$@"
+    ;;
+  bench)
+    shift
+    setup_python requirements-test.txt
+    exec "$PY" benchmarks/run.py "$@"
+    ;;
+  *)
+    echo "usage: scripts/studio.sh app|test|bench" >&2
+    exit 2
+    ;;
+esac
