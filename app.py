@@ -1,0 +1,54 @@
+"""Privacy Parameter Studio — the Streamlit entry point (``streamlit run app.py``).
+
+Routes the seven pages with ``st.navigation``, keeps one :class:`ui.state.StudioState` per session, restores a
+shared scenario link once per session, draws the shared sidebar after the page (so it shows what the page just
+changed) and writes the current scenario back into the address bar.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui.common import render_sidebar, show_notices
+from ui.state import apply_scenario_params, get_state, scenario_params
+
+ROOT = Path(__file__).resolve().parent
+
+#: (file, title, icon) in workflow order.
+PAGES: tuple[tuple[str, str, str], ...] = (
+    ("pages/start.py", "Start", ":material/home:"),
+    ("pages/data.py", "Data", ":material/table_view:"),
+    ("pages/feasibility.py", "Accuracy targets & feasibility", ":material/target:"),
+    ("pages/mechanisms.py", "Mechanisms", ":material/shield_lock:"),
+    ("pages/tradeoffs.py", "Tradeoffs", ":material/ssid_chart:"),
+    ("pages/per_record.py", "Per-record", ":material/person_search:"),
+    ("pages/export.py", "Export", ":material/download:"),
+)
+
+st.set_page_config(page_title="Privacy Parameter Studio", page_icon=":material/tune:", layout="wide")
+
+state = get_state()
+if not state.link_restored:
+    state.link_restored = True
+    link = st.query_params.to_dict()
+    if link:
+        state.notices.extend(apply_scenario_params(state, link))
+
+navigation = st.navigation(
+    [
+        st.Page(path, title=title, icon=icon, default=(i == 0))
+        for i, (path, title, icon) in enumerate(PAGES)
+        if (ROOT / path).exists()
+    ]
+)
+sidebar = st.sidebar.container()
+show_notices(state)
+try:
+    navigation.run()
+finally:
+    render_sidebar(state, sidebar)
+    wanted = scenario_params(state)
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)

@@ -1,0 +1,147 @@
+"""What every page shares: the sidebar, the way errors are shown, and the plain-language help texts.
+
+* :func:`render_sidebar` — loaded dataset, current candidate (B, ε, δ), seeded/not-private badge, share link.
+* :func:`user_errors` — ``with user_errors() as outcome: ...`` shows an :class:`EngineError` as ``st.error`` (its
+  message verbatim) and sets ``outcome.failed``; anything else is a bug and keeps its traceback.
+* :func:`field_error` — a validation message drawn right under the control that fixes it.
+* :data:`HELP` — help text for every recurring control, so the same concept is explained the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from engine.errors import EngineError
+from engine.rng import SEEDED_WARNING
+from ui.figures.theme import fmt
+from ui.state import StudioState, scenario_params
+
+#: Plain-language help, one entry per recurring control. Pages append data-specific sentences (e.g. B in units).
+HELP: dict[str, str] = {
+    "b": (
+        "Target distance B: people whose (prepared) features differ by less than B can't be told apart — an "
+        "observer of the release cannot distinguish them beyond the (ε, δ) limit. People further apart than B "
+        "can be told apart more easily: that is what keeps the data useful. B = 2 protects everyone equally "
+        "(classic differential privacy)."
+    ),
+    "epsilon": (
+        "Privacy loss ε: how much one person's data may change what the release looks like. An attacker who "
+        "knows everyone else cannot change their odds about you by more than a factor e^ε. Smaller is more private."
+    ),
+    "delta": (
+        "δ: the small probability with which the ε limit may fail. The default 1/(n+1) is below one over the "
+        "number of people, so the guarantee cannot be met by releasing one whole record at random."
+    ),
+    "gamma": (
+        "Targeting accuracy γ: the share of people the program must still classify exactly as it would on the "
+        "original data (e.g. 0.99 = 99 % of eligibility decisions unchanged). Theorem 1 says which (B, ε) can "
+        "possibly reach it."
+    ),
+    "seed": (
+        "Random seed. Leave empty for a real release (fresh randomness from the operating system). A fixed seed "
+        "makes the noise reproducible — useful for simulations, but anyone with the seed can undo it."
+    ),
+    "normalization": (
+        "Targeted DP measures distances between people on the prepared scale, where every row lies in the unit "
+        "ball (length ≤ 1). 'clip' standardises columns and shrinks rows longer than 1; 'maxnorm' divides every "
+        "row by the largest row length (the paper's case studies); 'bounds' scales with public bounds you enter."
+    ),
+    "standardize": (
+        "Centre each column and divide by its standard deviation before scaling rows. Means and standard "
+        "deviations computed from the data are themselves not private — enter public bounds to avoid that."
+    ),
+    "features": "Columns the privatized release will contain (numeric). The program is trained on these.",
+    "target": "The outcome the program predicts (e.g. consumption, repayment). Kept out of the features.",
+    "roles": "Program-specific columns: e.g. the loan amount and interest a lending program needs to score profit.",
+    "upload": "CSV or Parquet. The file stays in this browser session's memory only: it is never written to disk, "
+    "never put in a shared link and never copied into a decision record.",
+    "rationale": "Why this configuration: the accuracy the program needs, who must be protected from whom, and "
+    "which tradeoffs you accepted. It goes verbatim into the decision record.",
+}
+
+DATA_DEPENDENT_NOTE = (
+    "Scaling computed from the data (means, standard deviations, the largest row norm) is itself not private. For "
+    "a real release use 'bounds' with public bounds (from a codebook or a previous census), or accept and "
+    "document this leak."
+)
+
+
+@dataclass
+class Outcome:
+    """Set by :func:`user_errors`: whether the block failed, and the error."""
+
+    failed: bool = False
+    error: EngineError | None = None
+
+
+@contextlib.contextmanager
+def user_errors(container: Any = None, *, prefix: str = "") -> Iterator[Outcome]:
+    """Show an :class:`EngineError` raised in the block as an error box instead of a traceback."""
+    outcome = Outcome()
+    try:
+        yield outcome
+    except EngineError as exc:
+        outcome.failed = True
+        outcome.error = exc
+        (container or st).error(f"{prefix}{exc}", icon=":material/error:")
+
+
+def field_error(message: str | None, container: Any = None) -> None:
+    """Draw ``message`` (if any) right below the control that fixes it."""
+    if message:
+        (container or st).error(message, icon=":material/error:")
+
+
+def show_notices(state: StudioState) -> None:
+    """Show (once) the messages queued in ``state.notices`` — e.g. what a shared link could not restore."""
+    while state.notices:
+        st.warning(state.notices.pop(0), icon=":material/info:")
+
+
+def seed_badge(seed: int | None) -> str:
+    """Markdown badge: a seeded run is reproducible and therefore not private."""
+    if seed is None:
+        return ":green-badge[:material/shield: fresh randomness]"
+    return f":orange-badge[:material/warning: seed {seed} — not private]"
+
+
+def candidate_text(state: StudioState) -> str:
+    """"B = 0.4 · ε = 1 · δ = 1e-04" for the current (or default) candidate."""
+    c = state.candidate_or_default()
+    return f"B = {fmt(c.b)} · ε = {fmt(c.epsilon)} · δ = {fmt(c.delta)}"
+
+
+def render_sidebar(state: StudioState, container: Any = None) -> None:
+    """The sidebar shown on every page (drawn by ``app.py`` after the page, so it shows the page's changes)."""
+    box = container if container is not None else st.sidebar
+    with box:
+        st.markdown("**Dataset**")
+        if state.n is not None:
+            label = ":violet-badge[synthetic]" if state.synthetic and state.source == "demo" else ""
+            st.markdown(f"{state.dataset_label()} {label}")
+            st.caption(f"n = {state.n:,} people · d = {state.d} features")
+        elif state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint:
+            st.caption("Waiting for the uploaded file named in the link (upload it on the Data page).")
+        else:
+            st.caption(f"{state.dataset_label()} (not loaded yet)")
+        st.markdown("**Candidate**" + ("" if state.candidate is not None else " (default: Example 1)"))
+        st.markdown(candidate_text(state))
+        st.markdown(seed_badge(state.seed), help=SEEDED_WARNING if state.seed is not None else HELP["seed"])
+        with st.expander("Share this scenario", icon=":material/share:"):
+            st.caption(
+                "The address bar holds this scenario: dataset name (or the uploaded file's fingerprint — never "
+                "its content), every parameter and the chosen point. Send it to workshop participants."
+            )
+            query = "&".join(f"{k}={_quote(v)}" for k, v in scenario_params(state).items())
+            st.code("?" + query, language=None, wrap_lines=True)
+
+
+def _quote(value: str) -> str:
+    from urllib.parse import quote
+
+    return quote(value, safe=",:")

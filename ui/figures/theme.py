@@ -1,0 +1,137 @@
+"""One look for every chart: colours, fonts legible on a projector, units and number formats.
+
+Every figure builder calls :func:`apply_theme` last. Colours have a fixed meaning across pages so a workshop
+audience learns them once:
+
+* ``COLORS["feasible"]`` / ``COLORS["infeasible"]`` — Theorem 1's feasible and ruled-out regions;
+* ``COLORS["classic_dp"]`` — anything about classic DP (the B = 2 line, the classic-DP marker);
+* ``COLORS["candidate"]`` — the designer's chosen configuration (B, ε, δ);
+* ``COLORS["nonprivate"]`` — the non-private baseline;
+* ``MECHANISM_COLORS[kind]`` — one colour per mechanism ``KIND``;
+* ``SEQUENCE`` — a colour-blind-safe qualitative sequence (Okabe–Ito) for anything else (e.g. one line per γ).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import plotly.graph_objects as go
+
+#: Okabe–Ito palette: distinguishable for the common colour-vision deficiencies and in greyscale print.
+SEQUENCE: tuple[str, ...] = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+    "#000000",
+)
+
+COLORS: dict[str, str] = {
+    "primary": "#2f6f8f",  # matches .streamlit/config.toml primaryColor
+    "feasible": "#009E73",
+    "infeasible": "#B8B8B8",
+    "classic_dp": "#D55E00",
+    "candidate": "#CC79A7",
+    "nonprivate": "#000000",
+    "original": "#0072B2",
+    "private": "#E69F00",
+    "grid": "#e3e6e5",
+    "text": "#1f2a30",
+}
+
+MECHANISM_COLORS: dict[str, str] = {
+    "projection": "#0072B2",
+    "gaussian": "#E69F00",
+    "classic-dp": "#D55E00",
+    "mondrian": "#009E73",
+    "jl-laplace": "#CC79A7",
+}
+
+#: Colour scale for "how much B is allowed": light (small B) to dark green (large B).
+FEASIBLE_SCALE: list[list[Any]] = [[0.0, "#e5f5ef"], [1.0, "#00664a"]]
+
+FONT_FAMILY = "Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif"
+#: Base font size (px). 16 px axis labels stay readable from the back of a room on a 1080p projector.
+FONT_SIZE = 16
+TITLE_SIZE = 20
+LINE_WIDTH = 3
+MARKER_SIZE = 11
+
+#: Axis titles with units, reused everywhere so the same quantity is always labelled the same way.
+AXIS: dict[str, str] = {
+    "b": "target distance B (prepared units, L2)",
+    "epsilon": "privacy loss ε",
+    "delta": "δ",
+    "gamma": "targeting accuracy γ",
+    "gamma_max": "highest accuracy not ruled out, γ_max",
+    "b_max": "largest feasible B",
+    "row_norm": "row L2 norm",
+}
+
+
+def fmt(value: float | int | None, digits: int = 3) -> str:
+    """Round for display: ``digits`` significant digits, scientific notation for very small/large values.
+
+    The exact value belongs in hover text (:func:`exact`); this is for labels and metrics.
+
+    >>> fmt(0.4)
+    '0.4'
+    >>> fmt(0.123456)
+    '0.123'
+    >>> fmt(1e-4)
+    '1e-04'
+    >>> fmt(12345.6)
+    '12,346'
+    >>> fmt(None)
+    '—'
+    """
+    if value is None:
+        return "—"
+    v = float(value)
+    if math.isnan(v):
+        return "—"
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a < 1e-3 or a >= 1e6:
+        mantissa, exponent = f"{v:.{max(digits - 1, 0)}e}".split("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{exponent}"
+    if a >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}g}"
+
+
+def exact(value: float | int | None) -> str:
+    """Full precision for hover text and tooltips (``repr`` of the float).
+
+    >>> exact(0.1 + 0.2)
+    '0.30000000000000004'
+    """
+    if value is None:
+        return "—"
+    return repr(float(value))
+
+
+def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None = None) -> go.Figure:
+    """Apply the Studio's layout (fonts, margins, grid, hover) to ``fig`` in place and return it."""
+    fig.update_layout(
+        template="plotly_white",
+        font={"family": FONT_FAMILY, "size": FONT_SIZE, "color": COLORS["text"]},
+        title_font={"size": TITLE_SIZE},
+        height=height,
+        margin={"l": 70, "r": 30, "t": 60, "b": 60},
+        hoverlabel={"font_size": FONT_SIZE - 1},
+        legend={"title": {"text": legend_title} if legend_title else None, "font": {"size": FONT_SIZE - 2}},
+        colorway=list(SEQUENCE),
+    )
+    fig.update_xaxes(gridcolor=COLORS["grid"], zeroline=False, title_font={"size": FONT_SIZE})
+    fig.update_yaxes(gridcolor=COLORS["grid"], zeroline=False, title_font={"size": FONT_SIZE})
+    return fig

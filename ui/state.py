@@ -1,0 +1,331 @@
+"""The one typed session object of the Studio, and the helpers every page uses to keep values across pages.
+
+API note for page authors
+-------------------------
+* ``state = get_state()`` returns this session's :class:`StudioState` (``st.session_state["studio"]``). It is a
+  plain, picklable dataclass (``runner.enforceSerializableSessionState`` is on): store engine config objects
+  (frozen ``Serializable`` dataclasses), plain dicts/tuples/numbers and engine result dataclasses, never
+  figures, generators, file handles or lambdas.
+* Widget keys are namespaced ``"<page>.<name>"`` (``"feasibility.epsilon"``, ``"mechanisms.kind"``). Streamlit
+  forgets a widget's value when its page is not shown, so the durable value lives in a ``StudioState`` field:
+
+  .. code-block:: python
+
+      seed_widget("feasibility.epsilon", state.candidate.epsilon)       # before drawing the widget
+      st.number_input("ε", key="feasibility.epsilon",
+                      on_change=persist, args=("feasibility.epsilon", "epsilon_choice"))
+
+  :func:`seed_widget` puts the durable value into the widget key only when the widget is not live, so do not pass
+  ``value=``/``index=`` as well. :func:`persist` copies the widget's value into the named ``StudioState``
+  field (a callable instead of a field name receives ``(state, value)``).
+* Fields other pages read:
+
+  - data: ``source`` ("demo"|"upload"), ``demo_name``, ``spec`` (``engine.data.preparation.DataSpec`` or None for
+    the demo's default), ``data_fingerprint``, ``n``, ``d``, ``feature_names``, ``dataset_title``,
+    ``synthetic`` — the summary fields are refreshed by ``ui.cached.current_data(state)``, which returns the
+    prepared data (:class:`ui.cached.LoadedData`). The uploaded bytes (``upload_bytes``) stay in this session's
+    memory only and never go into links or decision records.
+  - targets: ``gammas`` (tuple of γ), ``delta`` (None = default 1/(n+1): use :meth:`StudioState.effective_delta`),
+    ``candidate`` (``engine.guarantee.Guarantee`` with ``b``, ``epsilon``, ``delta``; None until chosen — use
+    :meth:`StudioState.candidate_or_default`).
+  - mechanisms page (dashboard B): ``mechanism`` (``RecordMechanism.to_dict()`` of the configured mechanism),
+    ``seed`` (None = OS entropy; an integer seed makes output reproducible and therefore NOT private),
+    ``program`` (``ProgramConfig.to_dict()`` or None for the demo's program), ``run_summary`` (a plain dict the
+    mechanisms page writes after a run: e.g. ``{"guarantee": ..., "metrics": ..., "protection": ...}``).
+  - tradeoffs page: ``sweep_config`` (``SweepConfig.to_dict()``), ``sweep_result`` (the engine's
+    ``SweepResult``), ``selected_point`` (a dict describing the sweep row the user clicked).
+  - per-record page: ``per_record`` (a dict of that page's settings).
+  - export: ``rationale`` (the designer's text).
+* Scenario links: :func:`scenario_params` encodes the scenario (dataset name or fingerprint, every parameter,
+  the chosen point — never uploaded data) as query parameters; :func:`apply_scenario_params` restores it.
+  ``app.py`` restores once per session and rewrites ``st.query_params`` after every run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import streamlit as st
+
+from engine.errors import EngineError
+from engine.guarantee import Guarantee
+
+if TYPE_CHECKING:  # imported lazily at run time: the data engine is optional for the early pages
+    from engine.data.preparation import DataSpec
+
+STATE_KEY = "studio"
+DEFAULT_DEMO = "togo-demo"
+DEFAULT_GAMMAS: tuple[float, ...] = (0.99,)
+#: Candidate shown before the user picks one: the paper's Example 1 point (γ = 0.99, ε = 1 → B ≤ 0.4).
+DEFAULT_CANDIDATE = (0.4, 1.0)
+
+
+@dataclass
+class StudioState:
+    """Everything one session has chosen, in one picklable object (see the module docstring)."""
+
+    # --- dataset -----------------------------------------------------------------------------------------
+    source: Literal["demo", "upload"] = "demo"
+    demo_name: str = DEFAULT_DEMO
+    upload_name: str | None = None
+    upload_bytes: bytes | None = None
+    upload_fingerprint: str | None = None
+    spec: DataSpec | None = None
+    # summary of the prepared data, refreshed by ui.cached.current_data
+    data_fingerprint: str | None = None
+    n: int | None = None
+    d: int | None = None
+    feature_names: tuple[str, ...] = ()
+    dataset_title: str = ""
+    synthetic: bool = True
+    # --- accuracy targets and the chosen candidate ---------------------------------------------------------
+    gammas: tuple[float, ...] = DEFAULT_GAMMAS
+    delta: float | None = None
+    candidate: Guarantee | None = None
+    # --- mechanisms, runs, sweeps, per-record (dashboard B's pages write these) -----------------------------
+    mechanism: dict[str, Any] | None = None
+    seed: int | None = None
+    program: dict[str, Any] | None = None
+    run_summary: dict[str, Any] | None = None
+    sweep_config: dict[str, Any] | None = None
+    sweep_result: Any = None
+    selected_point: dict[str, Any] | None = None
+    per_record: dict[str, Any] = field(default_factory=dict)
+    # --- export ---------------------------------------------------------------------------------------------
+    rationale: str = ""
+    # --- bookkeeping ----------------------------------------------------------------------------------------
+    link_restored: bool = False
+    #: Messages to show once at the top of the next page (e.g. what a shared link could not restore).
+    notices: list[str] = field(default_factory=list)
+
+    # ---------------------------------------------------------------------------------------------------------
+    def dataset_label(self) -> str:
+        """Short name of the loaded dataset for the sidebar and reports."""
+        if self.source == "upload":
+            return self.upload_name or "uploaded file"
+        return self.dataset_title or self.demo_name
+
+    def default_delta(self) -> float | None:
+        """δ = 1/(n+1): smaller than one over the number of people, so δ cannot cover "release one record"."""
+        return None if self.n is None else 1.0 / (self.n + 1)
+
+    def effective_delta(self) -> float:
+        """The δ in use: the user's choice, else 1/(n+1), else 1e-4 before any data is loaded."""
+        if self.delta is not None:
+            return self.delta
+        default = self.default_delta()
+        return default if default is not None else 1e-4
+
+    def candidate_or_default(self) -> Guarantee:
+        """The chosen (B, ε, δ), or Example 1's point (B = 0.4, ε = 1) at the current δ if none was chosen."""
+        if self.candidate is not None:
+            return self.candidate
+        b, eps = DEFAULT_CANDIDATE
+        return Guarantee(epsilon=eps, delta=self.effective_delta(), b=b)
+
+    def set_candidate(self, *, b: float, epsilon: float, delta: float) -> Guarantee:
+        """Validate and store the candidate (raises ``InvalidParameterError`` on bad values)."""
+        self.candidate = Guarantee(epsilon=float(epsilon), delta=float(delta), b=float(b))
+        return self.candidate
+
+    def forget_data_results(self) -> None:
+        """Drop results that belong to the previous dataset (runs and sweeps); keep every choice."""
+        self.run_summary = None
+        self.sweep_result = None
+        self.selected_point = None
+
+
+def get_state() -> StudioState:
+    """This session's :class:`StudioState`, created on first use."""
+    state = st.session_state.setdefault(STATE_KEY, StudioState())
+    if not isinstance(state, StudioState):  # e.g. a stale object after a code reload during development
+        state = StudioState()
+        st.session_state[STATE_KEY] = state
+    return state
+
+
+def seed_widget(key: str, value: Any) -> None:
+    """Give widget ``key`` the durable ``value`` unless the widget is live (call before drawing it)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def persist(key: str, target: str | Callable[[StudioState, Any], None]) -> None:
+    """``on_change`` callback: copy the widget value under ``key`` into ``StudioState``.
+
+    ``target`` is a field name, or a callable ``(state, value)`` for values that need converting. An
+    :class:`EngineError` raised by the callable (an invalid value) is kept in ``state.notices`` rather than lost.
+    """
+    state = get_state()
+    value = st.session_state.get(key)
+    if callable(target):
+        try:
+            target(state, value)
+        except EngineError as exc:
+            state.notices.append(str(exc))
+    else:
+        setattr(state, target, value)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scenario links (workshops): everything but the data itself, as query parameters.
+# ---------------------------------------------------------------------------------------------------------------
+
+UPLOAD_PREFIX = "upload:"
+
+
+def _num(value: float) -> str:
+    return repr(float(value))
+
+
+def scenario_params(state: StudioState) -> dict[str, str]:
+    """Encode the current scenario as query parameters (strings). Never includes uploaded data.
+
+    Keys: ``data`` (demo name or ``upload:<sha256 of the file>``), ``spec`` (DataSpec JSON, when the user changed
+    the demo's default or uploaded), ``gamma`` (comma list), ``delta`` (when not the default 1/(n+1)), ``B``,
+    ``eps``, ``cdelta`` (the chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON), ``seed``.
+    """
+    params: dict[str, str] = {}
+    if state.source == "upload" and state.upload_fingerprint:
+        params["data"] = UPLOAD_PREFIX + state.upload_fingerprint
+    else:
+        params["data"] = state.demo_name
+    if state.spec is not None:
+        params["spec"] = state.spec.to_json(separators=(",", ":"))
+    params["gamma"] = ",".join(_num(g) for g in state.gammas)
+    if state.delta is not None:
+        params["delta"] = _num(state.delta)
+    if state.candidate is not None:
+        params["B"] = _num(state.candidate.b)
+        params["eps"] = _num(state.candidate.epsilon)
+        params["cdelta"] = _num(state.candidate.delta)
+    if state.mechanism is not None:
+        params["mech"] = json.dumps(state.mechanism, separators=(",", ":"), allow_nan=False)
+    if state.program is not None:
+        params["program"] = json.dumps(state.program, separators=(",", ":"), allow_nan=False)
+    if state.seed is not None:
+        params["seed"] = str(int(state.seed))
+    return params
+
+
+def _float(params: Mapping[str, Any], key: str) -> float:
+    text = _one(params, key)
+    try:
+        value = float(text)
+    except ValueError:
+        raise EngineError(f"the link's {key!r} must be a number; got {text!r}") from None
+    if not math.isfinite(value):
+        raise EngineError(f"the link's {key!r} must be a finite number; got {text!r}")
+    return value
+
+
+def _one(params: Mapping[str, Any], key: str) -> str:
+    value = params[key]
+    if isinstance(value, list):  # AppTest keeps repeated keys as lists; the browser gives the last one
+        value = value[-1]
+    return str(value)
+
+
+def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list[str]:
+    """Restore a scenario from query parameters into ``state``; return one message per part that failed.
+
+    Each part is applied independently, so a bad value in one parameter never loses the others. A link made on
+    uploaded data restores every parameter; the data itself must be uploaded again (its fingerprint is checked
+    by the data page).
+    """
+    from engine.data.preparation import DataSpec  # lazily: see the TYPE_CHECKING import
+
+    messages: list[str] = []
+
+    def attempt(label: str, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except (EngineError, ValueError, KeyError, TypeError, ImportError) as exc:
+            messages.append(f"The shared link's {label} could not be restored: {exc}")
+
+    if "data" in params:
+        data = _one(params, "data")
+
+        def set_data() -> None:
+            if data.startswith(UPLOAD_PREFIX):
+                fingerprint = data[len(UPLOAD_PREFIX):]
+                if state.upload_fingerprint != fingerprint:
+                    state.source = "upload"
+                    state.upload_fingerprint = fingerprint
+                    state.upload_bytes = None
+                    state.upload_name = None
+                    messages.append(
+                        "This link was made on an uploaded file, which links never contain. Upload the same file "
+                        f"on the Data page (fingerprint {fingerprint[:12]}…) to continue with it."
+                    )
+            else:
+                from engine.data.demos import demo_names
+
+                if data not in demo_names():
+                    raise EngineError(f"unknown demo dataset {data!r}; available: {', '.join(demo_names())}")
+                state.source = "demo"
+                state.demo_name = data
+
+        attempt("dataset", set_data)
+    if "spec" in params:
+        attempt("data settings", lambda: setattr(state, "spec", DataSpec.from_json(_one(params, "spec"))))
+    if "gamma" in params:
+
+        def set_gammas() -> None:
+            from engine.validation import check_interval
+
+            values = tuple(
+                check_interval("gamma", float(g), 0.5, 1, closed="left")
+                for g in _one(params, "gamma").split(",")
+                if g.strip()
+            )
+            if not values:
+                raise EngineError("no γ given")
+            state.gammas = values
+
+        attempt("accuracy targets γ", set_gammas)
+    if "delta" in params:
+
+        def set_delta() -> None:
+            from engine.validation import check_interval
+
+            state.delta = check_interval("delta", _float(params, "delta"), 0, 1, closed="neither")
+
+        attempt("δ", set_delta)
+    if "B" in params and "eps" in params:
+
+        def set_candidate() -> None:
+            cdelta = _float(params, "cdelta") if "cdelta" in params else state.effective_delta()
+            state.set_candidate(b=_float(params, "B"), epsilon=_float(params, "eps"), delta=cdelta)
+
+        attempt("chosen point (B, ε, δ)", set_candidate)
+    if "mech" in params:
+
+        def set_mechanism() -> None:
+            from engine.mechanisms import mechanism_from_dict
+
+            mechanism = mechanism_from_dict(json.loads(_one(params, "mech")))
+            state.mechanism = mechanism.to_dict()
+
+        attempt("mechanism", set_mechanism)
+    if "program" in params:
+
+        def set_program() -> None:
+            from engine.evaluation.programs import ProgramConfig
+
+            state.program = ProgramConfig.from_dict(json.loads(_one(params, "program"))).to_dict()
+
+        attempt("program", set_program)
+    if "seed" in params:
+
+        def set_seed() -> None:
+            from engine.validation import check_integer
+
+            state.seed = check_integer("seed", int(_one(params, "seed")), 0, None)
+
+        attempt("seed", set_seed)
+    return messages
