@@ -23,7 +23,7 @@ Relation = Literal["row", "element"]
 
 RELATION_TEXT = {
     "row": "substitution of one record (row) of the prepared data; rows lie in the unit L2 ball",
-    "element": "change of one entry of the data matrix by at most 1 (L1)",
+    "element": "change of one entry of the data matrix by at most a stated amount (see the notes)",
 }
 
 
@@ -94,7 +94,7 @@ class Guarantee(Serializable):
     def headline(self) -> str:
         """One line: the standard, its parameters and the unit."""
         if self.relation == "element":
-            return f"(ε = {self.epsilon:.4g}, δ = {self.delta:.3g})-DP for a change of one entry by at most 1"
+            return f"(ε = {self.epsilon:.4g}, δ = {self.delta:.3g})-DP for a bounded change of one entry"
         if self.is_classic_dp:
             return f"(ε = {self.epsilon:.4g}, δ = {self.delta:.3g})-DP for one record (classic DP, B = 2)"
         return f"(B = {self.b:.4g}, ε = {self.epsilon:.4g}, δ = {self.delta:.3g})-targeted DP for one record"

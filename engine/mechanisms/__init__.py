@@ -1,5 +1,6 @@
 """Record-level privacy mechanisms. Importing this package registers every mechanism in ``MECHANISMS``."""
 
 from engine.mechanisms.base import MECHANISMS, RecordMechanism, mechanism_from_dict, register
+from engine.mechanisms import jl_laplace  # noqa: F401,E402  (registers "jl-laplace")
 
 __all__ = ["MECHANISMS", "RecordMechanism", "mechanism_from_dict", "register"]

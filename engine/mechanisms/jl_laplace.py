@@ -1,0 +1,380 @@
+r"""JL projection + Laplace noise (the secure-release paper), with corrected guarantees.
+
+Dhaliwal, So, Parker-Wood & Beck, "Utility Preserving Secure Private Data Release" (seed
+``shared/seeds/002_…txt``; digest ``shared/spec/002-jl-laplace.md``). The mechanism releases
+
+.. math:: Z = X P + \Delta,\qquad P_{ij} \sim N(0, 1/k),\quad \Delta_{ij} \sim \mathrm{Laplace}(0, c/\varepsilon)
+
+with P secret (never stored or exported). The paper claims "ε-DP with probability ≥ 1 − δ_fail over P". Because
+P is the mechanism's own secret randomness this is the standard (ε, δ_fail)-DP (digest §4.3), and that is what we
+state. Two neighbouring relations:
+
+* element-wise (Theorem 3): one entry changes by at most ``element_bound`` (the paper: 1); c = 2√k · bound;
+  the failure event of the proof is max_i √k‖P_i‖₂ > c/bound, with exact probability
+  1 − F_{χ²_k}(c²/bound²)^d (the paper prints the looser d·e^{−k/2}).
+* row-wise (Theorem 5): one row changes by at most ``b`` in L2 norm (α = b²); c = k·t with
+  t ≥ t_min = √(2 ln(2k)·α/k); the failure event of the proof is max_i |(vP)_i| > t, with exact probability
+  1 − (1 − 2Φ̄(t√(k/α)))^k (the paper prints 2k·e^{−kt²/(2α)}, which equals 1 at t_min).
+
+Corrections to the paper (digest §5, §7), all implemented and tested:
+
+* The paper's variance of the distance estimator (Claim 7) is wrong; the correct value is
+  2‖a‖⁴/k + 14kσ⁴ + 8σ²‖a‖² with σ² = 2b² the variance of one Laplace entry. Both printed versions stay
+  available through ``variant=`` for reproducing the paper.
+* Two of the paper's four experimental settings give vacuous guarantees (δ_fail ≥ 1): the Studio flags them.
+* The paper's "reconstruction is impossible because P is secret" is not a quantified guarantee. An adversary who
+  knows a few original records can regress X on Z (a known-plaintext attack) without ever seeing P; the sweeps use
+  exactly that adversary (:func:`known_record_reconstruction`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import numpy as np
+from scipy import stats
+
+from engine.errors import InvalidParameterError
+from engine.guarantee import Guarantee, Release
+from engine.mechanisms.base import RecordMechanism, register
+from engine.validation import check_array_interval, check_choice, check_integer, check_interval, check_matrix
+
+Relation = Literal["element", "row"]
+
+
+def row_t_min(k: int, b: float) -> float:
+    r"""Smallest t the paper allows for row-wise neighbours: :math:`t_{min} = \sqrt{2 \ln(2k)\,\alpha / k}`, α = b².
+
+    >>> round(row_t_min(2, 1.0), 4)
+    1.1774
+    """
+    k = check_integer("k", k, 1, None)
+    b = check_interval("b", b, 0, None, closed="neither")
+    return math.sqrt(2.0 * math.log(2.0 * k) * b * b / k)
+
+
+def row_t_for_delta(k: int, b: float, target_delta: float) -> float:
+    r"""t making the paper's row-wise bound 2k·e^{−kt²/(2α)} equal ``target_delta``: t = √((2α/k)·ln(2k/δ)).
+
+    >>> round(row_t_for_delta(2, 1.0, 1e-3), 4)
+    2.8799
+    """
+    k = check_integer("k", k, 1, None)
+    b = check_interval("b", b, 0, None, closed="neither")
+    target_delta = check_interval("target_delta", target_delta, 0, 1, closed="neither")
+    return math.sqrt(2.0 * b * b / k * math.log(2.0 * k / target_delta))
+
+
+def element_failure_probability(c, k: int, d: int, element_bound: float = 1.0):
+    r"""Exact probability of the element-wise failure event: :math:`1 - F_{\chi^2_k}(c^2/\text{bound}^2)^d`.
+
+    The proof of Theorem 3 needs √k‖P_i‖₂ ≤ c/bound for every row i of P; k‖P_i‖₂² is χ²_k.
+    Vectorised over ``c``.
+
+    >>> round(element_failure_probability(2 * math.sqrt(2), 2, 3), 5)
+    0.05395
+    """
+    c = check_array_interval("c", c, 0, None, closed="neither")
+    k = check_integer("k", k, 1, None)
+    d = check_integer("d", d, 1, None)
+    element_bound = check_interval("element_bound", element_bound, 0, None, closed="neither")
+    tail = stats.chi2.sf((c / element_bound) ** 2, df=k)
+    out = -np.expm1(d * np.log1p(-tail))
+    return float(out) if out.ndim == 0 else out
+
+
+def element_failure_bound(c, k: int, d: int, element_bound: float = 1.0):
+    r"""The paper's element-wise bound (Lemma 2): :math:`d\,e^{-(c/\text{bound} - \sqrt{k})^2/2}` for c/bound > √k.
+
+    Not clipped at 1 (a value ≥ 1 shows the bound is vacuous); ``inf`` where c/bound ≤ √k (no bound).
+
+    >>> round(element_failure_bound(2 * math.sqrt(2), 2, 3), 3)
+    1.104
+    """
+    c = check_array_interval("c", c, 0, None, closed="neither")
+    k = check_integer("k", k, 1, None)
+    d = check_integer("d", d, 1, None)
+    excess = c / element_bound - math.sqrt(k)
+    out = np.where(excess > 0, d * np.exp(-0.5 * np.maximum(excess, 0.0) ** 2), np.inf)
+    return float(out) if out.ndim == 0 else out
+
+
+def row_failure_probability(c, k: int, b: float):
+    r"""Exact probability of the row-wise failure event: :math:`1 - (1 - 2\bar\Phi(t\sqrt{k/\alpha}))^k`, t = c/k.
+
+    The proof of Theorem 5 needs max_i |(vP)_i| ≤ t, where (vP)_i ~ N(0, ‖v‖²/k) independently and
+    ‖v‖² ≤ α = b² (the worst case ‖v‖² = α is used).
+    """
+    c = check_array_interval("c", c, 0, None, closed="neither")
+    k = check_integer("k", k, 1, None)
+    b = check_interval("b", b, 0, None, closed="neither")
+    t = c / k
+    per_coordinate = 2.0 * stats.norm.sf(t * math.sqrt(k) / b)
+    out = -np.expm1(k * np.log1p(-per_coordinate))
+    return float(out) if out.ndim == 0 else out
+
+
+def row_failure_bound(c, k: int, b: float):
+    r"""The paper's row-wise bound (Lemma 4): :math:`2k\,e^{-k t^2/(2\alpha)}`, t = c/k, α = b² (not clipped).
+
+    >>> row_failure_bound(2 * row_t_min(2, 1.0), 2, 1.0)
+    1.0
+    """
+    c = check_array_interval("c", c, 0, None, closed="neither")
+    k = check_integer("k", k, 1, None)
+    b = check_interval("b", b, 0, None, closed="neither")
+    t = c / k
+    out = 2.0 * k * np.exp(-k * t * t / (2.0 * b * b))
+    return float(np.round(out, 15)) if out.ndim == 0 else out
+
+
+@register
+@dataclass(frozen=True)
+class JLLaplace(RecordMechanism):
+    r"""JL projection + Laplace noise, with the guarantee (ε, δ_fail)-DP stated exactly.
+
+    Parameters
+    ----------
+    k : int
+        Projection dimension (output has k columns).
+    epsilon : float
+        ε of the Laplace stage.
+    relation : {"row", "element"}
+        Protection unit. ``"row"``: one record changes by at most ``b`` in L2 norm (α = b²; with prepared rows in
+        the unit ball, b = 2 protects any substitution). ``"element"``: one entry changes by at most
+        ``element_bound``.
+    d : int
+        Number of input columns (the element-wise failure probability grows with d). Checked at release time.
+    b : float
+        Row-wise change bound (0, 2].
+    element_bound : float
+        Element-wise change bound (the paper: 1).
+    t : float, optional
+        Row-wise per-coordinate threshold (c = k t), at least t_min. Default: from ``target_delta`` if given,
+        else t_min (the paper's apparent choice, whose bound is exactly 1 — vacuous).
+    target_delta : float, optional
+        Row-wise: choose t so that the paper's bound equals this δ.
+    """
+
+    KIND: ClassVar[str] = "jl-laplace"
+    LABEL: ClassVar[str] = "JL projection + Laplace noise (secure-release paper)"
+
+    k: int
+    epsilon: float
+    d: int
+    relation: Relation = "row"
+    b: float = 2.0
+    element_bound: float = 1.0
+    t: float | None = None
+    target_delta: float | None = None
+
+    def __post_init__(self) -> None:
+        check_integer("k", self.k, 1, 10_000)
+        check_interval("epsilon", self.epsilon, 0, None, closed="neither")
+        check_integer("d", self.d, 1, None)
+        check_choice("relation", self.relation, ["row", "element"])
+        check_interval("b", self.b, 0, 2, closed="right")
+        check_interval("element_bound", self.element_bound, 0, None, closed="neither")
+        if self.relation == "element" and (self.t is not None or self.target_delta is not None):
+            raise InvalidParameterError(
+                "t and target_delta apply only to relation='row'; got them with relation='element' — remove them"
+            )
+        if self.t is not None and self.target_delta is not None:
+            raise InvalidParameterError("give either t or target_delta for the row-wise relation, not both")
+        if self.t is not None:
+            t_min = row_t_min(self.k, self.b)
+            check_interval(
+                "t", self.t, t_min, None, hint=f"Theorem 5 needs t ≥ t_min = √(2 ln(2k)·b²/k) = {t_min:.4g}"
+            )
+        if self.target_delta is not None:
+            check_interval("target_delta", self.target_delta, 0, 1, closed="neither")
+
+    # --- calibration -------------------------------------------------------------------------------------
+    @property
+    def threshold_t(self) -> float:
+        """Row-wise t in use (t_min unless ``t`` or ``target_delta`` says otherwise)."""
+        if self.t is not None:
+            return self.t
+        if self.target_delta is not None:
+            return max(row_t_for_delta(self.k, self.b, self.target_delta), row_t_min(self.k, self.b))
+        return row_t_min(self.k, self.b)
+
+    @property
+    def c(self) -> float:
+        """L1-sensitivity bound c of the projected data that the Laplace noise is calibrated to."""
+        if self.relation == "element":
+            return 2.0 * math.sqrt(self.k) * self.element_bound
+        return self.k * self.threshold_t
+
+    @property
+    def laplace_scale(self) -> float:
+        """Laplace scale b_L = c/ε of each noise entry."""
+        return self.c / self.epsilon
+
+    @property
+    def noise_variance(self) -> float:
+        """Variance σ² = 2 b_L² of one Laplace entry (the σ² of the distance estimator)."""
+        return 2.0 * self.laplace_scale**2
+
+    @property
+    def delta_fail(self) -> float:
+        """Exact probability (over P) of the failure event the paper's proof uses; the δ of (ε, δ)-DP."""
+        if self.relation == "element":
+            return element_failure_probability(self.c, self.k, self.d, self.element_bound)
+        return row_failure_probability(self.c, self.k, self.b)
+
+    @property
+    def delta_fail_paper(self) -> float:
+        """The paper's printed bound on the same probability (may exceed 1: then it is vacuous)."""
+        if self.relation == "element":
+            return element_failure_bound(self.c, self.k, self.d, self.element_bound)
+        return row_failure_bound(self.c, self.k, self.b)
+
+    def warnings(self) -> list[str]:
+        """Plain-language warnings the UI shows next to the controls."""
+        out = []
+        if self.delta_fail_paper >= 1.0:
+            out.append(
+                f"The paper's own bound on δ_fail is {self.delta_fail_paper:.3g} ≥ 1: as printed, the paper's "
+                "guarantee is VACUOUS for these settings. The exact failure probability of the same event is "
+                f"{self.delta_fail:.3g}."
+            )
+        if self.delta_fail >= 1.0:
+            out.append("δ_fail = 1: this configuration guarantees nothing.")
+        elif self.delta_fail > 1e-3:
+            out.append(
+                f"δ_fail = {self.delta_fail:.3g} is large: with that probability the secret projection makes the "
+                "ε statement fail. Increase k (element-wise) or choose a smaller target_delta (row-wise)."
+            )
+        if self.relation == "element" and self.k < 2 * math.log(self.d):
+            out.append(f"k = {self.k} < 2 ln d = {2 * math.log(self.d):.3g}: the element-wise bound is vacuous.")
+        return out
+
+    def guarantee(self) -> Guarantee:
+        delta = min(1.0, self.delta_fail)
+        notes = [
+            f"δ = {delta:.3g} is the probability over the secret projection P that the sensitivity bound "
+            f"c = {self.c:.4g} fails (exact for the event in the paper's proof; the paper's bound is "
+            f"{self.delta_fail_paper:.3g}).",
+            "P must stay secret: it is never stored or exported. Its secrecy is not a quantified guarantee.",
+        ]
+        if self.relation == "element":
+            notes.append(f"Protects a change of one entry by at most {self.element_bound:g} (element-wise).")
+        notes.extend(self.warnings())
+        return Guarantee(
+            epsilon=self.epsilon,
+            delta=delta,
+            b=self.b if self.relation == "row" else 2.0,
+            relation=self.relation,
+            mechanism=self.LABEL,
+            notes=tuple(notes),
+        )
+
+    def release(self, x: np.ndarray, *, rng: np.random.Generator) -> Release:
+        x = check_matrix("data", x)
+        if x.shape[1] != self.d:
+            raise InvalidParameterError(
+                f"d must equal the number of data columns; configured d = {self.d}, data has {x.shape[1]} — "
+                "set d to the data's column count"
+            )
+        p = rng.normal(0.0, 1.0 / math.sqrt(self.k), size=(self.d, self.k))
+        z = x @ p
+        z += rng.laplace(0.0, self.laplace_scale, size=z.shape)
+        return Release(
+            value=z,
+            guarantee=self.guarantee(),
+            details={
+                "implementation": "direct",
+                "output_scale": None,  # Z lives in k dimensions: no scale maps it back to X
+                "projection_dimension": self.k,
+                "c": self.c,
+                "laplace_scale": self.laplace_scale,
+                "noise_sd_per_coordinate": math.sqrt(self.noise_variance),
+                "noise_variance": self.noise_variance,
+                "delta_fail": self.delta_fail,
+                "delta_fail_paper_bound": self.delta_fail_paper,
+                "threshold_t": self.threshold_t if self.relation == "row" else None,
+            },
+        )
+
+
+def delta_fail_curve(epsilons, *, laplace_scale: float, k: int, relation: Relation, d: int = 1,
+                     b: float = 2.0, element_bound: float = 1.0) -> dict[str, np.ndarray]:
+    r"""Privacy–privacy curve at FIXED noise (so fixed utility): ε against δ_fail.
+
+    Holding the Laplace scale fixed, claiming a larger ε means a larger c = ε·scale, hence a smaller failure
+    probability. Returns ``{"epsilon", "delta_fail", "delta_fail_paper"}`` arrays (``delta_fail_paper`` unclipped;
+    ≥ 1 means vacuous). Digest §4.4.
+    """
+    eps = check_array_interval("epsilons", epsilons, 0, None, closed="neither")
+    scale = check_interval("laplace_scale", laplace_scale, 0, None, closed="neither")
+    check_choice("relation", relation, ["row", "element"])
+    c = eps * scale
+    if relation == "element":
+        exact = element_failure_probability(c, k, d, element_bound)
+        paper = element_failure_bound(c, k, d, element_bound)
+    else:
+        exact = row_failure_probability(c, k, b)
+        paper = row_failure_bound(c, k, b)
+    return {"epsilon": np.atleast_1d(eps), "delta_fail": np.atleast_1d(exact),
+            "delta_fail_paper": np.atleast_1d(paper)}
+
+
+def recover_squared_distance(z_i: np.ndarray, z_j: np.ndarray, noise_variance: float) -> np.ndarray:
+    r"""Algorithm 2 (Recover Distance): unbiased estimate of ‖x_i − x_j‖² from released rows.
+
+    .. math:: \mathcal{D}(z_i, z_j) = \|z_i - z_j\|_2^2 - 2k\sigma^2
+
+    with σ² the variance of ONE Laplace entry (2 b_L², :attr:`JLLaplace.noise_variance`). Rows broadcast.
+    """
+    z_i = np.asarray(z_i, dtype=float)
+    z_j = np.asarray(z_j, dtype=float)
+    noise_variance = check_interval("noise_variance", noise_variance, 0, None)
+    k = z_i.shape[-1]
+    return np.sum((z_i - z_j) ** 2, axis=-1) - 2.0 * k * noise_variance
+
+
+def squared_distance_variance(squared_distance, k: int, noise_variance: float,
+                              variant: Literal["corrected", "paper-statement", "paper-proof"] = "corrected"):
+    r"""Variance of the distance estimator of Algorithm 2.
+
+    ``"corrected"`` (default, verified by Monte Carlo): :math:`2\|a\|^4/k + 14k\sigma^4 + 8\sigma^2\|a\|^2`.
+    ``"paper-statement"``: :math:`2\|a\|^4/k + 2k(7\sigma^4 - \sigma^2) + 4\sigma^2\|a\|^2` (Claim 7 as printed).
+    ``"paper-proof"``: :math:`2\|a\|^4/k + 14k\sigma^4 + 4\sigma^2\|a\|^2`.
+
+    >>> squared_distance_variance(16.0, 2, 1.0)
+    412.0
+    >>> squared_distance_variance(16.0, 2, 1.0, "paper-statement"), squared_distance_variance(16.0, 2, 1.0, "paper-proof")
+    (344.0, 348.0)
+    """
+    a2 = check_array_interval("squared_distance", squared_distance, 0, None)
+    k = check_integer("k", k, 1, None)
+    s2 = check_interval("noise_variance", noise_variance, 0, None)
+    check_choice("variant", variant, ["corrected", "paper-statement", "paper-proof"])
+    jl = 2.0 * a2**2 / k
+    if variant == "corrected":
+        out = jl + 14.0 * k * s2**2 + 8.0 * s2 * a2
+    elif variant == "paper-proof":
+        out = jl + 14.0 * k * s2**2 + 4.0 * s2 * a2
+    else:
+        out = jl + 2.0 * k * (7.0 * s2**2 - s2) + 4.0 * s2 * a2
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def known_record_reconstruction(z: np.ndarray, known_idx: np.ndarray, known_x: np.ndarray) -> np.ndarray:
+    r"""What an adversary WITHOUT P recovers from Z when it knows a few original records (known plaintext).
+
+    Least-squares map W (k × d) from the released rows of the known records to their originals, applied to all
+    of Z: X̂ = Z W. With at least k known records this undoes the secret projection up to the noise — the
+    paper's "P is secret, so reconstruction is impossible" does not hold against this adversary. The sweeps run
+    the Studio's attacks on X̂.
+    """
+    z = check_matrix("z", z)
+    known_x = check_matrix("known_x", known_x)
+    known_idx = np.asarray(known_idx, dtype=int)
+    if known_idx.shape[0] != known_x.shape[0]:
+        raise InvalidParameterError("known_idx and known_x must describe the same records")
+    w, *_ = np.linalg.lstsq(z[known_idx], known_x, rcond=None)
+    return z @ w
