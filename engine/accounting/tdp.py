@@ -1,22 +1,55 @@
-"""The targeted-DP calculus of Kohli & Blumenstock (Lemmas 1–4): switch lemma and steps of size B.
+"""The targeted-DP calculus of Kohli & Blumenstock (Lemmas 1–4): steps of size B, switch lemma, composition.
 
-This module is the one home of the switch lemma. Composition of guarantees lives here too.
+This module is the one home of the switch lemma (Lemma 4) and of the composition lemmas for (B, ε, δ)-TDP
+guarantees: sequential composition (Lemma 2) and parallel composition on disjoint data (Lemma 3).
+Post-processing (Lemma 1) needs no function: any computation on a release keeps its guarantee.
 
 References
 ----------
 .. [1] Kohli & Blumenstock, "Enabling Humanitarian Applications with Targeted Differential Privacy",
-       arXiv:2408.13424, Lemma 4 (switch lemma). Digest: ``shared/spec/000-targeted-dp.md``.
+       arXiv:2408.13424, Lemmas 1–4. Digest: ``shared/spec/000-targeted-dp.md``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from engine.errors import InvalidParameterError
 from engine.validation import check_array_interval
+
+if TYPE_CHECKING:  # engine.guarantee imports this module; import Guarantee lazily at run time
+    from engine.guarantee import Guarantee
 
 #: Ratios t/B within this relative distance of a whole number count as that whole number, so that a user who
 #: types B = 0.4 gets ⌈2/0.4⌉ = 5 steps and not 6 because 2/0.4 is not exact in binary floating point.
 _STEP_TOLERANCE = 1e-9
+STEP_TOLERANCE = _STEP_TOLERANCE
+
+#: Step counts saturate here (far beyond anything meaningful: B would be below 1e-18), so that absurdly small
+#: B never overflows the integer type.
+MAX_STEPS = 2**62
+
+
+def tolerant_ceil(ratio):
+    r"""Ceiling that treats a ratio within a relative ``STEP_TOLERANCE`` above a whole number as that number.
+
+    :math:`\lceil r - \tau \max(r, 1) \rceil` with :math:`\tau` = ``STEP_TOLERANCE``, never below 0, as a
+    float array (exact for whole numbers up to 2**53; saturates at :data:`MAX_STEPS`). This is the one rounding
+    rule of the TDP calculus: :func:`steps` (⌈t/B⌉) and Theorem 1's ⌈ln Q/ε⌉
+    (:mod:`engine.theory.feasibility`) both use it, so a ratio that is a whole number in exact arithmetic is
+    never pushed to the next whole number by floating-point noise.
+
+    >>> float(tolerant_ceil(2.0 / 0.4))
+    5.0
+    >>> float(tolerant_ceil(5.0001))
+    6.0
+    """
+    r = np.asarray(ratio, dtype=float)
+    out = np.ceil(r - _STEP_TOLERANCE * np.maximum(r, 1.0))
+    return np.clip(out, 0.0, float(MAX_STEPS))
 
 
 def steps(distance, b):
@@ -33,9 +66,9 @@ def steps(distance, b):
     """
     t = check_array_interval("distance", distance, 0, None)
     bb = check_array_interval("b", b, 0, None, closed="neither")
-    ratio = t / bb
-    s = np.ceil(ratio - _STEP_TOLERANCE * np.maximum(ratio, 1.0))
-    s = np.maximum(s, 0).astype(np.int64)
+    with np.errstate(over="ignore"):
+        ratio = t / bb
+    s = tolerant_ceil(ratio).astype(np.int64)
     return int(s) if s.ndim == 0 else s
 
 
@@ -70,3 +103,143 @@ def tdp_to_dp(epsilon, delta, b):
     (5.0, 0.0)
     """
     return switch_loss(epsilon, delta, b, 2.0)
+
+
+def _check_guarantees(guarantees: Iterable[Guarantee], what: str) -> list[Guarantee]:
+    from engine.guarantee import Guarantee
+
+    items = list(guarantees) if not isinstance(guarantees, Guarantee) else [guarantees]
+    if not items:
+        raise InvalidParameterError(f"{what} needs at least one guarantee; got none")
+    for i, g in enumerate(items):
+        if not isinstance(g, Guarantee):
+            raise InvalidParameterError(f"{what} takes Guarantee objects; item {i} is {type(g).__name__}")
+    relations = {g.relation for g in items}
+    if len(relations) > 1:
+        raise InvalidParameterError(
+            f"{what} needs guarantees with the same neighbouring relation; got {sorted(relations)} — "
+            "a row-level and an entry-level guarantee protect different units and do not compose"
+        )
+    return items
+
+
+def _combined_name(items: list[Guarantee]) -> str:
+    names = [g.mechanism for g in items if g.mechanism]
+    return " + ".join(dict.fromkeys(names))
+
+
+def _combined_notes(items: list[Guarantee], lead: str) -> tuple[str, ...]:
+    notes = [lead]
+    for g in items:
+        for note in g.notes:
+            if note not in notes:
+                notes.append(note)
+    return tuple(notes)
+
+
+def sequential_composition(guarantees: Iterable[Guarantee]) -> Guarantee:
+    r"""Guarantee of running several TDP mechanisms on the SAME data (Lemma 2, sequential composition).
+
+    .. math:: (B_j, \varepsilon_j, \delta_j)\text{-TDP},\ j = 1..J \;\Rightarrow\;
+              \bigl(\min_j B_j,\ \textstyle\sum_j \varepsilon_j,\ \min\{1, \sum_j \delta_j\}\bigr)\text{-TDP}
+
+    Parameters
+    ----------
+    guarantees : iterable of Guarantee
+        At least one; all with the same ``relation``.
+
+    Returns
+    -------
+    Guarantee
+        The composed guarantee. δ is clipped at 1 (then the statement is vacuous and says so).
+
+    Raises
+    ------
+    InvalidParameterError
+        Empty input, a non-Guarantee item, or mixed neighbouring relations.
+
+    Notes
+    -----
+    The smallest B wins because a pair of records within ``min_j B_j`` of each other is a neighbouring pair
+    for every mechanism; a pair further apart than some B_j is not covered by that mechanism's statement
+    (use the switch lemma, :func:`switch_loss`, to bound it). For ``relation="element"`` B plays no role and
+    stays 2.
+
+    References
+    ----------
+    .. [1] Kohli & Blumenstock, arXiv:2408.13424, Lemma 2 (sequential composition).
+
+    Examples
+    --------
+    >>> from engine.guarantee import Guarantee
+    >>> g = sequential_composition([Guarantee(3.0, 2e-4, b=0.25), Guarantee(0.9999, 1e-4, b=0.5)])
+    >>> (g.b, round(g.epsilon, 4), round(g.delta, 6))
+    (0.25, 3.9999, 0.0003)
+    """
+    from engine.guarantee import Guarantee
+
+    items = _check_guarantees(guarantees, "sequential composition")
+    if len(items) == 1:
+        return items[0]
+    return Guarantee(
+        epsilon=float(sum(g.epsilon for g in items)),
+        delta=float(min(1.0, sum(g.delta for g in items))),
+        b=float(min(g.b for g in items)),
+        relation=items[0].relation,
+        mechanism=_combined_name(items),
+        notes=_combined_notes(
+            items, f"sequential composition (Lemma 2) of {len(items)} releases of the same data"
+        ),
+    )
+
+
+def parallel_composition(guarantees: Iterable[Guarantee]) -> Guarantee:
+    r"""Guarantee of running TDP mechanisms on DISJOINT parts of the data (Lemma 3, parallel composition).
+
+    .. math:: (B_j, \varepsilon_j, \delta_j)\text{-TDP on disjoint row sets} \;\Rightarrow\;
+              \bigl(\min_j B_j,\ \max_j \varepsilon_j,\ \max_j \delta_j\bigr)\text{-TDP}
+
+    This is how the paper's partitioned mode (Nigeria: six random disjoint parts) keeps the guarantee of one
+    part. The partition must not depend on the data in a way a neighbouring data set could change (a random
+    split, or a split on a public attribute).
+
+    Parameters
+    ----------
+    guarantees : iterable of Guarantee
+        One per disjoint part; at least one; all with the same ``relation``.
+
+    Returns
+    -------
+    Guarantee
+
+    Raises
+    ------
+    InvalidParameterError
+        Empty input, a non-Guarantee item, or mixed neighbouring relations.
+
+    References
+    ----------
+    .. [1] Kohli & Blumenstock, arXiv:2408.13424, Lemma 3 (parallel composition on disjoint data).
+
+    Examples
+    --------
+    >>> from engine.guarantee import Guarantee
+    >>> g = parallel_composition([Guarantee(1.0, 1e-4, b=0.1), Guarantee(2.0, 5e-5, b=0.25)])
+    >>> (g.b, g.epsilon, g.delta)
+    (0.1, 2.0, 0.0001)
+    """
+    from engine.guarantee import Guarantee
+
+    items = _check_guarantees(guarantees, "parallel composition")
+    if len(items) == 1:
+        return items[0]
+    return Guarantee(
+        epsilon=float(max(g.epsilon for g in items)),
+        delta=float(max(g.delta for g in items)),
+        b=float(min(g.b for g in items)),
+        relation=items[0].relation,
+        mechanism=_combined_name(items),
+        notes=_combined_notes(
+            items, f"parallel composition (Lemma 3) over {len(items)} disjoint parts of the data"
+        ),
+    )
