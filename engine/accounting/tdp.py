@@ -48,7 +48,9 @@ def tolerant_ceil(ratio):
     6.0
     """
     r = np.asarray(ratio, dtype=float)
-    out = np.ceil(r - _STEP_TOLERANCE * np.maximum(r, 1.0))
+    with np.errstate(invalid="ignore"):  # inf − inf: handled on the next line
+        out = np.ceil(r - _STEP_TOLERANCE * np.maximum(r, 1.0))
+    out = np.where(np.isposinf(r), float(MAX_STEPS), out)
     return np.clip(out, 0.0, float(MAX_STEPS))
 
 

@@ -65,6 +65,8 @@ __all__ = [
 
 
 def _check(name: str, value, low, high, closed: str, hint: str) -> np.ndarray:
+    if np.asarray(value).dtype.kind not in "iuf":  # text, booleans, None, mixed objects
+        raise InvalidParameterError(f"{name} must be a number or an array of numbers; got {value!r}")
     arr = check_array_interval(name, value, low, high, closed=closed, hint=hint)  # type: ignore[arg-type]
     if not np.isfinite(arr).all():
         raise InvalidParameterError(f"{name} must be a finite number; got {float(arr[~np.isfinite(arr)][0])}")
@@ -359,7 +361,10 @@ def min_epsilon(b, gamma, delta):
     bb, g, d = _b(b), _gamma(gamma), _delta(delta)
     bb, g, d = np.broadcast_arrays(bb, g, d)
     s = np.asarray(steps(2.0, bb), dtype=float)
-    everything = s * d >= 2.0 * g - 1.0
+    # ε → 0: ln(Q)/ε → (2γ − 1)/δ. No ε > 0 is ruled out iff that limit passes (s·δ ≥ 2γ − 1, same tolerance).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        limit = np.where(2.0 * g - 1.0 > 0, (2.0 * g - 1.0) / d, 0.0)
+    everything = tolerant_ceil(limit) <= s
     with np.errstate(divide="ignore"):
         hi = np.log(g / (1.0 - g)) / s  # the δ = 0 root: an upper bound on ε* for δ ≥ 0
     hi = np.where(everything, 1.0, np.maximum(hi * (1.0 + 1e-9), np.finfo(float).tiny))
@@ -368,7 +373,7 @@ def min_epsilon(b, gamma, delta):
         if ok.all():
             break
         hi = np.where(ok, hi, 2.0 * hi)
-    lo = np.zeros_like(hi)
+    lo = np.where(everything, hi, 0.0)  # nothing to search where no ε is ruled out
     for _ in range(1100):
         mid = lo + 0.5 * (hi - lo)
         done = (mid <= lo) | (mid >= hi)
@@ -419,8 +424,8 @@ def gamma_max(b, epsilon, delta):
     bb, e, d = _b(b), _epsilon(epsilon), _delta(delta)
     s = np.asarray(steps(2.0, bb), dtype=float)
     inv_k = np.exp(-s * e)
-    c = np.expm1(e)
     with np.errstate(over="ignore", invalid="ignore"):
+        c = np.expm1(e)
         ratio = (c + d * (-np.expm1(-s * e))) / (c * (1.0 + inv_k))
     ratio = np.where(np.isinf(c), 1.0, ratio)  # ε beyond ~709: the ratio tends to 1
     return _float(np.minimum(1.0, ratio))
