@@ -1,0 +1,1144 @@
+r"""Loading, validating and preparing a user's table for the record-level mechanisms.
+
+The mechanisms of the targeted-DP paper work on an n × d matrix whose rows lie in the unit L2 ball
+(Kohli & Blumenstock, Setting; digest ``shared/spec/000-targeted-dp.md``). This module turns a table into such a
+matrix and records exactly how, so that the choice is part of the configuration and the target distance B can be
+explained in the data's own units:
+
+1. :func:`load_table` reads CSV or Parquet from a path, bytes or a binary file (never writing to disk) and turns
+   every malformed file into a :class:`~engine.errors.DataValidationError` with a plain message.
+2. :func:`table_problems` lists every problem of a table for a :class:`DataSpec` (missing or non-numeric
+   columns, missing or infinite cells, constant features, too few rows, …); each problem names the column, the
+   row and the control that fixes it. :func:`validate_table` raises the first.
+3. :func:`prepare` maps the chosen feature columns into the unit L2 ball with a :class:`Normalization` and
+   returns :class:`PreparedData` (the matrix, the target, program columns, a fingerprint and the map itself).
+
+The row map (``z`` is a row after centring and scaling each column, ``d`` the number of features):
+
+============  ==============================================  ================================================
+method        row map                                         centre c and scale h of column j
+============  ==============================================  ================================================
+``clip``      :math:`x = z / \max(1, \lVert z\rVert_2)`       sample mean and sd (``standardize=True``) or 0, 1
+``maxnorm``   :math:`x = z / M`, :math:`M = \max_i \lVert z_i\rVert_2`   as for ``clip``
+``bounds``    :math:`x = z / \sqrt d`, after clipping each    midpoint and half-width of the public bounds
+              value to its public bounds :math:`[l_j, u_j]`   (``standardize=True``) or 0 and
+                                                              :math:`\max(|l_j|, |u_j|)` (``standardize=False``)
+============  ==============================================  ================================================
+
+with :math:`z_j = (v_j - c_j) / h_j`. In ``bounds`` mode every :math:`|z_j| \le 1`, so every row has norm at
+most :math:`\sqrt d / \sqrt d = 1` whatever the data: the map is fixed before the data are seen.
+
+Privacy of the preparation itself
+---------------------------------
+The mechanisms' guarantees cover the release *of the prepared matrix*. Data-dependent preparation (column means
+and standard deviations, the largest row norm) is computed from the sensitive data and is not protected by that
+guarantee: one record can change the mean, the sd or — for ``maxnorm`` — the scale of every other row, so two
+neighbouring tables need not give neighbouring prepared matrices. Public bounds (``method="bounds"``) avoid this:
+the map depends only on numbers fixed in advance, each record is mapped on its own, and the guarantee covers the
+whole pipeline from the table to the release. :func:`privacy_note` says this for a given normalisation.
+
+References
+----------
+.. [1] Kohli & Blumenstock, "Enabling Humanitarian Applications with Targeted Differential Privacy",
+       arXiv:2408.13424, Setting and case studies (standardise, then scale rows into the unit ball).
+.. [2] The authors' replication code divides every row by the largest row norm
+       (``shared/reference/tdp-replication/NOTES.md``): ``method="maxnorm"``, ``standardize=False``.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import hashlib
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
+from engine.serialization import Serializable
+from engine.validation import check_bool, check_choice, check_interval, check_real
+
+Method = Literal["clip", "maxnorm", "bounds"]
+
+#: Normalisation methods and their one-line descriptions (for the UI's radio buttons and the CLI's help).
+METHODS: dict[str, str] = {
+    "clip": "scale each row whose norm exceeds 1 back onto the unit sphere (others unchanged)",
+    "maxnorm": "divide every row by the largest row norm in the data (the authors' code)",
+    "bounds": "map public per-feature bounds onto the unit ball; no statistic of the data is used",
+}
+
+#: Fewest data rows a table must have.
+MIN_ROWS = 20
+
+#: Default upload size limit of :func:`load_table` callers (the dashboard states it next to the uploader).
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+
+#: Values beyond this magnitude overflow when squared (norms, variances); such columns are rejected.
+MAX_ABS_VALUE = 1e150
+
+CSV_EXTENSIONS = frozenset({".csv", ".txt", ".tsv", ""})
+PARQUET_EXTENSIONS = frozenset({".parquet", ".pq", ".parq"})
+
+_FINGERPRINT_VERSION = b"privacy-parameter-studio/table/v1\n"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Configuration
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Normalization(Serializable):
+    """How feature rows are put into the unit L2 ball (see the module docstring for the exact maps).
+
+    Parameters
+    ----------
+    method : {"clip", "maxnorm", "bounds"}
+        ``clip`` (default): after centring/scaling, rows of norm > 1 are scaled to norm 1.
+        ``maxnorm``: every row is divided by the largest row norm (the authors' replication code).
+        ``bounds``: public per-feature bounds ``lower``/``upper`` define the map; the data are not consulted.
+    standardize : bool
+        Centre and scale each column before the row map. For ``clip`` and ``maxnorm`` this uses the column's
+        sample mean and standard deviation (population sd, ``ddof=0``) — statistics of the sensitive data. For
+        ``bounds`` it uses the midpoint and half-width of the public bounds (data-independent); without it,
+        ``bounds`` divides each feature by ``max(|lower|, |upper|)`` and keeps 0 at 0.
+    lower, upper : tuple of float
+        Public bounds, one per feature in the order of :attr:`DataSpec.features`; required for ``bounds`` and
+        not allowed otherwise. Values outside are clipped to the bounds before the map.
+
+    Examples
+    --------
+    >>> Normalization().to_dict()
+    {'method': 'clip', 'standardize': True, 'lower': [], 'upper': []}
+    >>> Normalization("bounds", lower=(0, 0), upper=(10, 1)).data_independent
+    True
+    """
+
+    method: Method = "clip"
+    standardize: bool = True
+    lower: tuple[float, ...] = ()
+    upper: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_choice(
+            "normalization method", self.method, METHODS, hint="clip (default), maxnorm (authors' code) or bounds"
+        )
+        check_bool("standardize", self.standardize)
+        lower = _float_tuple("lower bounds", self.lower)
+        upper = _float_tuple("upper bounds", self.upper)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
+        if self.method == "bounds":
+            if not lower or len(lower) != len(upper):
+                raise InvalidParameterError(
+                    f"public bounds need one lower and one upper value per feature; got {len(lower)} lower and "
+                    f"{len(upper)} upper value(s) — enter both bounds for every feature"
+                )
+            for i, (lo, hi) in enumerate(zip(lower, upper, strict=True)):
+                if not lo < hi:
+                    raise InvalidParameterError(
+                        f"lower bound must be below upper bound for feature {i + 1}; got [{lo:g}, {hi:g}] — "
+                        f"widen the interval"
+                    )
+        elif lower or upper:
+            raise InvalidParameterError(
+                f"lower/upper bounds are only used with the normalization method 'bounds'; got "
+                f"{len(lower)} lower and {len(upper)} upper value(s) with method {self.method!r} — choose "
+                f"'bounds' or remove the bounds"
+            )
+
+    @property
+    def data_independent(self) -> bool:
+        """True when the map uses no statistic of the data (public bounds, or clipping raw values)."""
+        return self.method == "bounds" or (self.method == "clip" and not self.standardize)
+
+    def describe(self) -> str:
+        """One sentence saying what the preparation does."""
+        if self.method == "bounds":
+            first = (
+                "centre each feature at the midpoint of its public bounds and divide by half their width"
+                if self.standardize
+                else "divide each feature by the larger absolute value of its public bounds"
+            )
+            return (
+                f"Clip each value to its public bounds, {first}, then divide every row by √d: every row lands "
+                f"in the unit ball without looking at the data."
+            )
+        first = (
+            "Standardise each feature (subtract its mean, divide by its standard deviation)"
+            if self.standardize
+            else "Use the features as they are (no standardisation)"
+        )
+        second = (
+            "then scale each row whose L2 norm exceeds 1 back to norm 1"
+            if self.method == "clip"
+            else "then divide every row by the largest row L2 norm in the data"
+        )
+        return f"{first}, {second}."
+
+
+def _float_tuple(name: str, values: Any) -> tuple[float, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InvalidParameterError(f"{name} must be a list of numbers; got {values!r}")
+    return tuple(check_real(f"{name}[{i}]", v) for i, v in enumerate(values))
+
+
+def privacy_note(normalization: Normalization) -> str:
+    """Plain-language statement of what the preparation itself reveals (shown next to the normalisation control).
+
+    >>> privacy_note(Normalization("bounds", lower=(0,), upper=(1,))).startswith("Data-independent")
+    True
+    """
+    if normalization.method == "bounds":
+        return (
+            "Data-independent: the public bounds are fixed before the data are seen and every record is mapped on "
+            "its own (values outside the bounds are clipped to them), so the mechanism's guarantee covers the "
+            "whole pipeline from your table to the release. Choose the bounds from public knowledge (tariffs, "
+            "legal limits, published ranges), never from the data."
+        )
+    if normalization.data_independent:
+        return (
+            "Data-independent: each row is clipped on its own and no statistic of the data is used, so the "
+            "mechanism's guarantee covers the whole pipeline. Features keep their raw units, so a feature with "
+            "large numbers dominates the row norm; consider public bounds instead."
+        )
+    used = []
+    if normalization.standardize:
+        used.append("the column means and standard deviations")
+    if normalization.method == "maxnorm":
+        used.append("the largest row norm (set by the single most extreme record)")
+    return (
+        f"Not private by itself: {' and '.join(used)} are computed from the sensitive data and are not covered "
+        f"by the mechanism's guarantee — one record can shift how every other record is prepared. The guarantee "
+        f"applies to the prepared matrix. To cover the whole pipeline, use public bounds (method 'bounds')."
+    )
+
+
+@dataclass(frozen=True)
+class DataSpec(Serializable):
+    """Which columns of a table a program uses, and how features are prepared.
+
+    Parameters
+    ----------
+    features : tuple of str
+        Feature columns (the sensitive matrix X), in order.
+    target : str or None
+        Outcome column (consumption, low-risk label, …); never privatized, used by the program evaluation.
+    roles : dict or None
+        Program column roles → column names, e.g. ``{"loan_amount": "loan_amount", "interest": "interest"}``.
+    normalization : Normalization
+        The map into the unit L2 ball.
+
+    Notes
+    -----
+    The spec validates each field on its own; whether it fits a table (columns exist, the target is not also a
+    feature, one bound per feature) is checked by :func:`table_problems`, so that a dashboard can show every
+    problem next to the control that fixes it.
+    """
+
+    features: tuple[str, ...]
+    target: str | None = None
+    roles: dict[str, str] | None = None
+    normalization: Normalization = field(default_factory=Normalization)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.features, str) or not isinstance(self.features, Iterable):
+            raise InvalidParameterError(f"features must be a list of column names; got {self.features!r}")
+        features = tuple(self.features)
+        for f in features:
+            _check_name("feature column name", f)
+        seen: set[str] = set()
+        for f in features:
+            if f in seen:
+                raise InvalidParameterError(f"features lists the column {f!r} twice — choose each column once")
+            seen.add(f)
+        object.__setattr__(self, "features", features)
+        if self.target is not None:
+            _check_name("target column name", self.target)
+        if self.roles is not None:
+            if not isinstance(self.roles, Mapping):
+                raise InvalidParameterError(f"roles must map role names to column names; got {self.roles!r}")
+            for role, column in self.roles.items():
+                _check_name("role name", role)
+                _check_name(f"column for role {role!r}", column)
+            object.__setattr__(self, "roles", dict(self.roles))
+        if isinstance(self.normalization, Mapping):
+            object.__setattr__(self, "normalization", Normalization.from_dict(dict(self.normalization)))
+        if not isinstance(self.normalization, Normalization):
+            raise InvalidParameterError(
+                f"normalization must be a Normalization; got {type(self.normalization).__name__}"
+            )
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every column the spec reads: features, then the target, then role columns (each once)."""
+        out = list(self.features)
+        if self.target is not None:
+            out.append(self.target)
+        out += list((self.roles or {}).values())
+        return tuple(dict.fromkeys(out))
+
+    def key(self) -> str:
+        """Canonical JSON (sorted keys): equal specs give equal keys; use it to hash or cache a spec."""
+        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False, separators=(",", ":"))
+
+
+def _check_name(what: str, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidParameterError(f"{what} must be non-empty text; got {value!r}")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Problems
+# ----------------------------------------------------------------------------------------------------------------
+
+
+class TableProblem(DataValidationError):
+    """A data problem tied to the control that fixes it.
+
+    ``control`` is one of ``"file"`` (the upload itself), ``"table"`` (rows or column names of the table),
+    ``"features"``, ``"target"``, ``"role:<name>"`` (a program column such as ``role:loan_amount``) or
+    ``"normalization"``. ``column`` and ``row`` (0-based position in the table) say where, when known.
+    """
+
+    def __init__(self, message: str, *, control: str, column: str | None = None, row: int | None = None) -> None:
+        super().__init__(message, column=column, row=row)
+        self.control = control
+
+
+class TooFewRowsError(TableProblem, InsufficientDataError):
+    """The table has fewer than :data:`MIN_ROWS` data rows."""
+
+
+def row_label(position: int) -> str:
+    """How a 0-based row position is shown to users: the data row counted from 1 below the header.
+
+    >>> row_label(0)
+    'data row 1'
+    """
+    return f"data row {position + 1}"
+
+
+def _file_error(label: str, kind: str, reason: str, fix: str) -> TableProblem:
+    return TableProblem(f"could not read {label} as {kind}: {reason} — {fix}", control="file")
+
+
+def _suggest(name: str, options: Iterable[str]) -> str:
+    options = list(options)
+    lowered = {o.lower().strip(): o for o in options}
+    if name.lower().strip() in lowered:
+        return f"did you mean {lowered[name.lower().strip()]!r}?"
+    close = difflib.get_close_matches(name, options, n=3, cutoff=0.6)
+    if close:
+        return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+    shown = ", ".join(repr(o) for o in options[:8]) + (", …" if len(options) > 8 else "")
+    return f"the table has {shown}" if options else "the table has no columns"
+
+
+def _numeric(series: pd.Series) -> tuple[np.ndarray, int | None, str]:
+    """Values as float64, plus (position, text) of the first cell that is present but not a number."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan), None, ""
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        if pd.api.types.is_complex_dtype(series.dtype):
+            return np.full(len(series), np.nan), 0, str(series.iloc[0]) if len(series) else ""
+        return series.to_numpy(dtype=np.float64, na_value=np.nan), None, ""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype) or isinstance(series.dtype, pd.PeriodDtype):
+        return np.full(len(series), np.nan), 0, "a date/time"
+    as_object = series.astype(object)
+    coerced = pd.to_numeric(as_object.map(_strip), errors="coerce")
+    values = coerced.to_numpy(dtype=np.float64, na_value=np.nan)
+    present = as_object.map(_is_present).to_numpy(dtype=bool)
+    bad = np.flatnonzero(present & np.isnan(values))
+    if bad.size:
+        return values, int(bad[0]), str(as_object.iloc[int(bad[0])])
+    return values, None, ""
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        return text if text else None
+    if isinstance(value, bool | np.bool_):
+        return float(value)
+    return value
+
+
+def _is_present(value: Any) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip()) and value.strip().lower() not in {"nan", "na", "n/a", "null"}
+    try:
+        return not bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def _column_problem(
+    values: np.ndarray, text_pos: int | None, text: str, column: str, role_text: str, control: str
+) -> TableProblem | None:
+    """First problem with one column's values (text, missing, infinite, overflow), or None."""
+    if text_pos is not None:
+        what = "holds dates/times" if text == "a date/time" else f"{row_label(text_pos)} holds the text {text!r}"
+        return TableProblem(
+            f"{role_text} {column!r} must be numeric, but {what} — correct that cell (digits only, '.' as "
+            f"the decimal point) or choose another column",
+            control=control,
+            column=column,
+            row=text_pos,
+        )
+    nan = np.isnan(values)
+    if nan.any():
+        first = int(np.argmax(nan))
+        more = int(nan.sum()) - 1
+        return TableProblem(
+            f"{role_text} {column!r} has a missing value in {row_label(first)}"
+            + (f" (and {more} more row{'s' if more != 1 else ''})" if more else "")
+            + " — fill in the missing cells or drop those rows",
+            control=control,
+            column=column,
+            row=first,
+        )
+    inf = np.isinf(values)
+    if inf.any():
+        first = int(np.argmax(inf))
+        return TableProblem(
+            f"{role_text} {column!r} has an infinite value in {row_label(first)} — replace it with a finite "
+            f"number or drop the row",
+            control=control,
+            column=column,
+            row=first,
+        )
+    huge = np.abs(values) > MAX_ABS_VALUE
+    if huge.any():
+        first = int(np.argmax(huge))
+        return TableProblem(
+            f"{role_text} {column!r} has the value {values[first]:.3g} in {row_label(first)}, too large to "
+            f"compute with (limit {MAX_ABS_VALUE:.0e}) — rescale the column (e.g. to thousands)",
+            control=control,
+            column=column,
+            row=first,
+        )
+    return None
+
+
+def table_problems(frame: pd.DataFrame, spec: DataSpec) -> list[TableProblem]:
+    """Every problem that stops :func:`prepare` from using ``frame`` with ``spec``; an empty list means usable.
+
+    Checks, in order: duplicate column names; at least one feature chosen; the target is not also a feature;
+    every chosen column exists (with a suggestion of close names); every chosen column is numeric and finite;
+    no feature column is constant; one public bound per feature (``bounds`` mode); at least :data:`MIN_ROWS`
+    rows. Each problem names the column and the first bad row (``row`` is the 0-based position; messages say
+    "data row k", counting from 1 below the header) and says how to fix it. Columns the spec does not use are
+    not checked.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table (e.g. from :func:`load_table`).
+    spec : DataSpec
+        The chosen columns and normalisation.
+
+    Returns
+    -------
+    list of TableProblem
+        In the order above; ``problem.control`` says which control fixes it.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        return [TableProblem(f"expected a table (pandas DataFrame); got {type(frame).__name__}", control="file")]
+    if not isinstance(spec, DataSpec):
+        raise InvalidParameterError(f"spec must be a DataSpec; got {type(spec).__name__}")
+    problems: list[TableProblem] = []
+    names = [str(c) for c in frame.columns]
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    for name, count in counts.items():
+        if count > 1:
+            positions = [i + 1 for i, n in enumerate(names) if n == name]
+            problems.append(
+                TableProblem(
+                    f"the table has {count} columns named {name!r} (columns {', '.join(map(str, positions))}) — "
+                    f"rename them so every column name is unique",
+                    control="table",
+                    column=name,
+                )
+            )
+    if not spec.features:
+        problems.append(TableProblem("choose at least one feature column", control="features"))
+    if spec.target is not None and spec.target in spec.features:
+        problems.append(
+            TableProblem(
+                f"the target {spec.target!r} is also chosen as a feature — the outcome must not be part of the "
+                f"privatized features; remove it from the features or choose another target",
+                control="target",
+                column=spec.target,
+            )
+        )
+    checks: list[tuple[str, str, str]] = [(f, "features", "feature column") for f in spec.features]
+    if spec.target is not None:
+        checks.append((spec.target, "target", "target column"))
+    for role, column in (spec.roles or {}).items():
+        checks.append((column, f"role:{role}", f"{role.replace('_', ' ')} column"))
+    lookup = {name: i for i, name in enumerate(names) if counts[name] == 1}
+    numeric: dict[str, np.ndarray] = {}
+    checked: set[tuple[str, str]] = set()
+    for column, control, role_text in checks:
+        if (column, control) in checked:
+            continue
+        checked.add((column, control))
+        if column not in counts:
+            problems.append(
+                TableProblem(
+                    f"the table has no column {column!r} (chosen as {role_text.removesuffix(' column')}) — "
+                    f"{_suggest(column, names)}",
+                    control=control,
+                    column=column,
+                )
+            )
+            continue
+        if column not in lookup:
+            continue  # duplicate name, reported above
+        if column not in numeric:
+            values, text_pos, text = _numeric(frame.iloc[:, lookup[column]])
+            numeric[column] = values
+        else:
+            values, text_pos, text = numeric[column], None, ""
+        problem = _column_problem(values, text_pos, text, column, role_text, control)
+        if problem is not None:
+            problems.append(problem)
+            numeric[column] = np.full(0, np.nan)  # do not run further checks on a broken column
+            continue
+        if control == "features" and values.size and np.all(values == values[0]):
+            problems.append(
+                TableProblem(
+                    f"feature column {column!r} has the same value ({values[0]:g}) in every row, so it carries no "
+                    f"information and cannot be standardised — remove it from the features",
+                    control="features",
+                    column=column,
+                )
+            )
+    norm = spec.normalization
+    if norm.method == "bounds" and spec.features and len(norm.lower) != len(spec.features):
+        problems.append(
+            TableProblem(
+                f"public bounds are given for {len(norm.lower)} feature(s) but {len(spec.features)} feature(s) "
+                f"are chosen — enter one lower and one upper bound per feature, in the order of the features",
+                control="normalization",
+            )
+        )
+    if len(frame) < MIN_ROWS:
+        problems.append(
+            TooFewRowsError(
+                f"the table has {len(frame)} data row{'s' if len(frame) != 1 else ''}; at least {MIN_ROWS} are "
+                f"needed — add rows (protection and accuracy estimates on fewer records are meaningless)",
+                control="table",
+            )
+        )
+    return problems
+
+
+def validate_table(frame: pd.DataFrame, spec: DataSpec) -> None:
+    """Raise the first of :func:`table_problems` (a :class:`TableProblem`, i.e. a ``DataValidationError``).
+
+    >>> validate_table(pd.DataFrame({"a": range(30), "b": [1.0] * 30}), DataSpec(("a", "b")))
+    Traceback (most recent call last):
+    ...
+    engine.data.preparation.TableProblem: feature column 'b' has the same value (1) in every row, so it carries no information and cannot be standardised — remove it from the features
+    """
+    problems = table_problems(frame, spec)
+    if problems:
+        raise problems[0]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Loading
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _megabytes(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / 1024 / 1024:.1f} MB"
+    return f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} bytes"
+
+
+def _read_source(source: Any, filename: str | None, max_bytes: int | None) -> tuple[str | None, bytes]:
+    if max_bytes is not None:
+        max_bytes = int(check_interval("max_bytes", max_bytes, 1, None))
+    name = filename
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        name = name or path.name
+        if not path.exists():
+            raise TableProblem(f"there is no file at {str(path)!r} — check the path", control="file")
+        if path.is_dir():
+            raise TableProblem(f"{str(path)!r} is a folder, not a file — name the CSV or Parquet file", control="file")
+        size = path.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            raise _too_big(name, size, max_bytes)
+        return name, path.read_bytes()
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    elif hasattr(source, "read"):
+        raw = source.read() if max_bytes is None else source.read(max_bytes + 1)
+        if isinstance(raw, str):
+            raise TableProblem(
+                "the file was opened as text; open it in binary mode ('rb') or pass its bytes", control="file"
+            )
+        data = bytes(raw)
+        if name is None and isinstance(getattr(source, "name", None), str):
+            name = os.path.basename(source.name)
+    else:
+        raise TableProblem(
+            f"cannot read a table from {type(source).__name__}; pass a file path, the file's bytes or a binary "
+            f"file object",
+            control="file",
+        )
+    if max_bytes is not None and len(data) > max_bytes:
+        raise _too_big(name, None if hasattr(source, "read") else len(data), max_bytes)
+    return name, data
+
+
+def _too_big(name: str | None, size: int | None, limit: int) -> TableProblem:
+    """``size`` None means "more than the limit" (a stream read only up to the limit)."""
+    label = f"'{name}'" if name else "the data"
+    how_big = f"is {_megabytes(size)}, above" if size is not None else "is larger than"
+    return TableProblem(
+        f"{label} {how_big} the limit of {_megabytes(limit)} — use a sample of the rows here, or run the full "
+        f"release with 'python -m engine privatize'",
+        control="file",
+    )
+
+
+def load_table(source: Any, *, filename: str | None = None, max_bytes: int | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet table from a path, bytes or a binary file object; nothing is written to disk.
+
+    The format is chosen by the file name's extension (``.csv``/``.tsv``/``.txt`` or ``.parquet``/``.pq``) and
+    the content (Parquet files start with ``PAR1``). CSV must be UTF-8 text (a byte-order mark is allowed);
+    the delimiter is a comma, or a semicolon/tab if the header uses one. Column names become strings.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes or binary file object
+        Where the table is. An uploaded file's bytes plus ``filename`` is what the dashboard passes.
+    filename : str, optional
+        Name used for the format and in messages (defaults to the path's or file object's name).
+    max_bytes : int, optional
+        Reject larger inputs (see :data:`DEFAULT_MAX_BYTES`).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    TableProblem
+        (a :class:`~engine.errors.DataValidationError`, ``control="file"``) for a missing, empty, too large,
+        binary, badly encoded, ragged or otherwise unreadable file, with a message saying how to fix it.
+
+    Examples
+    --------
+    >>> load_table(b"a,b\\n1,2\\n3,4\\n", filename="x.csv").shape
+    (2, 2)
+    >>> load_table(b"a,b\\n1,2\\n3,4,5\\n", filename="x.csv")
+    Traceback (most recent call last):
+    ...
+    engine.data.preparation.TableProblem: could not read 'x.csv' as CSV: line 3 has 3 fields, expected 2 (as in the header) — fix that line or export the file again as CSV
+    """
+    name, data = _read_source(source, filename, max_bytes)
+    label = f"'{name}'" if name else "the uploaded data"
+    if not data.strip():
+        raise TableProblem(
+            f"{label} is empty — choose a file with a header row and at least {MIN_ROWS} data rows", control="file"
+        )
+    ext = Path(name).suffix.lower() if name else ""
+    if data[:4] == b"PAR1":
+        frame = _read_parquet(label, data)
+    elif ext in PARQUET_EXTENSIONS:
+        raise _file_error(
+            label,
+            "Parquet",
+            "it does not start with the Parquet marker 'PAR1'",
+            "export it again as Parquet, or as CSV with a .csv name",
+        )
+    elif data[:2] == b"PK":
+        raise TableProblem(
+            f"{label} is a ZIP archive or an Excel workbook, not a CSV or Parquet file — open it and save the "
+            f"sheet as 'CSV UTF-8'",
+            control="file",
+        )
+    elif data[:2] == b"\x1f\x8b":
+        raise TableProblem(f"{label} is compressed (gzip) — decompress it and upload the CSV", control="file")
+    elif ext in CSV_EXTENSIONS:
+        frame = _read_csv(label, data)
+    else:
+        raise TableProblem(
+            f"{label} has the unsupported file type {ext!r} — upload a CSV (.csv) or Parquet (.parquet) file",
+            control="file",
+        )
+    frame.columns = [str(c) for c in frame.columns]
+    if frame.shape[1] == 0:
+        raise TableProblem(f"{label} has no columns — check that the first line is a header", control="file")
+    if len(frame) == 0:
+        raise TableProblem(
+            f"{label} has a header but no data rows — add at least {MIN_ROWS} data rows", control="file"
+        )
+    return frame
+
+
+_PANDAS_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _line_of(data: bytes, position: int) -> int:
+    """1-based line number of a byte position."""
+    return data.count(b"\n", 0, position) + 1
+
+
+def _read_csv(label: str, data: bytes) -> pd.DataFrame:
+    kind, fix = "CSV", "export the file again as CSV"
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise _file_error(
+            label,
+            kind,
+            f"it contains binary data (a NUL byte on line {_line_of(data, nul)})",
+            "export it again as CSV (UTF-8 text; UTF-16 files also look like this)",
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = _line_of(data, exc.start)
+        raise _file_error(
+            label,
+            kind,
+            f"line {line} contains the byte 0x{data[exc.start]:02x}, which is not UTF-8 text",
+            "save the file with UTF-8 encoding (in Excel: 'CSV UTF-8')",
+        ) from None
+    first_line = text.lstrip("\r\n").split("\n", 1)[0]
+    counts = {sep: first_line.count(sep) for sep in (",", ";", "\t")}
+    sep = "," if counts[","] or not any(counts.values()) else max(counts, key=lambda s: counts[s])
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+        header: list[str] | None = None
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if header is None:
+                header = [h.strip() for h in row]
+                seen: dict[str, int] = {}
+                for i, h in enumerate(header):
+                    if h in seen and h:
+                        raise _file_error(
+                            label,
+                            kind,
+                            f"the header names two columns {h!r} (columns {seen[h] + 1} and {i + 1})",
+                            "rename one of them so every column name is unique",
+                        )
+                    seen[h] = i
+                continue
+            if len(row) != len(header):
+                raise _file_error(
+                    label,
+                    kind,
+                    f"line {reader.line_num} has {len(row)} field{'s' if len(row) != 1 else ''}, expected "
+                    f"{len(header)} (as in the header)",
+                    "fix that line or " + fix,
+                )
+    except csv.Error as exc:
+        raise _file_error(label, kind, f"{exc} (near line {reader.line_num})", fix) from None
+    try:
+        return pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise TableProblem(f"{label} is empty — choose a file with a header row and data rows", control="file") from None
+    except (pd.errors.ParserError, ValueError) as exc:
+        message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        match = _PANDAS_FIELDS.search(message)
+        if match:
+            expected, line, saw = match.groups()
+            message = f"line {line} has {saw} fields, expected {expected}"
+        raise _file_error(label, kind, message, fix) from None
+
+
+def _read_parquet(label: str, data: bytes) -> pd.DataFrame:
+    import pyarrow  # pandas' Parquet engine; imported here to keep module import light
+
+    try:
+        return pd.read_parquet(io.BytesIO(data))
+    except (pyarrow.ArrowException, OSError, ValueError, TypeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV") from None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Fingerprint
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def fingerprint(frame: pd.DataFrame, spec: DataSpec | None = None) -> str:
+    """SHA-256 (hex) of a table's content in a canonical form, plus the spec when given; never the data itself.
+
+    Canonical form: a version tag, then for each column (the spec's :attr:`DataSpec.columns` in order, or all
+    columns in table order when ``spec`` is None) its name and its values — numeric columns as little-endian
+    float64 with ``-0.0`` folded into ``0.0`` and one NaN pattern, so ``1`` and ``1.0`` hash alike; other
+    columns as their text — and finally the spec's canonical JSON. Row order matters; the index does not.
+
+    >>> a = pd.DataFrame({"x": [1, 2, 3]})
+    >>> fingerprint(a) == fingerprint(pd.DataFrame({"x": [1.0, 2.0, 3.0]}))
+    True
+    >>> fingerprint(a) == fingerprint(pd.DataFrame({"x": [1.0, 2.0, 4.0]}))
+    False
+    """
+    h = hashlib.sha256(_FINGERPRINT_VERSION)
+    names = [str(c) for c in frame.columns]
+    columns = list(spec.columns) if spec is not None else names
+    h.update(f"rows={len(frame)}\n".encode())
+    for column in columns:
+        h.update(b"column\x00" + column.encode("utf-8") + b"\x00")
+        if column not in names:
+            h.update(b"absent\x00")
+            continue
+        series = frame.iloc[:, names.index(column)]
+        values, text_pos, _ = _numeric(series)
+        if text_pos is None:
+            canon = np.where(np.isnan(values), np.nan, values + 0.0).astype("<f8")
+            h.update(b"f8\x00" + canon.tobytes())
+        else:
+            h.update(b"text\x00" + "\x1f".join(map(str, series.astype(object).tolist())).encode("utf-8"))
+    if spec is not None:
+        h.update(b"spec\x00" + spec.key().encode("utf-8"))
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Preparation
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    r"""A table prepared for a record-level mechanism: rows of ``x`` lie in the unit L2 ball.
+
+    Arrays are read-only. The prepared row is :math:`x_i = g(z_i)` with :math:`z_{ij} = (v_{ij} - c_j)/h_j`
+    (``centre`` c, ``scale`` h, both in the data's units) and the row map g of the normalisation
+    (:math:`g(z) = z/\max(1,\lVert z\rVert)` for ``clip``, :math:`z \cdot` ``row_factor`` otherwise).
+
+    Attributes
+    ----------
+    x : ndarray, shape (n, d)
+        Prepared features, float64; every row norm ≤ 1.
+    y : ndarray, shape (n,), or None
+        Target values (float64), unchanged.
+    feature_names : tuple of str
+    spec : DataSpec
+    extras : dict of str to ndarray
+        Program role → column values (float64), e.g. ``extras["loan_amount"]``.
+    fingerprint : str
+        :func:`fingerprint` of the table's used columns and the spec.
+    centre, scale : ndarray, shape (d,)
+        Column centre and scale used for z (data units).
+    row_factor : float
+        Global factor applied to z: 1 for ``clip`` (rows are clipped individually), 1/M for ``maxnorm``,
+        1/√d for ``bounds``.
+    input_norms : ndarray, shape (n,)
+        ‖z_i‖ before the row map (the "before" histogram of the preview).
+    clipped_rows : int
+        Rows changed by the row map's clipping (``clip``: rows with ‖z‖ > 1).
+    clipped_values : int
+        Cells clipped to their public bounds (``bounds``).
+    """
+
+    x: np.ndarray
+    y: np.ndarray | None
+    feature_names: tuple[str, ...]
+    spec: DataSpec
+    extras: dict[str, np.ndarray]
+    fingerprint: str
+    centre: np.ndarray
+    scale: np.ndarray
+    row_factor: float
+    input_norms: np.ndarray
+    clipped_rows: int = 0
+    clipped_values: int = 0
+
+    @property
+    def n(self) -> int:
+        """Number of records."""
+        return int(self.x.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Number of features."""
+        return int(self.x.shape[1])
+
+    def row_norms(self, stage: Literal["prepared", "input"] = "prepared") -> np.ndarray:
+        """L2 norm of each row: of the prepared rows (all ≤ 1), or of z before the row map (``"input"``)."""
+        check_choice("stage", stage, ("prepared", "input"))
+        if stage == "input":
+            return self.input_norms
+        return np.linalg.norm(self.x, axis=1)
+
+    def as_frame(self, values: np.ndarray | None = None) -> pd.DataFrame:
+        """``values`` (default: the prepared ``x``, e.g. a release's value) as a DataFrame with feature names."""
+        arr = self.x if values is None else np.asarray(values, dtype=float)
+        if arr.ndim != 2 or arr.shape[1] != self.d:
+            raise InvalidParameterError(f"values must have {self.d} columns (one per feature); got shape {arr.shape}")
+        return pd.DataFrame(np.array(arr), columns=list(self.feature_names))
+
+    def b_in_standardized_units(self, b: float) -> float:
+        """L2 distance between two records' z rows (centred/scaled features) that keeps them B-neighbours.
+
+        Equal to ``b / row_factor``. For ``clip`` it is a sufficient condition: clipping to the unit ball never
+        increases a distance, so records whose z rows are within B are B-neighbours after preparation.
+        """
+        b = check_interval("B", b, 0, 2, closed="right")
+        return b / self.row_factor
+
+    def b_in_feature_units(self, b: float) -> dict[str, float]:
+        """For each feature: the change of that feature alone (in its own units) that moves a record by B.
+
+        Two records differing only in feature j by at most this amount are B-neighbours and get the full
+        (ε, δ) protection; larger differences are protected less (switch lemma). Equals
+        ``b / row_factor * scale[j]`` (a sufficient condition for ``clip``, see
+        :meth:`b_in_standardized_units`).
+        """
+        radius = self.b_in_standardized_units(b)
+        return {name: float(radius * s) for name, s in zip(self.feature_names, self.scale, strict=True)}
+
+    def describe_b(self, b: float) -> str:
+        """Plain-language meaning of the target distance B for this data (for help texts and the decision record)."""
+        radius = self.b_in_standardized_units(b)
+        method = self.spec.normalization.method
+        units = self.b_in_feature_units(b)
+        per_feature = "; ".join(f"{name} {_fmt(v)}" for name, v in units.items())
+        if method == "bounds":
+            space = "features scaled by their public bounds (each bound range spans 2 units)"
+        elif self.spec.normalization.standardize:
+            space = "standardised features (each feature in standard deviations)"
+        else:
+            space = "features in their own units"
+        lines = [
+            f"B = {b:g} on the prepared scale (rows in the unit ball; B = 2 covers any two records). Two records "
+            f"are protected as neighbours when their {space} differ by at most {_fmt(radius)} in L2 norm",
+        ]
+        if method == "maxnorm":
+            lines[0] += f" (B × the largest row norm M = {_fmt(1 / self.row_factor)})"
+        elif method == "bounds":
+            lines[0] += f" (B × √d, d = {self.d})"
+        lines[0] += "."
+        lines.append(f"For a difference in one feature only, that is at most: {per_feature}.")
+        if method == "clip":
+            lines.append(
+                "Clipping rows to the unit ball never increases a distance, so this is a sufficient condition "
+                f"({self.clipped_rows} of {self.n} rows were clipped)."
+            )
+        lines.append(
+            "Records that differ by more are told apart more easily: their protection degrades step by step "
+            "(switch lemma, ⌈distance / B⌉ steps)."
+        )
+        return " ".join(lines)
+
+    def fingerprint_summary(self) -> dict[str, Any]:
+        """What identifies the data in a decision record: size, column names and hash — never the values."""
+        return {
+            "n": self.n,
+            "d": self.d,
+            "features": list(self.feature_names),
+            "target": self.spec.target,
+            "roles": dict(self.spec.roles or {}),
+            "normalization": self.spec.normalization.to_dict(),
+            "sha256": self.fingerprint,
+        }
+
+    def privacy_note(self) -> str:
+        """:func:`privacy_note` of this data's normalisation."""
+        return privacy_note(self.spec.normalization)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+def _shrink_into_ball(x: np.ndarray) -> None:
+    """Scale (in place) any row whose computed norm exceeds 1 by rounding so that it is ≤ 1 exactly."""
+    for _ in range(4):
+        norms = np.linalg.norm(x, axis=1)
+        over = norms > 1.0
+        if not over.any():
+            return
+        x[over] *= np.nextafter(1.0 / norms[over], 0.0)[:, None]
+    raise AssertionError("rows could not be brought into the unit ball")  # unreachable for finite input
+
+
+def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
+    r"""Validate ``frame`` for ``spec`` and map its feature rows into the unit L2 ball.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    spec : DataSpec
+
+    Returns
+    -------
+    PreparedData
+        ``x`` with every row norm ≤ 1 (exactly, in floating point), ``y``, ``extras`` and the map.
+
+    Raises
+    ------
+    TableProblem
+        The first of :func:`table_problems`.
+
+    Notes
+    -----
+    ``clip``/``maxnorm`` with ``standardize=True`` use the sample mean and population sd of each column, and
+    ``maxnorm`` the largest row norm: statistics of the sensitive data that the mechanisms do not protect (see
+    :func:`privacy_note`). ``bounds`` uses only the public bounds; changing one record changes only that
+    record's prepared row. For ``maxnorm`` the largest prepared row norm is 1 (up to one unit in the last place).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) ** 2})
+    >>> p = prepare(frame, DataSpec(("a", "b"), normalization=Normalization("maxnorm")))
+    >>> p.n, p.d, round(float(p.row_norms().max()), 12)
+    (20, 2, 1.0)
+    """
+    validate_table(frame, spec)
+    names = [str(c) for c in frame.columns]
+
+    def column(name: str) -> np.ndarray:
+        return _numeric(frame.iloc[:, names.index(name)])[0]
+
+    raw = np.column_stack([column(f) for f in spec.features]).astype(np.float64)
+    n, d = raw.shape
+    norm = spec.normalization
+    clipped_rows = clipped_values = 0
+    if norm.method == "bounds":
+        lower = np.asarray(norm.lower, dtype=float)
+        upper = np.asarray(norm.upper, dtype=float)
+        clipped_values = int(((raw < lower) | (raw > upper)).sum())
+        bounded = np.clip(raw, lower, upper)
+        if norm.standardize:
+            centre = (lower + upper) / 2.0
+            scale = (upper - lower) / 2.0
+        else:
+            centre = np.zeros(d)
+            scale = np.maximum(np.abs(lower), np.abs(upper))
+        z = np.clip((bounded - centre) / scale, -1.0, 1.0)
+        row_factor = 1.0 / math.sqrt(d)
+        input_norms = np.linalg.norm(z, axis=1)
+        x = z * row_factor
+    else:
+        if norm.standardize:
+            centre = raw.mean(axis=0)
+            scale = raw.std(axis=0)
+        else:
+            centre = np.zeros(d)
+            scale = np.ones(d)
+        z = (raw - centre) / scale
+        input_norms = np.linalg.norm(z, axis=1)
+        if norm.method == "clip":
+            row_factor = 1.0
+            over = input_norms > 1.0
+            clipped_rows = int(over.sum())
+            x = z.copy()
+            x[over] /= input_norms[over][:, None]
+        else:
+            biggest = float(input_norms.max())
+            row_factor = 1.0 / biggest
+            x = z / biggest
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
+        bad = int(np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))[0]) if not np.all(scale > 0) else 0
+        raise TableProblem(
+            f"feature column {spec.features[bad]!r} cannot be scaled (its spread is zero or too large) — rescale "
+            f"or remove it",
+            control="features",
+            column=spec.features[bad],
+        )
+    _shrink_into_ball(x)
+    y = column(spec.target) if spec.target is not None else None
+    extras = {role: _readonly(column(col)) for role, col in (spec.roles or {}).items()}
+    return PreparedData(
+        x=_readonly(np.ascontiguousarray(x)),
+        y=None if y is None else _readonly(y),
+        feature_names=tuple(spec.features),
+        spec=spec,
+        extras=extras,
+        fingerprint=fingerprint(frame, spec),
+        centre=_readonly(np.asarray(centre, dtype=float)),
+        scale=_readonly(np.asarray(scale, dtype=float)),
+        row_factor=float(row_factor),
+        input_norms=_readonly(input_norms),
+        clipped_rows=clipped_rows,
+        clipped_values=clipped_values,
+    )
+
+
+def bounds_from_frame(frame: pd.DataFrame, features: Iterable[str]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Public bounds from a small table with columns ``feature``, ``lower``, ``upper`` (one row per feature).
+
+    Returns ``(lower, upper)`` in the order of ``features``, for :class:`Normalization`.
+
+    >>> bounds_from_frame(pd.DataFrame({"feature": ["b", "a"], "lower": [0, 1], "upper": [5, 9]}), ["a", "b"])
+    ((1.0, 0.0), (9.0, 5.0))
+    """
+    columns = {str(c).strip().lower(): c for c in frame.columns}
+    missing = [c for c in ("feature", "lower", "upper") if c not in columns]
+    if missing:
+        raise TableProblem(
+            f"the bounds table needs the columns 'feature', 'lower' and 'upper'; missing {missing} — one row per "
+            f"feature",
+            control="normalization",
+        )
+    table: dict[str, tuple[float, float]] = {}
+    for i, (name, lo, hi) in enumerate(
+        zip(frame[columns["feature"]], frame[columns["lower"]], frame[columns["upper"]], strict=True)
+    ):
+        try:
+            table[str(name).strip()] = (float(lo), float(hi))
+        except (TypeError, ValueError):
+            raise TableProblem(
+                f"the bounds table has a non-numeric bound in {row_label(i)} ({lo!r}, {hi!r}) — use numbers",
+                control="normalization",
+                row=i,
+            ) from None
+    features = list(features)
+    absent = [f for f in features if f not in table]
+    if absent:
+        raise TableProblem(
+            f"the bounds table has no row for feature(s) {absent} — add one row per feature", control="normalization"
+        )
+    return tuple(table[f][0] for f in features), tuple(table[f][1] for f in features)
+
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "METHODS",
+    "MIN_ROWS",
+    "DataSpec",
+    "Normalization",
+    "PreparedData",
+    "TableProblem",
+    "TooFewRowsError",
+    "bounds_from_frame",
+    "fingerprint",
+    "load_table",
+    "prepare",
+    "privacy_note",
+    "row_label",
+    "table_problems",
+    "validate_table",
+]
