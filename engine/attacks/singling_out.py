@@ -1,0 +1,356 @@
+r"""Predicate singling out (Cohen & Nissim) with the net attack of the targeted-DP paper.
+
+For every released row z (a row of X_priv as the adversary sees it) the adversary forms the box predicate
+
+.. math:: \phi_z(x) = \bigwedge_j \; z_j - w_j \le x_j \le z_j + w_j,\qquad w_j = c \cdot \mathrm{sd}_j(X_{priv}),
+
+and applies it to the original data X. When exactly one row of X satisfies :math:`\phi_z`, that row is
+*singled out*. The risk at net size c is the number of DISTINCT rows of X singled out by some box, divided by
+n; protection is 1 − risk, worst case (largest risk) over the net sizes c ∈ {1/10, 1/3, 1/2, 2/3, 1}.
+This is exactly what the authors' ``pso_utils.multi_sd`` computes (inclusive bounds on both sides; the column
+standard deviation is pandas' ``.std()``, i.e. with ddof = 1, of the privatized data); their code uses
+c ∈ {0.1, 0.33, 0.5, 0.67, 1} (:data:`AUTHORS_NET_SIZES`).
+
+The non-private baseline runs the same attack with X in place of X_priv, and also reports the share of rows
+of X that are not unique (exact duplicates cannot be singled out by any predicate).
+
+Speed: the naive attack is O(n² d) per net size. Here the boxes are queried in a k-d tree on coordinates
+rescaled by the half-widths, with the Chebyshev metric (a box of half-widths w is the unit L∞ ball after
+rescaling): the two nearest rows of each box centre decide whether the box isolates one row. Because
+rescaling rounds differently from the authors' predicate, the decision uses radii 1 ± τ (τ a few ulps of
+the largest rescaled coordinate); boxes with a row within τ of their boundary are checked with the exact
+predicate. The result
+is identical to the brute force (:func:`singled_out_rows_bruteforce`; tested on many random seeds, with
+duplicates and boundary ties).
+
+References
+----------
+.. [1] Cohen & Nissim, "Towards formalizing the GDPR's notion of singling out", PNAS 117(15), 2020.
+.. [2] Kohli & Blumenstock, "Enabling Humanitarian Applications with Targeted Differential Privacy",
+       arXiv:2408.13424, Methods (privacy attacks: predicate singling out).
+       Digest: ``shared/spec/000-targeted-dp.md``; authors' code: ``shared/reference/tdp-replication/NOTES.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
+from engine.errors import InvalidParameterError
+from engine.serialization import Serializable
+from engine.validation import check_array_interval, check_choice, check_matrix
+
+#: Net sizes c of the paper's text: boxes of half-width c × column sd.
+NET_SIZES: tuple[float, ...] = (0.1, 1.0 / 3.0, 0.5, 2.0 / 3.0, 1.0)
+#: Net sizes hard-coded in the authors' replication code (``jitter_factor_array``).
+AUTHORS_NET_SIZES: tuple[float, ...] = (0.1, 0.33, 0.5, 0.67, 1.0)
+
+
+@dataclass(frozen=True)
+class SinglingOutConfig(Serializable):
+    """Configuration of the net attack.
+
+    Parameters
+    ----------
+    net_sizes : tuple of float
+        Net sizes c > 0; a box has half-width c × (sd of each released column, ddof = 1).
+    adversary : {"knows-scale", "paper"}
+        ``"knows-scale"`` (default) undoes the release's known output scale before attacking;
+        ``"paper"`` attacks the release as printed (authors' code). See :mod:`engine.attacks.threat_model`.
+    """
+
+    KIND = "singling-out"
+
+    net_sizes: tuple[float, ...] = NET_SIZES
+    adversary: Adversary = "knows-scale"
+
+    def __post_init__(self) -> None:
+        if len(self.net_sizes) == 0:
+            raise InvalidParameterError("net_sizes must list at least one net size c > 0; got an empty list")
+        check_array_interval("net_sizes", self.net_sizes, 0, None, closed="neither")
+        check_choice("adversary", self.adversary, ADVERSARY_TEXT)
+
+    @classmethod
+    def paper(cls) -> SinglingOutConfig:
+        """The authors' code: net sizes (0.1, 0.33, 0.5, 0.67, 1) and the release attacked as printed."""
+        return cls(net_sizes=AUTHORS_NET_SIZES, adversary="paper")
+
+
+@dataclass(frozen=True)
+class SinglingOutResult:
+    """Outcome of the net attack.
+
+    Attributes
+    ----------
+    protection : float
+        1 − ``risk``: share of individuals not singled out under the most successful net size. In [0, 1].
+    risk : float
+        Largest risk over the net sizes.
+    risks : tuple of float
+        Risk (distinct rows singled out / n) per net size, in the order of ``net_sizes``.
+    n_singled_out : tuple of int
+        Distinct rows singled out per net size.
+    net_sizes : tuple of float
+    worst_net_size : float
+        Net size with the largest risk (the first one on ties).
+    non_unique_share : float
+        Share of rows of X that have an exact duplicate in X (they cannot be singled out by any predicate).
+    n : int
+        Rows of X.
+    adversary : str
+    release_scale : float
+    """
+
+    protection: float
+    risk: float
+    risks: tuple[float, ...]
+    n_singled_out: tuple[int, ...]
+    net_sizes: tuple[float, ...]
+    worst_net_size: float
+    non_unique_share: float
+    n: int
+    adversary: str
+    release_scale: float
+
+
+def non_unique_share(x: np.ndarray) -> float:
+    """Share of rows of ``x`` that are exact duplicates of another row (the paper's non-private baseline).
+
+    >>> non_unique_share(np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.5]]))
+    0.5
+    """
+    arr = check_matrix("x", x)
+    _, inverse, counts = np.unique(arr, axis=0, return_inverse=True, return_counts=True)
+    return float(np.mean(counts[inverse.ravel()] > 1))
+
+
+def _check_boxes(x: object, centres: object, half_widths: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    xa = check_matrix("x", x)
+    za = check_matrix("centres", centres)
+    if za.shape[1] != xa.shape[1]:
+        raise InvalidParameterError(
+            f"centres must have as many columns as x ({xa.shape[1]}); got {za.shape[1]} — pass the release of "
+            "the same features"
+        )
+    wa = check_array_interval("half_widths", half_widths, 0, None)
+    if wa.shape != (xa.shape[1],):
+        raise InvalidParameterError(
+            f"half_widths must hold one value per column ({xa.shape[1]}); got shape {wa.shape}"
+        )
+    return xa, za, wa
+
+
+def singled_out_rows_bruteforce(x: np.ndarray, centres: np.ndarray, half_widths: np.ndarray) -> np.ndarray:
+    """Reference implementation: rows of ``x`` isolated by some box (O(m n d); for tests and benchmarks).
+
+    A box around centre z contains row x when ``x_j <= z_j + w_j`` and ``x_j >= z_j - w_j`` for every column j
+    (the authors' predicate, bounds computed in floating point exactly like this). Returns the sorted distinct
+    indices of rows of ``x`` that are the only row in at least one box.
+
+    >>> x = np.array([[0.0, 0.0], [1.0, 1.0], [1.05, 1.0]])
+    >>> singled_out_rows_bruteforce(x, x, np.array([0.1, 0.1])).tolist()
+    [0]
+    """
+    xa, za, wa = _check_boxes(x, centres, half_widths)
+    hi = za + wa
+    lo = za - wa
+    found: list[int] = []
+    # Chunk the centres so the boolean block stays small (≈ 8 MB).
+    chunk = max(1, int(8e6 // max(1, xa.shape[0] * xa.shape[1])))
+    for start in range(0, za.shape[0], chunk):
+        inside = np.all(
+            (xa[None, :, :] <= hi[start : start + chunk, None, :]) & (xa[None, :, :] >= lo[start : start + chunk, None, :]),
+            axis=2,
+        )
+        single = inside.sum(axis=1) == 1
+        if single.any():
+            found.extend(np.argmax(inside[single], axis=1).tolist())
+    return np.unique(np.asarray(found, dtype=np.int64))
+
+
+def singled_out_rows(x: np.ndarray, centres: np.ndarray, half_widths: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` that are the only row of ``x`` inside some box (fast; identical to the brute force).
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, d)
+        The original data (the rows that can be singled out).
+    centres : ndarray, shape (m, d)
+        Box centres (the released rows).
+    half_widths : ndarray, shape (d,)
+        Half-widths w_j ≥ 0 of every box. A zero half-width means "equal in that column".
+
+    Returns
+    -------
+    ndarray of int
+        Sorted distinct indices of singled-out rows of ``x``.
+
+    Notes
+    -----
+    Columns with positive half-width are divided by it, so a box becomes the L∞ ball of radius 1. Columns
+    with zero half-width become one integer key coordinate (3 × the id of the row's values in those
+    columns): rows with different values there are ≥ 3 apart and never fall in one box. For every box the
+    k-d tree returns the two nearest rows in the L∞ metric: the box isolates a row when the nearest is within
+    1 − τ and the second beyond 1 + τ; it isolates none when the nearest is beyond 1 + τ or the second within
+    1 − τ. The few boxes left (a row within τ of the boundary) are checked with the exact predicate of
+    :func:`singled_out_rows_bruteforce` on their candidates. Cost O((n + m) log n) instead of O(m n d).
+
+    >>> x = np.array([[0.0, 0.0], [1.0, 1.0], [1.05, 1.0]])
+    >>> singled_out_rows(x, x, np.array([0.1, 0.1])).tolist()
+    [0]
+    """
+    xa, za, wa = _check_boxes(x, centres, half_widths)
+    return _singled_out_fast(xa, za, wa)
+
+
+def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndarray:
+    positive = wa > 0
+    xs = xa[:, positive] / wa[positive]
+    zs = za[:, positive] / wa[positive]
+    largest = max(float(np.max(np.abs(xs), initial=0.0)), float(np.max(np.abs(zs), initial=0.0)))
+    # Rounding of x/w − z/w versus the authors' (z ± w) comparisons: a few ulps of the largest coordinate.
+    tau = 16.0 * np.finfo(float).eps * (largest + 1.0) + 1e-12
+    if not positive.all():
+        zero = ~positive
+        keys = np.vstack([xa[:, zero], za[:, zero]])
+        _, ids = np.unique(keys, axis=0, return_inverse=True)
+        ids = 3.0 * ids.ravel().astype(float)
+        xs = np.column_stack([xs, ids[: xa.shape[0]]])
+        zs = np.column_stack([zs, ids[xa.shape[0] :]])
+    tree = cKDTree(xs)
+    # The two nearest rows in the L∞ metric settle almost every box: a box holds exactly one row when the
+    # nearest is inside (≤ 1 − τ) and the second nearest outside (> 1 + τ).
+    k = min(2, xa.shape[0])
+    dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=1.0 + 2.0 * tau)
+    dist = dist.reshape(zs.shape[0], k)
+    nearest = nearest.reshape(zs.shape[0], k)
+    first_in = dist[:, 0] <= 1.0 - tau
+    second_out = dist[:, 1] > 1.0 + tau if k == 2 else np.ones(zs.shape[0], dtype=bool)
+    found = [nearest[first_in & second_out, 0]]
+    # Unsettled: the nearest is within 1 + τ, and not (first clearly in and second clearly out) and not
+    # (two clearly in). These boxes have a row near their boundary; check them with the exact predicate.
+    two_in = dist[:, 1] <= 1.0 - tau if k == 2 else np.zeros(zs.shape[0], dtype=bool)
+    unsettled = np.flatnonzero((dist[:, 0] <= 1.0 + tau) & ~(first_in & second_out) & ~two_in)
+    if unsettled.size:
+        hi = za[unsettled] + wa
+        lo = za[unsettled] - wa
+        candidates = tree.query_ball_point(zs[unsettled], r=1.0 + tau, p=np.inf)
+        extra: list[int] = []
+        for row, cand in enumerate(candidates):
+            idx = np.asarray(cand, dtype=np.int64)
+            inside = np.all((xa[idx] <= hi[row]) & (xa[idx] >= lo[row]), axis=1)
+            if np.count_nonzero(inside) == 1:
+                extra.append(int(idx[inside][0]))
+        found.append(np.asarray(extra, dtype=np.int64))
+    return np.unique(np.concatenate(found).astype(np.int64))
+
+
+def _net_attack(
+    x: np.ndarray, view: np.ndarray, config: SinglingOutConfig, release_scale: float
+) -> SinglingOutResult:
+    n = x.shape[0]
+    sd = np.std(view, axis=0, ddof=1) if view.shape[0] > 1 else np.zeros(view.shape[1])
+    counts = []
+    for c in config.net_sizes:
+        counts.append(int(_singled_out_fast(x, view, float(c) * sd).size))
+    risks = tuple(count / n for count in counts)
+    worst = int(np.argmax(risks))
+    return SinglingOutResult(
+        protection=1.0 - risks[worst],
+        risk=risks[worst],
+        risks=risks,
+        n_singled_out=tuple(counts),
+        net_sizes=tuple(float(c) for c in config.net_sizes),
+        worst_net_size=float(config.net_sizes[worst]),
+        non_unique_share=non_unique_share(x),
+        n=n,
+        adversary=config.adversary,
+        release_scale=release_scale,
+    )
+
+
+def singling_out(
+    x: np.ndarray,
+    x_priv: np.ndarray,
+    config: SinglingOutConfig | None = None,
+    *,
+    release_scale: float = 1.0,
+) -> SinglingOutResult:
+    """Net singling-out attack of the released ``x_priv`` against the original ``x``.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, d)
+        Original (prepared) data.
+    x_priv : ndarray, shape (m, d)
+        The release (m = n for the record-level mechanisms; any m ≥ 2 works).
+    config : SinglingOutConfig, optional
+        Net sizes and adversary; default :class:`SinglingOutConfig()`.
+    release_scale : float
+        s with E[x_priv] = s·X (``Release.details["output_scale"]``); the ``"knows-scale"`` adversary divides
+        the release by s first. Ignored by the ``"paper"`` adversary.
+
+    Returns
+    -------
+    SinglingOutResult
+        ``protection`` = 1 − max over c of (distinct rows of x singled out)/n.
+
+    Raises
+    ------
+    InvalidParameterError
+        Non-finite data, mismatched columns, fewer than 2 released rows (no column sd), bad scale.
+
+    Examples
+    --------
+    Continuous data released as is: every row is alone in its smallest box.
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(200, 5))
+    >>> round(singling_out(x, x).risks[0], 2)
+    1.0
+    """
+    config = SinglingOutConfig() if config is None else config
+    if not isinstance(config, SinglingOutConfig):
+        raise InvalidParameterError(f"config must be a SinglingOutConfig; got {type(config).__name__}")
+    xa = check_matrix("x", x)
+    za = check_matrix("x_priv", x_priv, min_rows=2)
+    if za.shape[1] != xa.shape[1]:
+        raise InvalidParameterError(
+            f"x_priv must have as many columns as x ({xa.shape[1]}); got {za.shape[1]} — release the same features"
+        )
+    scale = check_release_scale(release_scale)
+    view = adversary_view(za, release_scale=scale, adversary=config.adversary)
+    return _net_attack(xa, view, config, scale)
+
+
+def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None) -> SinglingOutResult:
+    """Non-private baseline: the net attack run with X itself as the release (plus the share of non-unique rows).
+
+    Examples
+    --------
+    >>> x = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    >>> res = singling_out_baseline(x, SinglingOutConfig(net_sizes=(0.1,)))
+    >>> res.risks, res.non_unique_share
+    ((0.5,), 0.5)
+    """
+    config = SinglingOutConfig() if config is None else config
+    if not isinstance(config, SinglingOutConfig):
+        raise InvalidParameterError(f"config must be a SinglingOutConfig; got {type(config).__name__}")
+    xa = check_matrix("x", x, min_rows=2)
+    return _net_attack(xa, xa, config, 1.0)
+
+
+__all__ = [
+    "AUTHORS_NET_SIZES",
+    "NET_SIZES",
+    "SinglingOutConfig",
+    "SinglingOutResult",
+    "non_unique_share",
+    "singled_out_rows",
+    "singled_out_rows_bruteforce",
+    "singling_out",
+    "singling_out_baseline",
+]

@@ -1,0 +1,188 @@
+"""Predicate singling out: fast k-d tree attack == brute force; the authors' numbers; extremes; threat model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.attacks.singling_out import (
+    AUTHORS_NET_SIZES,
+    NET_SIZES,
+    SinglingOutConfig,
+    non_unique_share,
+    singled_out_rows,
+    singled_out_rows_bruteforce,
+    singling_out,
+    singling_out_baseline,
+)
+from engine.errors import EngineError, InvalidParameterError
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("STUDIO_SHARED", REPO / ".." / "shared"))
+REPLICATION = SHARED / "reference" / "tdp-replication" / "replication_input.csv"
+
+
+def _random_case(seed: int):
+    """Small data with every difficulty: duplicates, ties on box boundaries, zero-width columns, m ≠ n."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    m = int(rng.integers(1, 40))
+    d = int(rng.integers(1, 5))
+    kind = seed % 4
+    if kind == 0:  # continuous
+        x = rng.normal(size=(n, d))
+        z = rng.normal(size=(m, d))
+        w = rng.uniform(0.05, 1.5, size=d)
+    elif kind == 1:  # integer lattice: many points exactly on box boundaries (|x − z| = w)
+        x = rng.integers(-3, 4, size=(n, d)).astype(float)
+        z = rng.integers(-3, 4, size=(m, d)).astype(float)
+        w = rng.integers(0, 3, size=d).astype(float)  # includes zero half-widths
+    elif kind == 2:  # duplicated rows, centres drawn from the data
+        base = rng.normal(size=(max(1, n // 3), d))
+        x = base[rng.integers(0, base.shape[0], size=n)]
+        z = x[rng.integers(0, n, size=m)] + rng.normal(scale=0.01, size=(m, d))
+        w = rng.uniform(0.0, 0.5, size=d)
+    else:  # decimal grid: boundaries hit after floating-point rounding of z ± w
+        x = np.round(rng.uniform(-1, 1, size=(n, d)), 1)
+        z = np.round(rng.uniform(-1, 1, size=(m, d)), 1)
+        w = np.round(rng.uniform(0, 0.5, size=d), 1)
+    return x, z, w
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_fast_equals_bruteforce_on_small_random_data(seed):
+    x, z, w = _random_case(seed)
+    fast = singled_out_rows(x, z, w)
+    brute = singled_out_rows_bruteforce(x, z, w)
+    np.testing.assert_array_equal(fast, brute)
+
+
+def test_boundary_is_inclusive_on_both_sides():
+    x = np.array([[0.0], [1.0], [3.0]])
+    # Box [0, 2] around 1 holds 0 and 1 (both ends inclusive) → not single; box [2, 4] around 3 holds only 3.
+    centres = np.array([[1.0], [3.0]])
+    np.testing.assert_array_equal(singled_out_rows(x, centres, np.array([1.0])), [2])
+    np.testing.assert_array_equal(singled_out_rows_bruteforce(x, centres, np.array([1.0])), [2])
+
+
+def test_duplicates_are_never_singled_out():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, 3))
+    x = np.vstack([x, x[:10]])  # rows 0..9 now appear twice
+    res = singling_out_baseline(x, SinglingOutConfig(net_sizes=(0.01,)))
+    out = singled_out_rows(x, x, 0.01 * x.std(axis=0, ddof=1))
+    assert not set(out.tolist()) & (set(range(10)) | set(range(50, 60)))
+    assert res.non_unique_share == pytest.approx(20 / 60)
+    assert res.risks[0] == pytest.approx(40 / 60)
+
+
+def test_non_unique_share():
+    x = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0], [0.0, 0.0]])
+    assert non_unique_share(x) == 0.75
+    assert non_unique_share(np.eye(3)) == 0.0
+
+
+@pytest.mark.skipif(not REPLICATION.exists(), reason="shared/ reference data not available (set STUDIO_SHARED)")
+def test_reproduces_authors_nonprivate_pso_exactly():
+    """The authors' nonprivate_pso_metrics.csv: same data, max-norm scaling, their net sizes → same risks."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.read_csv(REPLICATION)
+    x = frame.drop(columns=["targeting_variable"]).to_numpy(float)
+    x = x / np.max(np.linalg.norm(x, axis=1))  # their L2_normalizer: one global scale
+    expected = pd.read_csv(SHARED / "reference" / "tdp-replication" / "outputs" / "nonprivate_pso_metrics.csv")
+    cols = ["avg_priv_10_risk", "avg_priv_33_risk", "avg_priv_50_risk", "avg_priv_67_risk", "avg_priv_100_risk"]
+    res = singling_out_baseline(x, SinglingOutConfig.paper())
+    # Deterministic attack on identical data: counts must agree exactly (risk = count / 4201).
+    np.testing.assert_allclose(res.risks, expected[cols].to_numpy(float)[0], rtol=0, atol=1e-15)
+    assert res.protection == pytest.approx(1 - 0.9759581052130445, abs=1e-15)
+
+
+def test_nonprivate_continuous_data_has_protection_near_zero():
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(2000, 8))
+    x /= np.linalg.norm(x, axis=1, keepdims=True).max()
+    res = singling_out_baseline(x)
+    # All rows are distinct and continuous: at c = 1/10 of an sd in 8 columns every box isolates its own row.
+    assert res.risks[0] >= 0.99
+    assert res.protection <= 0.01
+    assert res.non_unique_share == 0.0
+
+
+def test_very_strong_noise_gives_protection_near_one():
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2000, 8))
+    x /= np.linalg.norm(x, axis=1, keepdims=True).max()
+    x_priv = x + rng.normal(scale=100.0, size=x.shape)
+    res = singling_out(x, x_priv)
+    # Boxes are ≥ 10 wide while X fits in the unit ball: a box holds all of X or none of it.
+    assert res.protection >= 0.99
+    assert res.risks == tuple(0.0 for _ in NET_SIZES)
+
+
+def test_knows_scale_adversary_undoes_output_scale_and_paper_adversary_does_not():
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(500, 5))
+    x /= np.linalg.norm(x, axis=1, keepdims=True).max()
+    noisy = x + rng.normal(scale=0.05, size=x.shape)
+    k = 10_000
+    unbiased = singling_out(x, noisy)
+    rescaled = singling_out(x, noisy / k, release_scale=1 / k)
+    as_printed = singling_out(x, noisy / k, SinglingOutConfig(adversary="paper"), release_scale=1 / k)
+    assert rescaled.risks == unbiased.risks
+    assert unbiased.risk > 0.3  # mild noise: a knowledgeable adversary singles out many rows (0.49 here)
+    assert as_printed.risk < 0.01  # boxes of width ~1e-5 around ~0 miss X: the authors' code sees ~no risk
+    assert as_printed.adversary == "paper" and rescaled.release_scale == pytest.approx(1e-4)
+
+
+def test_result_fields_are_consistent():
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(300, 4))
+    res = singling_out(x, x + rng.normal(scale=0.3, size=x.shape))
+    assert len(res.risks) == len(res.net_sizes) == len(res.n_singled_out) == 5
+    assert res.risk == max(res.risks)
+    assert res.protection == 1 - res.risk
+    assert res.worst_net_size == res.net_sizes[int(np.argmax(res.risks))]
+    assert all(r == c / 300 for r, c in zip(res.risks, res.n_singled_out, strict=True))
+    assert 0.0 <= res.protection <= 1.0
+
+
+def test_config_round_trip_and_paper_preset():
+    cfg = SinglingOutConfig.paper()
+    assert cfg.net_sizes == AUTHORS_NET_SIZES and cfg.adversary == "paper"
+    assert SinglingOutConfig.from_json(cfg.to_json()) == cfg
+    assert SinglingOutConfig.from_dict(SinglingOutConfig().to_dict()) == SinglingOutConfig()
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"net_sizes": ()}, "net_sizes"),
+        ({"net_sizes": (0.1, -1.0)}, "net_sizes"),
+        ({"net_sizes": (0.0,)}, "net_sizes"),
+        ({"adversary": "oracle"}, "adversary"),
+    ],
+)
+def test_config_rejects_bad_values(kwargs, fragment):
+    with pytest.raises(InvalidParameterError, match=fragment):
+        SinglingOutConfig(**kwargs)
+
+
+def test_bad_inputs_raise_engine_errors():
+    x = np.zeros((5, 3))
+    with pytest.raises(InvalidParameterError, match="columns"):
+        singling_out(x, np.zeros((5, 2)))
+    with pytest.raises(InvalidParameterError, match="missing or infinite"):
+        singling_out(x, np.full((5, 3), np.nan))
+    with pytest.raises(InvalidParameterError, match="release_scale"):
+        singling_out(x, np.ones((5, 3)), release_scale=0.0)
+    with pytest.raises(InvalidParameterError, match="at least 2 rows"):
+        singling_out(x, np.ones((1, 3)))
+    with pytest.raises(InvalidParameterError, match="half_widths"):
+        singled_out_rows(x, x, np.ones(2))
+    with pytest.raises(InvalidParameterError, match="half_widths"):
+        singled_out_rows(x, x, -np.ones(3))
+    with pytest.raises(EngineError, match="SinglingOutConfig"):
+        singling_out(x, x, {"net_sizes": (0.1,)})
