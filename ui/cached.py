@@ -22,7 +22,8 @@ import streamlit as st
 
 from engine.data.demos import DemoDataset, load_demo
 from engine.data.preparation import DataSpec, PreparedData, load_table, prepare
-from engine.errors import EngineError
+from engine.theory import feasibility
+from ui.figures.feasibility import FeasibilitySurface
 from ui.state import StudioState
 
 #: Largest upload the Data page accepts, in MB (also ``server.maxUploadSize`` in .streamlit/config.toml).
@@ -74,6 +75,12 @@ def row_norms(data_key: str, spec_json: str, _x: np.ndarray) -> np.ndarray:
     return np.linalg.norm(_x, axis=1)
 
 
+def default_upload_spec(frame: pd.DataFrame) -> DataSpec:
+    """Starting point for an uploaded table: every numeric column is a feature, no target, 'clip'."""
+    numeric = tuple(str(c) for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]))
+    return DataSpec(numeric)
+
+
 def data_key(state: StudioState) -> str:
     """Cache key of the session's raw table: ``demo:<name>`` or ``upload:<sha256>``."""
     if state.source == "upload":
@@ -103,10 +110,8 @@ def current_data(state: StudioState) -> LoadedData | None:
     if table is None:
         return None
     frame, demo = table
-    default_spec = demo.spec if demo is not None else None
+    default_spec = demo.spec if demo is not None else default_upload_spec(frame)
     spec = state.spec if state.spec is not None else default_spec
-    if spec is None:
-        raise EngineError("choose the feature columns of the uploaded file on the Data page first")
     key = data_key(state)
     prepared = prepared_data(key, spec.to_json(), frame)
     title = demo.title if demo is not None else (state.upload_name or "uploaded file")
@@ -128,3 +133,74 @@ def current_data(state: StudioState) -> LoadedData | None:
         program=demo.program if demo is not None else None,
         notes=demo.notes if demo is not None else (),
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Theorem 1 (feasibility page). No data involved: keyed by the numbers only.
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Grid resolution of the feasibility heatmap (ε columns × B rows) and of the clickable overlay.
+EPS_POINTS, B_POINTS = 240, 200
+CLICK_EPS_POINTS, CLICK_B_POINTS = 60, 50
+#: B values of the accuracy-ceiling chart.
+CEILING_BS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0)
+
+
+def epsilon_axis(eps_max: float, points: int) -> np.ndarray:
+    """ε grid (0, eps_max] with ``points`` evenly spaced values."""
+    return np.linspace(eps_max / points, eps_max, points)
+
+
+def b_axis(points: int) -> np.ndarray:
+    """B grid (0, 2] with ``points`` evenly spaced values (the last one is exactly 2: classic DP)."""
+    return np.linspace(2.0 / points, 2.0, points)
+
+
+@st.cache_data(max_entries=32, ttl="2h", show_spinner="Evaluating Theorem 1 on the grid…")
+def feasibility_surface(gammas: tuple[float, ...], delta: float, eps_max: float) -> FeasibilitySurface:
+    """Theorem 1 over the (ε, B) grid for each γ (engine.theory.feasibility)."""
+    eps = epsilon_axis(eps_max, EPS_POINTS)
+    b = b_axis(B_POINTS)
+    return FeasibilitySurface(
+        epsilon=eps,
+        b=b,
+        delta=delta,
+        gammas=gammas,
+        gamma_max=np.asarray(feasibility.gamma_max(b[:, None], eps[None, :], delta)),
+        feasible={g: np.asarray(feasibility.feasibility_grid(b, eps, g, delta)).T for g in gammas},
+        b_max_integer={g: np.asarray(feasibility.max_feasible_b_integer(g, eps, delta)) for g in gammas},
+        b_sup={g: np.asarray(feasibility.b_supremum(g, eps, delta)) for g in gammas},
+    )
+
+
+@st.cache_data(max_entries=32, ttl="2h")
+def click_grid(delta: float, eps_max: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flattened (ε, B, γ_max) of the coarse clickable grid over the heatmap."""
+    eps = epsilon_axis(eps_max, CLICK_EPS_POINTS)
+    b = b_axis(CLICK_B_POINTS)
+    ee, bb = np.meshgrid(eps, b)
+    gm = np.asarray(feasibility.gamma_max(bb, ee, delta))
+    return ee.ravel(), bb.ravel(), gm.ravel()
+
+
+@st.cache_data(max_entries=32, ttl="2h")
+def gamma_ceiling(delta: float, eps_max: float, bs: tuple[float, ...]) -> tuple[np.ndarray, dict[float, np.ndarray]]:
+    """γ_max against ε for each B in ``bs``."""
+    eps = epsilon_axis(eps_max, EPS_POINTS)
+    return eps, {b: np.asarray(feasibility.gamma_max(b, eps, delta)) for b in bs}
+
+
+@st.cache_data(max_entries=64, ttl="2h")
+def feasibility_report(gamma: float, epsilon: float, delta: float) -> feasibility.FeasibilityReport:
+    """All of Theorem 1's answers for one (γ, ε, δ)."""
+    return feasibility.feasibility_report(gamma, epsilon, delta)
+
+
+@st.cache_data(max_entries=64, ttl="2h")
+def candidate_checks(b: float, epsilon: float, delta: float, gammas: tuple[float, ...]) -> dict[str, Any]:
+    """For the candidate: γ_max, whether each γ passes, the smallest ε for each γ at this B."""
+    return {
+        "gamma_max": float(feasibility.gamma_max(b, epsilon, delta)),
+        "feasible": {g: bool(feasibility.is_feasible(b, g, epsilon, delta)) for g in gammas},
+        "min_epsilon": {g: float(feasibility.min_epsilon(b, g, delta)) for g in gammas},
+    }

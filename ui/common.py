@@ -141,6 +141,14 @@ def render_sidebar(state: StudioState, container: Any = None) -> None:
             st.code("?" + query, language=None, wrap_lines=True)
 
 
+def b_in_data_units(prepared: Any, b: float) -> str:
+    """What B means in this data's units (``PreparedData.describe_b``), or "" for an invalid B."""
+    try:
+        return str(prepared.describe_b(float(b)))
+    except (EngineError, TypeError, ValueError):
+        return ""
+
+
 def _quote(value: str) -> str:
     from urllib.parse import quote
 

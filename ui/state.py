@@ -27,7 +27,7 @@ API note for page authors
     memory only and never go into links or decision records.
   - targets: ``gammas`` (tuple of γ), ``delta`` (None = default 1/(n+1): use :meth:`StudioState.effective_delta`),
     ``candidate`` (``engine.guarantee.Guarantee`` with ``b``, ``epsilon``, ``delta``; None until chosen — use
-    :meth:`StudioState.candidate_or_default`).
+    :meth:`StudioState.candidate_or_default`), ``eps_max`` (the largest ε the feasibility charts show).
   - mechanisms page (dashboard B): ``mechanism`` (``RecordMechanism.to_dict()`` of the configured mechanism),
     ``seed`` (None = OS entropy; an integer seed makes output reproducible and therefore NOT private),
     ``program`` (``ProgramConfig.to_dict()`` or None for the demo's program), ``run_summary`` (a plain dict the
@@ -86,6 +86,7 @@ class StudioState:
     gammas: tuple[float, ...] = DEFAULT_GAMMAS
     delta: float | None = None
     candidate: Guarantee | None = None
+    eps_max: float = 8.0
     # --- mechanisms, runs, sweeps, per-record (dashboard B's pages write these) -----------------------------
     mechanism: dict[str, Any] | None = None
     seed: int | None = None

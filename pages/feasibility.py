@@ -1,0 +1,217 @@
+"""Accuracy targets & feasibility: γ and δ in; Theorem 1's feasible (B, ε) region out; the user picks a candidate."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engine.errors import EngineError
+from engine.validation import check_interval
+from ui.cached import (
+    CEILING_BS,
+    candidate_checks,
+    click_grid,
+    current_data,
+    feasibility_report,
+    feasibility_surface,
+    gamma_ceiling,
+)
+from ui.common import HELP, b_in_data_units, field_error, user_errors
+from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
+from ui.figures.theme import exact, fmt
+from ui.state import get_state, persist, seed_widget
+
+state = get_state()
+
+EXAMPLE1 = {"gamma": 0.99, "delta": 1e-4, "epsilons": (1.0, 4.0), "paper_b": (0.4, 1.0)}
+
+
+def parse_gammas(text: str) -> tuple[float, ...]:
+    """"0.99, 0.95" → (0.99, 0.95); each γ must be in [1/2, 1) (Theorem 1's range)."""
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise EngineError("enter at least one accuracy target γ, e.g. 0.99")
+    values = []
+    for p in parts:
+        try:
+            value = float(p)
+        except ValueError:
+            raise EngineError(f"γ must be a number in [0.5, 1); got {p!r}") from None
+        values.append(check_interval("gamma", value, 0.5, 1, closed="left", hint="e.g. 0.99 for 99 % accuracy"))
+    return tuple(dict.fromkeys(values))  # keep order, drop repeats
+
+
+def _set_candidate_widgets(b: float, epsilon: float) -> None:
+    st.session_state["feasibility.b"] = float(b)
+    st.session_state["feasibility.epsilon"] = float(epsilon)
+
+
+def on_region_select() -> None:
+    """Clicking a point of the feasibility map picks (ε, B) as the candidate."""
+    event = st.session_state.get("feasibility.region")
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    if not points:
+        return
+    point = points[-1]
+    custom = point.get("customdata")
+    eps, b = (custom[0], custom[1]) if custom else (point.get("x"), point.get("y"))
+    if eps is None or b is None:
+        return
+    _set_candidate_widgets(b, eps)
+
+
+def on_example1() -> None:
+    """Load the paper's Example 1 inputs: γ = 0.99, δ = 1e-4, ε = 1 (then B ≤ 0.4)."""
+    st.session_state["feasibility.gammas"] = "0.99"
+    st.session_state["feasibility.delta_default"] = False
+    st.session_state["feasibility.delta"] = EXAMPLE1["delta"]
+    _set_candidate_widgets(EXAMPLE1["paper_b"][0], EXAMPLE1["epsilons"][0])
+    state.gammas = (EXAMPLE1["gamma"],)
+    state.delta = EXAMPLE1["delta"]
+
+
+def on_use_largest_b() -> None:
+    """Set B to the largest feasible B (2/B whole) for the strictest γ at the current ε."""
+    eps = float(st.session_state.get("feasibility.epsilon", state.candidate_or_default().epsilon))
+    report = feasibility_report(max(state.gammas), eps, state.effective_delta())
+    st.session_state["feasibility.b"] = float(report.b_max_integer)
+
+
+st.title("Accuracy targets & feasibility")
+st.markdown(
+    "Say how accurate the program's targeting must stay (γ), and Theorem 1 of the targeted-DP paper shows which "
+    "combinations of target distance B and privacy loss ε can possibly deliver it — for **any** algorithm. "
+    "Grey means ruled out. The theorem is a necessary condition: a configuration that passes may still miss γ "
+    "on your data (the Tradeoffs page measures that)."
+)
+
+with user_errors():
+    loaded = current_data(state)
+
+controls, chart = st.columns([0.3, 0.7], gap="large")
+with controls:
+    st.subheader("Targets")
+    seed_widget("feasibility.gammas", ", ".join(f"{g:g}" for g in state.gammas))
+    st.text_input("Accuracy target γ (one or several, comma-separated)", key="feasibility.gammas", help=HELP["gamma"])
+    try:
+        state.gammas = parse_gammas(st.session_state["feasibility.gammas"])
+    except EngineError as exc:
+        field_error(f"{exc}. Still using γ = {', '.join(f'{g:g}' for g in state.gammas)}.")
+
+    seed_widget("feasibility.delta_default", state.delta is None)
+    default_delta = state.default_delta()
+    default_label = (
+        f"δ = 1/(n+1) = {fmt(default_delta)} (n = {state.n:,})" if default_delta is not None else "δ = 1/(n+1)"
+    )
+    st.checkbox(f"Use the default {default_label}", key="feasibility.delta_default", help=HELP["delta"])
+    if st.session_state["feasibility.delta_default"]:
+        state.delta = None
+    else:
+        seed_widget("feasibility.delta", state.effective_delta())
+        st.number_input(
+            "δ", key="feasibility.delta", min_value=0.0, max_value=0.5, step=1e-5, format="%.3e",
+            help=HELP["delta"],
+        )
+        try:
+            state.delta = check_interval(
+                "delta", st.session_state["feasibility.delta"], 0, 1, closed="neither",
+                hint="δ must be positive; use something below 1/n",
+            )
+        except EngineError as exc:
+            field_error(str(exc))
+        if state.n is not None and state.delta is not None and state.delta >= 1 / state.n:
+            st.warning(
+                f"δ ≥ 1/n = {fmt(1 / state.n)}: a mechanism could publish one person's record in the clear "
+                "with probability δ and still meet the guarantee. Use δ < 1/n.", icon=":material/warning:",
+            )
+    delta = state.effective_delta()
+
+    st.subheader("Candidate (B, ε, δ)")
+    st.caption("Type values or click a point on the map; the candidate carries to the next pages.")
+    current = state.candidate_or_default()
+    seed_widget("feasibility.epsilon", float(current.epsilon))
+    seed_widget("feasibility.b", float(current.b))
+    st.number_input("Privacy loss ε", key="feasibility.epsilon", min_value=0.001, max_value=50.0, step=0.1,
+                    format="%.3f", help=HELP["epsilon"])
+    b_help = HELP["b"]
+    if loaded is not None:
+        b_help += " " + b_in_data_units(loaded.prepared, st.session_state["feasibility.b"])
+    st.number_input("Target distance B", key="feasibility.b", min_value=0.001, max_value=2.0, step=0.01,
+                    format="%.3f", help=b_help)
+    st.button("Use the largest feasible B at this ε", key="feasibility.largest_b", on_click=on_use_largest_b,
+              help="Sets B to 2/m, the largest value with 2/B whole that Theorem 1 allows for the strictest γ.")
+    with user_errors():
+        state.set_candidate(
+            b=st.session_state["feasibility.b"], epsilon=st.session_state["feasibility.epsilon"], delta=delta
+        )
+    if loaded is not None:
+        st.caption(b_in_data_units(loaded.prepared, state.candidate_or_default().b))
+    st.button("Load the paper's Example 1 inputs", key="feasibility.example1", on_click=on_example1,
+              help="γ = 0.99, δ = 1e-4, ε = 1: the paper finds B ≤ 0.4.")
+    seed_widget("feasibility.eps_max", float(state.eps_max))
+    st.number_input("Largest ε shown", key="feasibility.eps_max", min_value=1.0, max_value=50.0, step=1.0,
+                    on_change=persist, args=("feasibility.eps_max", "eps_max"))
+
+cand = state.candidate_or_default()
+strictest = max(state.gammas)
+with chart:
+    report = feasibility_report(strictest, cand.epsilon, delta)
+    st.markdown(f"**At ε = {fmt(cand.epsilon)}, δ = {fmt(delta)}, for γ = {strictest:g}:**")
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Largest feasible B (2/B whole)", fmt(report.b_max_integer, 4),
+              help=f"Exact: {exact(report.b_max_integer)}. 2/m with m = ⌈ln Q/ε⌉ = {report.m}.")
+    m2.metric("Every B below", fmt(report.b_sup, 4),
+              help=f"Supremum 2/(m − 1) = {exact(report.b_sup)} (not attained unless it is 2).")
+    m3.metric("Steps m = ⌈ln Q / ε⌉", report.m, help=f"Q = {exact(report.q)}, ln Q = {exact(report.log_q)}.")
+    m4.metric("Classic DP (B = 2) possible?", "yes" if report.dp_feasible else "no",
+              help=f"Classic DP allows at most γ = {exact(report.gamma_max_at_b2)} at this (ε, δ); it needs "
+              f"ε ≥ {exact(report.min_epsilon_at_b2)} for γ = {strictest:g}.")
+    checks = candidate_checks(cand.b, cand.epsilon, delta, state.gammas)
+    for g in state.gammas:
+        if checks["feasible"][g]:
+            st.success(
+                f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **not ruled out** for γ = {g:g} "
+                f"(γ_max = {checks['gamma_max']:.4f}).", icon=":material/check_circle:",
+            )
+        else:
+            st.error(
+                f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **ruled out** for γ = {g:g}: no "
+                f"(B, ε, δ)-TDP algorithm can be that accurate (γ_max = {checks['gamma_max']:.4f}). At this B "
+                f"it needs ε ≥ {fmt(checks['min_epsilon'][g], 4)}, or a smaller B.", icon=":material/block:",
+            )
+    surface = feasibility_surface(state.gammas, delta, state.eps_max)
+    st.plotly_chart(
+        region_figure(surface, candidate=(cand.epsilon, cand.b), click_grid=click_grid(delta, state.eps_max)),
+        key="feasibility.region", on_select=on_region_select, selection_mode="points",
+        config={"displaylogo": False},
+    )
+    with st.expander("What am I looking at?"):
+        for line in report.describe():
+            st.markdown("- " + line)
+
+left, right = st.columns(2, gap="large")
+with left:
+    st.plotly_chart(b_max_figure(surface, candidate=(cand.epsilon, cand.b)), key="feasibility.bmax_chart",
+                    config={"displaylogo": False})
+with right:
+    bs = tuple(sorted(set(CEILING_BS) | {round(float(cand.b), 6)}))
+    eps_axis, curves = gamma_ceiling(delta, state.eps_max, bs)
+    st.plotly_chart(gamma_max_figure(eps_axis, curves, state.gammas, candidate_b=round(float(cand.b), 6)),
+                    key="feasibility.ceiling_chart", config={"displaylogo": False})
+
+st.subheader("The paper's Example 1, reproduced")
+st.markdown(
+    "Kohli & Blumenstock (Example 1): for 99 % accurate targeting (γ = 0.99) with δ = 10⁻⁴, ε = 1 allows at most "
+    "B = 0.4 and ε = 4 at most B = 1 (with 2/B whole). The engine's numbers:"
+)
+rows = []
+for eps, paper_b in zip(EXAMPLE1["epsilons"], EXAMPLE1["paper_b"], strict=True):
+    r = feasibility_report(EXAMPLE1["gamma"], eps, EXAMPLE1["delta"])
+    rows.append(
+        {
+            "ε": eps, "Q": round(r.q, 2), "ln Q / ε": round(r.log_q / eps, 3), "m = ⌈ln Q / ε⌉": r.m,
+            "largest B (2/B whole)": r.b_max_integer, "supremum of B": r.b_sup, "paper": f"B ≤ {paper_b:g}",
+            "classic DP possible": "yes" if r.dp_feasible else "no",
+        }
+    )
+st.dataframe(pd.DataFrame(rows), hide_index=True)
