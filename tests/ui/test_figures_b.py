@@ -1,0 +1,177 @@
+"""Pure figure functions of the Mechanisms, Tradeoffs and Per-record pages: data in, traces out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ui.figures import mechanisms as fm
+from ui.figures import per_record as fp
+from ui.figures import tradeoffs as ft
+from ui.figures.theme import COLORS, MECHANISM_COLORS
+
+
+# ----------------------------------------------------------------------------------------------- mechanisms
+def test_display_rows_is_deterministic_and_bounded():
+    rows = fm.display_rows(10_000, 2000)
+    assert rows.size == 2000 and rows[0] == 0 and rows[-1] == 9999
+    assert np.all(np.diff(rows) > 0)
+    assert fm.display_rows(5, 2000).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_original_vs_private_plots_the_chosen_columns_of_the_same_rows():
+    x = np.arange(12.0).reshape(4, 3) / 20
+    x_priv = x + 1.0
+    fig = fm.original_vs_private_figure(x, x_priv, ["a", "b", "c"], 0, 2)
+    original, private = fig.data
+    assert list(original.x) == pytest.approx(x[:, 0].tolist())
+    assert list(original.y) == pytest.approx(x[:, 2].tolist())
+    assert list(private.x) == pytest.approx(x_priv[:, 0].tolist())
+    assert list(private.customdata) == [0, 1, 2, 3]
+    assert original.marker.color == COLORS["original"] and private.marker.color == COLORS["private"]
+    assert "a (prepared scale)" == fig.layout.xaxis.title.text
+
+
+def test_original_vs_private_subsamples_large_data_and_says_so():
+    x = np.zeros((5000, 2))
+    fig = fm.original_vs_private_figure(x, x, ["a", "b"], 0, 1, max_points=100)
+    assert len(fig.data[0].x) == 100
+    assert "100 of 5,000 rows shown" in fig.layout.title.text
+
+
+def test_noise_by_coordinate_bars_and_reference_lines():
+    fig = fm.noise_by_coordinate_figure(["a", "b"], [1.2, 1.4], reported_sd=1.37, comparison_sd={"Gaussian": 0.26})
+    (bar,) = fig.data
+    assert list(bar.x) == ["a", "b"] and list(bar.y) == [1.2, 1.4]
+    lines = sorted(shape.y0 for shape in fig.layout.shapes)
+    assert lines == [0.26, 1.37]
+
+
+def test_noise_by_coordinate_without_reported_noise_draws_no_line():
+    fig = fm.noise_by_coordinate_figure(["a"], [0.1], reported_sd=None)
+    assert len(fig.layout.shapes) == 0
+
+
+def test_comparison_figure_two_panels_in_mechanism_colours():
+    fig = fm.comparison_figure(
+        ["projection", "Gaussian"], ["projection", "gaussian"], [1.37, 0.2], [0.85, 0.9],
+        utility_label="accuracy", nonprivate_utility=0.91,
+    )
+    noise, utility = fig.data
+    assert list(noise.y) == [1.37, 0.2] and list(utility.y) == [0.85, 0.9]
+    assert list(noise.marker.color) == [MECHANISM_COLORS["projection"], MECHANISM_COLORS["gaussian"]]
+    assert noise.xaxis == "x" and utility.xaxis == "x2"
+    assert [s.y0 for s in fig.layout.shapes] == [0.91]
+
+
+def test_comparison_figure_drops_missing_values():
+    fig = fm.comparison_figure(["k-anon"], ["mondrian"], [None], [float("nan")], utility_label="accuracy")
+    assert list(fig.data[0].y) == [None] and list(fig.data[1].y) == [None]
+
+
+# ------------------------------------------------------------------------------------------------ tradeoffs
+def _points() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "point_id": ["p0", "p1", "p2", "g0", "g1"],
+            "series": ["projection"] * 3 + ["Gaussian"] * 2,
+            "kind": ["projection"] * 3 + ["gaussian"] * 2,
+            "b": [0.5, 0.1, 2.0, 0.1, 2.0],
+            "x": [0.4, 0.8, 0.2, 0.7, 0.3],
+            "y": [0.88, 0.8, 0.9, 0.85, 0.9],
+            "y_err": [0.01, 0.02, 0.0, 0.01, 0.01],
+            "pareto": [False, True, True, True, False],
+        }
+    )
+
+
+def test_tradeoff_figure_one_curve_per_series_sorted_by_b_with_ids():
+    fig = ft.tradeoff_figure(
+        _points(), x_label="singling-out protection", y_label="accuracy", title="t",
+        markers=[ft.Marker("non-private", 0.0, 0.91, "nonprivate"), ft.Marker("classic DP", 0.9, 0.8, "classic_dp")],
+        selected="p1",
+    )
+    names = [trace.name for trace in fig.data]
+    assert names == ["Pareto frontier", "projection", "Gaussian", "selected configuration", "non-private", "classic DP"]
+    front, proj, gauss, sel, nonpriv, dp = fig.data
+    assert list(proj.x) == [0.8, 0.4, 0.2]  # sorted by B: 0.1, 0.5, 2
+    assert [c[0] for c in proj.customdata] == ["p1", "p0", "p2"]
+    assert [c[1] for c in proj.customdata] == [0.1, 0.5, 2.0]
+    assert list(proj.error_y.array) == [0.02, 0.01, 0.0]
+    assert proj.line.color == MECHANISM_COLORS["projection"] and gauss.line.color == MECHANISM_COLORS["gaussian"]
+    assert list(front.x) == [0.2, 0.7, 0.8]  # Pareto points sorted by x
+    assert list(sel.x) == [0.8] and list(sel.y) == [0.8]
+    assert nonpriv.marker.color == COLORS["nonprivate"] and dp.marker.color == COLORS["classic_dp"]
+    assert nonpriv.marker.symbol == "star"
+
+
+def test_tradeoff_figure_skips_markers_without_values_and_missing_selection():
+    fig = ft.tradeoff_figure(
+        _points(), x_label="x", y_label="y", title="t", markers=[ft.Marker("DP", float("nan"), 0.5, "classic_dp")],
+        selected="nope", show_pareto=False,
+    )
+    assert [trace.name for trace in fig.data] == ["projection", "Gaussian"]
+
+
+def test_privacy_privacy_colours_by_log_b():
+    fig = ft.privacy_privacy_figure(_points())
+    proj = fig.data[0]
+    assert list(proj.marker.color) == pytest.approx(np.log10([0.1, 0.5, 2.0]).tolist())
+    assert proj.marker.showscale is True and fig.data[1].marker.showscale is False
+    assert fig.data[0].marker.symbol != fig.data[1].marker.symbol
+
+
+def test_comparison_bars_roles_pick_colours():
+    fig = ft.comparison_bars_figure(
+        ["non-private", "classic DP", "TDP B = 0.25"], [0.91, 0.85, 0.9],
+        roles=["nonprivate", "classic_dp", "chosen"], errors=[None, 0.01, 0.005], y_label="accuracy",
+    )
+    (bar,) = fig.data
+    assert list(bar.y) == [0.91, 0.85, 0.9]
+    assert list(bar.marker.color) == [COLORS["nonprivate"], COLORS["classic_dp"], COLORS["candidate"]]
+    assert list(bar.error_y.array) == [0.0, 0.01, 0.005]
+
+
+def test_hypothesis_testing_figure_has_coin_flip_and_curves():
+    alphas = [0.0, 0.5, 1.0]
+    fig = ft.hypothesis_testing_figure(
+        [("Gaussian", "gaussian", alphas, [0.9, 0.3, 0.0])], distance=2.0
+    )
+    diag, gauss = fig.data
+    assert list(diag.x) == [0.0, 1.0] and list(diag.y) == [1.0, 0.0]
+    assert list(gauss.y) == [0.9, 0.3, 0.0]
+    assert gauss.line.color == MECHANISM_COLORS["gaussian"]
+
+
+# ----------------------------------------------------------------------------------------------- per-record
+def test_policy_figure_log_axes_drop_zero_losses_and_label_ours():
+    curves = [
+        fp.PolicyCurve("4th root", [0.0, 5.0, 10.0], [0.0, 0.279508, 0.395285]),
+        fp.PolicyCurve("EPL p=2", [5.0, 10.0], [0.1, 0.2], ours=True),
+    ]
+    fig = fp.policy_figure(curves, unit_label="ρ (per-record zCDP)", percentiles={"median": 10.0}, threshold=1.0)
+    root, epl = fig.data
+    assert list(root.x) == [5.0, 10.0] and list(root.y) == pytest.approx([0.279508, 0.395285])
+    assert epl.name == "EPL p=2 [ours]" and epl.line.dash == "dash" and root.line.dash == "solid"
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert "ρ (per-record zCDP)" in fig.layout.yaxis.title.text
+    assert sorted((s.x0, s.y0) for s in fig.layout.shapes) == [(0, 1.0), (10.0, 0)]
+
+
+def test_loss_ecdf_is_a_sorted_step_function():
+    fig = fp.loss_ecdf_figure([3.0, 1.0, 2.0, 4.0], unit_label="ρ", highlights={"max": 4.0}, threshold=2.5)
+    (trace,) = fig.data
+    assert list(trace.x) == [1.0, 2.0, 3.0, 4.0]
+    assert list(trace.y) == [0.25, 0.5, 0.75, 1.0]
+    assert trace.line.shape == "hv"
+    assert sorted(s.x0 for s in fig.layout.shapes) == [2.5, 4.0]
+
+
+def test_tdp_policy_and_histogram():
+    fig = fp.tdp_policy_figure([0.0, 0.5, 1.0], [0.0, 1.0, 2.0], b=0.5, epsilon=1.0, marks={"t = 2": 2.0})
+    assert list(fig.data[0].y) == [0.0, 1.0, 2.0]
+    assert sorted(s.x0 for s in fig.layout.shapes) == [0.5, 2.0]
+    hist = fp.distance_loss_histogram([1.0, 1.0, 2.0, np.inf], unit_label="ε", worst_case=5.0)
+    assert list(hist.data[0].x) == [1.0, 1.0, 2.0]
+    assert [s.x0 for s in hist.layout.shapes] == [5.0]

@@ -1,0 +1,201 @@
+"""Figures of the Mechanisms page. Pure: arrays and numbers from the engine in, ``go.Figure`` out.
+
+* :func:`original_vs_private_figure` — two chosen features of the original rows and of the private release;
+* :func:`noise_by_coordinate_figure` — measured per-coordinate distortion of this run against the noise sd the
+  mechanism reports (``Release.details["noise_sd_per_coordinate"]``);
+* :func:`comparison_figure` — the honest comparison panel: noise per coordinate and program effectiveness of
+  several mechanisms at the same (B, ε, δ), side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ui.figures.theme import COLORS, MECHANISM_COLORS, SEQUENCE, apply_theme, fmt
+
+#: Most points drawn per trace in the scatter (every point is an SVG element; thousands make the page slow).
+MAX_SCATTER_POINTS = 2000
+
+
+def display_rows(n: int, max_points: int = MAX_SCATTER_POINTS) -> np.ndarray:
+    """Evenly spaced row indices (deterministic, no randomness) of at most ``max_points`` rows.
+
+    >>> display_rows(10, 4).tolist()
+    [0, 3, 6, 9]
+    >>> display_rows(3, 10).tolist()
+    [0, 1, 2]
+    """
+    if n <= max_points:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
+
+
+def original_vs_private_figure(
+    x: np.ndarray,
+    x_priv: np.ndarray,
+    feature_names: Sequence[str],
+    i: int,
+    j: int,
+    *,
+    max_points: int = MAX_SCATTER_POINTS,
+    private_label: str = "private release",
+) -> go.Figure:
+    """Scatter of feature ``i`` against feature ``j``: original rows and released rows, on the prepared scale.
+
+    Both traces show the same rows (at most ``max_points`` of them, evenly spaced); hovering shows the row number
+    so a user can find a person's original and private position.
+    """
+    x = np.asarray(x, dtype=float)
+    x_priv = np.asarray(x_priv, dtype=float)
+    rows = display_rows(x.shape[0], max_points)
+    fig = go.Figure()
+    for label, data, color, opacity in (
+        ("original (prepared)", x, COLORS["original"], 0.55),
+        (private_label, x_priv, COLORS["private"], 0.55),
+    ):
+        fig.add_trace(
+            go.Scattergl(
+                x=data[rows, i],
+                y=data[rows, j],
+                mode="markers",
+                name=label,
+                marker={"color": color, "size": 6, "opacity": opacity},
+                customdata=rows,
+                hovertemplate=(
+                    f"row %{{customdata}}<br>{feature_names[i]} = %{{x:.4g}}<br>"
+                    f"{feature_names[j]} = %{{y:.4g}}<extra>{label}</extra>"
+                ),
+            )
+        )
+    shown = "" if rows.size == x.shape[0] else f" ({rows.size:,} of {x.shape[0]:,} rows shown)"
+    fig.update_layout(
+        title=f"Original vs private: {feature_names[i]} × {feature_names[j]}{shown}",
+        xaxis_title=f"{feature_names[i]} (prepared scale)",
+        yaxis_title=f"{feature_names[j]} (prepared scale)",
+    )
+    return apply_theme(fig, height=480)
+
+
+def noise_by_coordinate_figure(
+    feature_names: Sequence[str],
+    measured_sd: Sequence[float],
+    *,
+    reported_sd: float | None = None,
+    comparison_sd: Mapping[str, float] | None = None,
+    measured_label: str = "measured in this run: sd of (private − original)",
+) -> go.Figure:
+    """Bars: the measured spread of (private − original) per feature; lines: noise sd reported by mechanisms.
+
+    Parameters
+    ----------
+    feature_names, measured_sd
+        One bar per feature (computed from this run's release).
+    reported_sd
+        The mechanism's own per-coordinate noise sd (``Release.details["noise_sd_per_coordinate"]``), drawn as a
+        dashed line; None for mechanisms without additive noise (k-anonymity).
+    comparison_sd
+        label → per-coordinate sd of other mechanisms at the same (B, ε, δ) (e.g. the Gaussian mechanism),
+        drawn as dotted lines.
+    """
+    fig = go.Figure(
+        go.Bar(
+            x=list(feature_names),
+            y=list(measured_sd),
+            name=measured_label,
+            marker_color=COLORS["private"],
+            hovertemplate="%{x}: sd %{y:.6g}<extra></extra>",
+        )
+    )
+    if reported_sd is not None and np.isfinite(reported_sd):
+        fig.add_hline(
+            y=float(reported_sd),
+            line={"color": COLORS["text"], "dash": "dash", "width": 2},
+            annotation_text=f"reported noise sd {fmt(reported_sd)}",
+            annotation_position="top left",
+        )
+    for index, (label, sd) in enumerate((comparison_sd or {}).items()):
+        if sd is None or not np.isfinite(sd):
+            continue
+        fig.add_hline(
+            y=float(sd),
+            line={"color": SEQUENCE[(index + 2) % len(SEQUENCE)], "dash": "dot", "width": 2},
+            annotation_text=f"{label}: {fmt(sd)}",
+            annotation_position="bottom right",
+        )
+    fig.update_layout(
+        title="Noise per coordinate (prepared scale)",
+        xaxis_title="feature",
+        yaxis_title="standard deviation (prepared scale)",
+        showlegend=True,
+    )
+    return apply_theme(fig, height=420)
+
+
+def comparison_figure(
+    labels: Sequence[str],
+    kinds: Sequence[str],
+    noise_sd: Sequence[float | None],
+    utility: Sequence[float | None],
+    *,
+    utility_label: str,
+    nonprivate_utility: float | None = None,
+) -> go.Figure:
+    """Two panels of bars, one bar per mechanism: noise per coordinate (left) and program effectiveness (right).
+
+    ``kinds`` gives each mechanism's ``KIND`` for its colour. A missing value (None/NaN) is drawn as no bar. The
+    non-private program effectiveness, if given, is a dashed line in the right panel.
+    """
+    colors = [MECHANISM_COLORS.get(kind, COLORS["primary"]) for kind in kinds]
+
+    def clean(values: Sequence[float | None]) -> list[float | None]:
+        return [None if v is None or not np.isfinite(v) else float(v) for v in values]
+
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=("Noise sd per coordinate (lower = less noise)", utility_label),
+        horizontal_spacing=0.14,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=list(labels),
+            y=clean(noise_sd),
+            marker_color=colors,
+            name="noise sd per coordinate",
+            text=[fmt(v) for v in clean(noise_sd)],
+            textposition="outside",
+            hovertemplate="%{x}<br>noise sd %{y:.6g}<extra></extra>",
+            showlegend=False,
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=list(labels),
+            y=clean(utility),
+            marker_color=colors,
+            name=utility_label,
+            text=[fmt(v) for v in clean(utility)],
+            textposition="outside",
+            hovertemplate="%{x}<br>" + utility_label + " %{y:.6g}<extra></extra>",
+            showlegend=False,
+        ),
+        row=1,
+        col=2,
+    )
+    if nonprivate_utility is not None and np.isfinite(nonprivate_utility):
+        fig.add_hline(
+            y=float(nonprivate_utility),
+            line={"color": COLORS["nonprivate"], "dash": "dash", "width": 2},
+            annotation_text=f"non-private {fmt(nonprivate_utility)}",
+            annotation_position="top left",
+            row=1,
+            col=2,
+        )
+    fig.update_layout(title="Same (B, ε, δ), different mechanisms", bargap=0.35)
+    return apply_theme(fig, height=440)

@@ -1,0 +1,306 @@
+"""Figures of the Tradeoffs page. Pure: tidy frames from the engine's sweep in, ``go.Figure`` out.
+
+The page turns the engine's sweep table into a *points frame* with one row per grid point and mechanism:
+
+=============  ==============================================================================================
+column         meaning
+=============  ==============================================================================================
+``point_id``   stable id of the grid point (goes into ``customdata`` so a click selects that configuration)
+``series``     legend label (one curve per mechanism / parameter tuple)
+``kind``       mechanism ``KIND`` (colour, from the theme)
+``b``          target distance B of the point
+``x``, ``y``   the two plotted quantities (means over repetitions)
+``x_err``      optional half-width of the 95 % interval of x (``y_err`` likewise)
+``pareto``     optional bool: on the Pareto frontier of this (x, y) pair
+``hover``      optional extra hover text (exact values)
+=============  ==============================================================================================
+
+Reference points (non-private, classic DP, k-anonymity, the chosen configuration) are :class:`Marker` objects,
+drawn as stars in fixed colours (non-private black, classic DP vermillion, chosen reddish purple).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures.theme import COLORS, LINE_WIDTH, MARKER_SIZE, MECHANISM_COLORS, SEQUENCE, apply_theme, fmt
+
+#: Marker role → (colour, symbol, legend text prefix).
+ROLE_STYLE: dict[str, tuple[str, str]] = {
+    "nonprivate": (COLORS["nonprivate"], "star"),
+    "classic_dp": (COLORS["classic_dp"], "star"),
+    "chosen": (COLORS["candidate"], "star"),
+    "kanon": (MECHANISM_COLORS["mondrian"], "star-diamond"),
+}
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A reference point drawn as a star: ``role`` in :data:`ROLE_STYLE` picks its colour."""
+
+    label: str
+    x: float
+    y: float
+    role: str = "nonprivate"
+
+
+def series_color(kind: str, index: int) -> str:
+    """The mechanism's theme colour, else the qualitative sequence."""
+    return MECHANISM_COLORS.get(kind, SEQUENCE[index % len(SEQUENCE)])
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and bool(np.isfinite(value))
+
+
+def _error(frame: pd.DataFrame, column: str) -> dict | None:
+    if column not in frame or frame[column].isna().all():
+        return None
+    return {"type": "data", "array": frame[column].fillna(0.0).to_numpy(float), "visible": True, "thickness": 1.2}
+
+
+def _add_markers(fig: go.Figure, markers: Sequence[Marker]) -> None:
+    for marker in markers:
+        if not (_finite(marker.x) and _finite(marker.y)):
+            continue
+        color, symbol = ROLE_STYLE.get(marker.role, (COLORS["text"], "star"))
+        fig.add_trace(
+            go.Scatter(
+                x=[marker.x],
+                y=[marker.y],
+                mode="markers",
+                name=marker.label,
+                marker={"symbol": symbol, "size": MARKER_SIZE + 9, "color": color, "line": {"width": 1, "color": "white"}},
+                hovertemplate=f"{marker.label}<br>x = %{{x:.6g}}<br>y = %{{y:.6g}}<extra></extra>",
+            )
+        )
+
+
+def tradeoff_figure(
+    points: pd.DataFrame,
+    *,
+    x_label: str,
+    y_label: str,
+    title: str,
+    markers: Sequence[Marker] = (),
+    selected: str | None = None,
+    show_pareto: bool = True,
+    height: int = 480,
+) -> go.Figure:
+    """The paper's Figure 3 for any pair: one curve per series through the B grid, stars at reference points.
+
+    Points on the Pareto frontier (``pareto`` column) are circled; the frontier itself is a thick grey line. The
+    point whose ``point_id`` equals ``selected`` is ringed in the chosen colour. Every series point carries its
+    ``point_id`` in ``customdata`` (so ``st.plotly_chart(on_select=...)`` reports which configuration was clicked).
+    """
+    fig = go.Figure()
+    if show_pareto and "pareto" in points and points["pareto"].any():
+        front = points[points["pareto"].astype(bool)].sort_values("x")
+        fig.add_trace(
+            go.Scatter(
+                x=front["x"],
+                y=front["y"],
+                mode="lines",
+                name="Pareto frontier",
+                line={"color": "rgba(80,80,80,0.35)", "width": LINE_WIDTH * 4},
+                hoverinfo="skip",
+            )
+        )
+    for index, (series, group) in enumerate(points.groupby("series", sort=False)):
+        group = group.sort_values("b")
+        kind = str(group["kind"].iloc[0]) if "kind" in group else ""
+        color = series_color(kind, index)
+        hover = group["hover"] if "hover" in group else [""] * len(group)
+        fig.add_trace(
+            go.Scatter(
+                x=group["x"],
+                y=group["y"],
+                mode="lines+markers",
+                name=str(series),
+                line={"color": color, "width": LINE_WIDTH},
+                marker={
+                    "size": MARKER_SIZE,
+                    "color": color,
+                    "line": {
+                        "width": [3 if p else 0 for p in (group["pareto"] if "pareto" in group else [False] * len(group))],
+                        "color": COLORS["text"],
+                    },
+                },
+                error_x=_error(group, "x_err"),
+                error_y=_error(group, "y_err"),
+                customdata=[[str(i), float(b), str(h)] for i, b, h in zip(group["point_id"], group["b"], hover, strict=True)],
+                hovertemplate=(
+                    "B = %{customdata[1]:.4g}<br>" + x_label + " = %{x:.6g}<br>" + y_label
+                    + " = %{y:.6g}<br>%{customdata[2]}<extra>" + str(series) + "</extra>"
+                ),
+            )
+        )
+    if selected is not None and "point_id" in points:
+        chosen = points[points["point_id"].astype(str) == str(selected)]
+        if not chosen.empty:
+            fig.add_trace(
+                go.Scatter(
+                    x=chosen["x"],
+                    y=chosen["y"],
+                    mode="markers",
+                    name="selected configuration",
+                    marker={
+                        "symbol": "circle-open",
+                        "size": MARKER_SIZE + 14,
+                        "color": COLORS["candidate"],
+                        "line": {"width": 4, "color": COLORS["candidate"]},
+                    },
+                    hoverinfo="skip",
+                )
+            )
+    _add_markers(fig, markers)
+    fig.update_layout(title=title, xaxis_title=x_label, yaxis_title=y_label, clickmode="event+select")
+    return apply_theme(fig, height=height)
+
+
+def privacy_privacy_figure(
+    points: pd.DataFrame,
+    *,
+    x_label: str = "singling-out protection",
+    y_label: str = "attribute-inference protection",
+    markers: Sequence[Marker] = (),
+    height: int = 480,
+) -> go.Figure:
+    """Singling-out against attribute-inference protection, one marker per grid point coloured by log10(B).
+
+    The two protections need not move together (attribute inference is neither monotone in B nor tends to 1),
+    which is what this plot shows. Series are told apart by marker symbol.
+    """
+    fig = go.Figure()
+    symbols = ("circle", "square", "diamond", "triangle-up", "cross", "x")
+    b_all = points["b"].to_numpy(float) if not points.empty else np.array([1.0])
+    cmin, cmax = float(np.log10(b_all.min())), float(np.log10(b_all.max()))
+    if cmin == cmax:
+        cmin, cmax = cmin - 0.5, cmax + 0.5
+    ticks = np.array([0.05, 0.1, 0.25, 0.5, 1.0, 2.0])
+    for index, (series, group) in enumerate(points.groupby("series", sort=False)):
+        group = group.sort_values("b")
+        fig.add_trace(
+            go.Scatter(
+                x=group["x"],
+                y=group["y"],
+                mode="lines+markers",
+                name=str(series),
+                line={"color": "rgba(120,120,120,0.4)", "width": 1.5},
+                marker={
+                    "size": MARKER_SIZE + 3,
+                    "symbol": symbols[index % len(symbols)],
+                    "color": np.log10(group["b"].to_numpy(float)),
+                    "colorscale": "Viridis",
+                    "cmin": cmin,
+                    "cmax": cmax,
+                    "showscale": index == 0,
+                    "colorbar": {
+                        "title": {"text": "B"},
+                        "tickvals": np.log10(ticks).tolist(),
+                        "ticktext": [fmt(t) for t in ticks],
+                        "thickness": 14,
+                    },
+                    "line": {"width": 1, "color": "white"},
+                },
+                customdata=[[str(i), float(b)] for i, b in zip(group["point_id"], group["b"], strict=True)],
+                hovertemplate=(
+                    "B = %{customdata[1]:.4g}<br>" + x_label + " = %{x:.6g}<br>" + y_label
+                    + " = %{y:.6g}<extra>" + str(series) + "</extra>"
+                ),
+            )
+        )
+    _add_markers(fig, markers)
+    fig.update_layout(
+        title="Privacy against privacy: the two attacks need not agree",
+        xaxis_title=x_label,
+        yaxis_title=y_label,
+        legend={"x": 0.0, "y": -0.25, "orientation": "h"},
+    )
+    return apply_theme(fig, height=height)
+
+
+def comparison_bars_figure(
+    labels: Sequence[str],
+    values: Sequence[float],
+    *,
+    roles: Sequence[str],
+    errors: Sequence[float | None] | None = None,
+    y_label: str,
+    title: str = "Program effectiveness by approach",
+) -> go.Figure:
+    """The paper's Figure 2: one bar per approach (non-private, classic DP, k-anonymity, targeted DP, …).
+
+    ``roles`` picks each bar's colour: ``"nonprivate"``, ``"classic_dp"``, ``"chosen"``, ``"kanon"`` or a
+    mechanism ``KIND``. ``errors`` are half-widths of 95 % intervals (None = no bar).
+    """
+    palette = {role: style[0] for role, style in ROLE_STYLE.items()}
+    colors = [palette.get(role, MECHANISM_COLORS.get(role, COLORS["primary"])) for role in roles]
+    error_y = None
+    if errors is not None:
+        arr = [0.0 if e is None or not np.isfinite(e) else float(e) for e in errors]
+        error_y = {"type": "data", "array": arr, "visible": True}
+    fig = go.Figure(
+        go.Bar(
+            x=list(labels),
+            y=[float(v) for v in values],
+            marker_color=colors,
+            error_y=error_y,
+            text=[fmt(v) for v in values],
+            textposition="outside",
+            hovertemplate="%{x}<br>" + y_label + " = %{y:.6g}<extra></extra>",
+        )
+    )
+    fig.update_layout(title=title, yaxis_title=y_label, xaxis_title="", bargap=0.35, showlegend=False)
+    return apply_theme(fig, height=440)
+
+
+def hypothesis_testing_figure(
+    curves: Sequence[tuple[str, str, Sequence[float], Sequence[float]]],
+    *,
+    distance: float,
+    height: int = 460,
+) -> go.Figure:
+    """The best distinguishing attacker's false-negative rate against its false-positive rate.
+
+    ``curves`` holds ``(label, kind, alphas, betas)``, one per mechanism (β is a lower bound, exact for the
+    Gaussian). The diagonal β = 1 − α is a coin flip: a curve on it means perfect protection; a curve at the
+    axes means the two records can be told apart without error.
+    """
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=[0.0, 1.0],
+            y=[1.0, 0.0],
+            mode="lines",
+            name="coin flip (perfect protection)",
+            line={"color": COLORS["infeasible"], "dash": "dash", "width": 2},
+            hoverinfo="skip",
+        )
+    )
+    for index, (label, kind, alphas, betas) in enumerate(curves):
+        fig.add_trace(
+            go.Scatter(
+                x=list(alphas),
+                y=list(betas),
+                mode="lines",
+                name=label,
+                line={"color": series_color(kind, index), "width": LINE_WIDTH},
+                hovertemplate="false-positive rate %{x:.4f}<br>false-negative rate ≥ %{y:.6f}<extra>"
+                + label
+                + "</extra>",
+            )
+        )
+    fig.update_layout(
+        title=f"What a distinguishing attacker can do (two records {fmt(distance)} apart)",
+        xaxis_title="false-positive rate α",
+        yaxis_title="smallest false-negative rate β",
+        xaxis={"range": [0, 1]},
+        yaxis={"range": [0, 1.02]},
+    )
+    return apply_theme(fig, height=height)
