@@ -22,9 +22,9 @@ import time
 if __name__ == "__main__":  # allow running as a script from anywhere
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import numpy as np
+import numpy as np  # noqa: E402
 
-from engine.theory.feasibility import feasibility_grid, is_feasible, min_epsilon
+from engine.theory.feasibility import feasibility_grid, is_feasible, min_epsilon  # noqa: E402
 
 TARGET_SECONDS = 0.100
 REPEATS = 7
