@@ -1,1 +1,26 @@
-"""Per-record differential privacy: policy functions and slowly scaling mechanisms for sums."""
+"""Per-record differential privacy: policy functions and slowly scaling mechanisms for sums.
+
+Importing this package registers every sum mechanism in :data:`SUM_MECHANISMS` (KIND → class).
+"""
+
+from engine.per_record import baseline, epl, generalized_gaussian, transformation  # noqa: F401  (registration)
+from engine.per_record.base import SUM_MECHANISMS, SumMechanism, make_sum_mechanism, sum_mechanism_from_dict
+from engine.per_record.baseline import GaussianSum, UnitSplitting
+from engine.per_record.epl import EPL, EPL1, EPL2
+from engine.per_record.generalized_gaussian import GeneralizedGaussian
+from engine.per_record.transformation import KthRootTransformation, LogTransformation
+
+__all__ = [
+    "EPL",
+    "EPL1",
+    "EPL2",
+    "SUM_MECHANISMS",
+    "GaussianSum",
+    "GeneralizedGaussian",
+    "KthRootTransformation",
+    "LogTransformation",
+    "SumMechanism",
+    "UnitSplitting",
+    "make_sum_mechanism",
+    "sum_mechanism_from_dict",
+]
