@@ -28,7 +28,7 @@ def _jsonable(value: Any) -> Any:
 
 def print_json(payload: Any) -> None:
     """Print ``payload`` as indented JSON on stdout (NaN → null, ±inf → "inf"/"-inf")."""
-    json.dump(_jsonable(payload), sys.stdout, indent=2, allow_nan=False)
+    json.dump(_jsonable(payload), sys.stdout, indent=2, allow_nan=False, ensure_ascii=False)
     sys.stdout.write("\n")
 
 
