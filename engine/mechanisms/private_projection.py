@@ -557,23 +557,30 @@ def _fast_release(
     *,
     out: np.ndarray,
 ) -> np.ndarray:
-    """Exact fast path: out = multiplier·(X A / k + σ1 Z F). Returns diag(MᵀM) (unit-σ1, paper-scale variance)."""
+    """Exact fast path: out = multiplier·(X A / k + σ1 Z F). Returns diag(MᵀM) (unit-σ1, paper-scale variance).
+
+    The noise rows σ1·z F have covariance σ1² FᵀF = σ1² MᵀM, the law of the rows of G M in the paper's step 6.
+    """
     k = r_mat.shape[1]
     a, f = _projection_operators(r_mat, v)
-    noise_factor = (multiplier * sigma1) * f
-    signal_scale = multiplier / k
-    a_scaled = None if a is None else signal_scale * a
+    # Work on the unbiased scale (X A + kσ1 Z F) and rescale blocks for the paper's scale: no n × d temporaries,
+    # one reusable chunk buffer for the standard normals.
+    noise_factor = (k * sigma1) * f
+    rescale = multiplier / k
     n, q = x.shape[0], f.shape[0]
+    z = np.empty((min(n, _CHUNK_ROWS), q))
     for start in range(0, n, _CHUNK_ROWS):
         stop = min(n, start + _CHUNK_ROWS)
+        zb = z[: stop - start]
+        rng.standard_normal(out=zb)
         block = out[start:stop]
-        np.matmul(rng.standard_normal((stop - start, q)), noise_factor, out=block)
-        if a_scaled is not None:
-            block += x[start:stop] @ a_scaled
-        elif signal_scale == 1.0:
+        np.matmul(zb, noise_factor, out=block)
+        if a is None:
             block += x[start:stop]
         else:
-            block += signal_scale * x[start:stop]
+            block += x[start:stop] @ a
+        if rescale != 1.0:
+            block *= rescale
     return np.einsum("ij,ij->j", f, f)
 
 
