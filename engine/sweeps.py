@@ -1,0 +1,867 @@
+r"""Tradeoff sweeps: program effectiveness against protection over a grid of privacy parameters.
+
+A sweep answers "what does each (B, ε, δ) cost my program, and what does it buy against real attacks?" on the
+user's own data — the paper's Figures 2 and 3 for any dataset. For every cell of the grid
+
+    mechanism × B values × budgets (ε1, δ1, ε2, δ2) × repetitions
+
+it privatizes the released rows with a fresh random stream, scores the program on the release
+(:func:`engine.evaluation.programs.evaluate_program`), runs the attacks (singling out, attribute inference with
+the holdout as control, distinguishing) and records one tidy row. Two reference points come with every sweep
+(``references=True``): the **non-private** release (the data itself; distinguishing protection 0) and
+**classic DP** (B = 2 with the same budgets; the B = 2 grid points when B = 2 is in the grid).
+
+Design
+------
+* Holdout. One holdout of ``holdout`` rows (default :func:`~engine.attacks.attribute_inference.
+  default_holdout_size`) is drawn per sweep from the sweep seed, BEFORE privatizing; every cell privatizes the
+  same released rows, so the non-private program baseline, the non-private singling-out baseline and the CV folds
+  are computed once, and repetitions vary the mechanism's noise and the attack's random choices only.
+* Seeds. ``engine.rng.spawn_seeds(seed, 1 + cells)``: child 0 draws the holdout, child i + 1 drives cell i
+  (grid points in order — non-private, then each budget × B, then extra classic-DP points — repetitions inner).
+  Rows are returned in cell order, so the same seed gives the same table whatever the number of workers.
+* Parallelism. ``workers > 1`` runs cells in a ``ProcessPoolExecutor`` (``forkserver`` start method, safe under
+  the threaded dashboard). The data go to each worker once through the pool initializer, never per task. Every
+  process limits BLAS to one thread, so inline and pooled runs compute bit-identical numbers.
+* Gaussian. ``mechanism="gaussian"`` runs the Gaussian mechanism at the same TOTAL budget (ε1 + ε2, δ1 + δ2) and
+  the same B, so the Studio can show honestly where the simpler mechanism gives more for the same guarantee.
+* Cache. Finished sweeps are kept in an in-process LRU keyed by (data fingerprint, configuration JSON — which
+  includes the seed).
+
+Interval convention: :meth:`SweepResult.summary` reports, per grid point, the mean, the sample sd (ddof = 1)
+and by default a 95 % confidence interval for the MEAN, mean ± t₀.₉₇₅,r−1 · sd/√r over the r repetitions
+(``interval="runs"`` gives the 2.5–97.5 % range of single runs instead: what one release may give).
+
+References
+----------
+.. [1] Kohli & Blumenstock, "Enabling Humanitarian Applications with Targeted Differential Privacy",
+       arXiv:2408.13424, Methods (case studies, privacy attacks), Figures 2–3. Digest:
+       ``shared/spec/000-targeted-dp.md``.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import hashlib
+import math
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from engine.accounting.tdp import tdp_to_dp
+from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
+from engine.errors import CancelledError, DataValidationError, InvalidParameterError
+from engine.evaluation.programs import METRICS, ProgramConfig, ProgramResult, evaluate_program, relative_to
+from engine.progress import CancelToken, Progress, ProgressCallback
+from engine.rng import spawn_seeds
+from engine.serialization import Serializable
+from engine.validation import check_bool, check_choice, check_integer, check_interval
+
+__all__ = [
+    "ATTACKS",
+    "PAPER_B_VALUES",
+    "PROTECTION_COLUMNS",
+    "Budget",
+    "SweepConfig",
+    "SweepResult",
+    "clear_cache",
+    "paper_budgets",
+    "preset",
+    "released_rows",
+    "run_sweep",
+]
+
+SweepMechanism = Literal["projection", "gaussian"]
+AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
+
+#: Attacks a sweep can run, in the order of the table's columns.
+ATTACKS: tuple[str, ...] = ("singling_out", "attribute_inference", "distinguishing")
+#: Attack → protection column of the tidy table (all in [0, 1], higher = more protection).
+PROTECTION_COLUMNS: dict[str, str] = {a: f"protection_{a}" for a in ATTACKS}
+#: The paper's grid of target distances B.
+PAPER_B_VALUES: tuple[float, ...] = (0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0)
+#: Reference labels of the ``reference`` column.
+REFERENCES: tuple[str, ...] = ("non-private", "tdp", "classic-dp")
+#: Columns that describe a grid point (identical across its repetitions); every other numeric column is a metric.
+DESCRIPTOR_COLUMNS: tuple[str, ...] = (
+    "point",
+    "reference",
+    "mechanism",
+    "b",
+    "epsilon1",
+    "delta1",
+    "epsilon2",
+    "delta2",
+    "epsilon",
+    "delta",
+    "implied_epsilon",
+    "implied_delta",
+)
+#: Upper bound on the number of cells of one sweep (a grid beyond this is almost certainly a typo).
+MAX_CELLS = 200_000
+#: Finished sweeps kept by the in-process cache.
+CACHE_SIZE = 8
+
+
+# --------------------------------------------------------------------------------------------------------------
+# configuration
+
+
+@dataclass(frozen=True)
+class Budget(Serializable):
+    """One privacy budget of the grid: (ε1, δ1) for the projection step, (ε2, δ2) for the covariance step.
+
+    The Gaussian mechanism spends the totals ε = ε1 + ε2, δ = δ1 + δ2 (use ε2 = δ2 = 0 for a plain (ε, δ)).
+
+    >>> Budget(3.0, 1e-4, 0.5, 5e-5).epsilon
+    3.5
+    """
+
+    epsilon1: float
+    delta1: float
+    epsilon2: float = 0.0
+    delta2: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_interval("epsilon1", self.epsilon1, 0, None, closed="neither")
+        check_interval("delta1", self.delta1, 0, 1, closed="left")
+        check_interval("epsilon2", self.epsilon2, 0, None, closed="left")
+        check_interval("delta2", self.delta2, 0, 1, closed="left")
+        if self.delta1 + self.delta2 >= 1:
+            raise InvalidParameterError(
+                f"delta1 + delta2 must be < 1; got {self.delta1 + self.delta2:g} — use δ ≤ 1/n"
+            )
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.epsilon1) + float(self.epsilon2)
+
+    @property
+    def delta(self) -> float:
+        return float(self.delta1) + float(self.delta2)
+
+    def label(self) -> str:
+        return f"ε1={self.epsilon1:g}, δ1={self.delta1:.3g}, ε2={self.epsilon2:g}, δ2={self.delta2:.3g}"
+
+
+def paper_budgets(n: int, epsilon1: Sequence[float] = (2.0, 3.0), epsilon2: Sequence[float] = (0.5, 0.9999),
+                  *, partitions: int = 1) -> tuple[Budget, ...]:
+    """The paper's budgets: every (ε1, ε2) pair with δ = 1/(n' + 1) split δ1 = 2δ/3, δ2 = δ/3.
+
+    n' = n for one block, ⌈n/m⌉ with ``partitions`` m > 1 (the paper's Nigeria setup).
+
+    >>> [(b.epsilon1, b.epsilon2, round(b.delta1 * 4202, 6)) for b in paper_budgets(4201)]
+    [(2.0, 0.5, 0.666667), (2.0, 0.9999, 0.666667), (3.0, 0.5, 0.666667), (3.0, 0.9999, 0.666667)]
+    """
+    nn = check_integer("n", n, 1, None)
+    m = check_integer("partitions", partitions, 1, nn)
+    size = nn if m == 1 else math.ceil(nn / m)
+    delta = 1.0 / (size + 1)
+    return tuple(Budget(float(e1), 2.0 * delta / 3.0, float(e2), delta / 3.0) for e1 in epsilon1 for e2 in epsilon2)
+
+
+@dataclass(frozen=True)
+class SweepConfig(Serializable):
+    """A tradeoff sweep: the grid, the program, the attacks and the seed. Goes into the decision record.
+
+    Parameters
+    ----------
+    budgets : tuple of Budget
+        Privacy budgets of the grid (at least one).
+    b_values : tuple of float
+        Target distances B in (0, 2], distinct (default: the paper's 8 values).
+    mechanism : {"projection", "gaussian"}
+        Algorithm 1 (private projection) or the Gaussian mechanism at the same total (ε, δ).
+    repetitions : int
+        Independent runs per grid point, in [1, 10000].
+    seed : int
+        Root seed of the sweep (holdout and every cell's random stream).
+    program : ProgramConfig
+        How the release is used and scored.
+    attacks : tuple of {"singling_out", "attribute_inference", "distinguishing"}
+        Attacks to run (distinct).
+    adversary : {"knows-scale", "paper"}
+        ``"knows-scale"`` (default) undoes a known output scale before attacking (the paper's own threat model);
+        ``"paper"`` reproduces the authors' code (release attacked as printed, their net sizes and success rule).
+    holdout : int or None
+        Rows held out as the attribute-inference control group; ``None`` = min(500, ⌊n/5⌋). Ignored (0) when
+        attribute inference is not run.
+    k, output_scale, covariance, partitions
+        Options of :class:`~engine.mechanisms.private_projection.PrivateProjection`.
+    calibration : {"analytic", "classical"}
+        Calibration of the Gaussian mechanism.
+    references : bool
+        Add the non-private and the classic-DP (B = 2) reference points.
+    """
+
+    budgets: tuple[Budget, ...]
+    b_values: tuple[float, ...] = PAPER_B_VALUES
+    mechanism: SweepMechanism = "projection"
+    repetitions: int = 10
+    seed: int = 0
+    program: ProgramConfig = field(default_factory=ProgramConfig)
+    attacks: tuple[AttackName, ...] = ATTACKS
+    adversary: Adversary = "knows-scale"
+    holdout: int | None = None
+    k: int = 10_000
+    output_scale: Literal["unbiased", "paper"] = "unbiased"
+    covariance: Literal["gram", "centred"] = "gram"
+    partitions: int = 1
+    calibration: Literal["analytic", "classical"] = "analytic"
+    references: bool = True
+
+    def __post_init__(self) -> None:
+        check_choice("mechanism", self.mechanism, ("projection", "gaussian"))
+        if not self.budgets:
+            raise InvalidParameterError("budgets must list at least one (ε1, δ1, ε2, δ2) budget; got none")
+        for budget in self.budgets:
+            if not isinstance(budget, Budget):
+                raise InvalidParameterError(f"budgets must be Budget objects; got {type(budget).__name__}")
+        if not self.b_values:
+            raise InvalidParameterError("b_values must list at least one B in (0, 2]; got none")
+        bs = [check_interval("B", b, 0, 2, closed="right", hint="B = 2 is classic DP") for b in self.b_values]
+        if len(set(bs)) != len(bs):
+            raise InvalidParameterError(f"b_values must be distinct; got {list(self.b_values)}")
+        check_integer("repetitions", self.repetitions, 1, 10_000)
+        check_integer("seed", self.seed, 0, None)
+        if not isinstance(self.program, ProgramConfig):
+            raise InvalidParameterError(f"program must be a ProgramConfig; got {type(self.program).__name__}")
+        if len(set(self.attacks)) != len(self.attacks):
+            raise InvalidParameterError(f"attacks must be distinct; got {list(self.attacks)}")
+        for attack in self.attacks:
+            check_choice("attack", attack, ATTACKS)
+        check_choice("adversary", self.adversary, ADVERSARY_TEXT)
+        if self.holdout is not None:
+            check_integer("holdout", self.holdout, 1, None, hint="leave it empty for min(500, n/5)")
+        check_integer("k", self.k, 1, None)
+        check_choice("output_scale", self.output_scale, ("unbiased", "paper"))
+        check_choice("covariance", self.covariance, ("gram", "centred"))
+        check_integer("partitions", self.partitions, 1, None)
+        check_choice("calibration", self.calibration, ("analytic", "classical"))
+        check_bool("references", self.references)
+        cells = self.n_cells
+        if cells > MAX_CELLS:
+            raise InvalidParameterError(
+                f"the sweep has {cells} cells, more than the limit of {MAX_CELLS} — use fewer B values, budgets or "
+                "repetitions"
+            )
+        # Build every grid point's mechanism once: its own validation names any impossible combination
+        # (e.g. ε2 ≥ 1 for the projection's classical Gaussian step).
+        for point in self.points():
+            if point.reference != "non-private":
+                self.mechanism_for(point.b, point.budget)
+
+    # ---------------------------------------------------------------- grid
+    def points(self) -> list[GridPoint]:
+        """Grid points in cell order: non-private, then budget × B, then extra classic-DP points."""
+        pts: list[GridPoint] = []
+        if self.references:
+            pts.append(GridPoint(0, "non-private", math.nan, None))
+        for budget in self.budgets:
+            for b in self.b_values:
+                pts.append(GridPoint(len(pts), "classic-dp" if float(b) == 2.0 else "tdp", float(b), budget))
+        if self.references and not any(float(b) == 2.0 for b in self.b_values):
+            for budget in self.budgets:
+                pts.append(GridPoint(len(pts), "classic-dp", 2.0, budget))
+        return pts
+
+    @property
+    def n_cells(self) -> int:
+        per_rep = len(self.budgets) * len(self.b_values)
+        if self.references:
+            per_rep += 1 + (0 if any(float(b) == 2.0 for b in self.b_values) else len(self.budgets))
+        return per_rep * int(self.repetitions)
+
+    def mechanism_for(self, b: float, budget: Budget):
+        """The mechanism configuration of one grid point."""
+        if self.mechanism == "projection":
+            from engine.mechanisms.private_projection import PrivateProjection
+
+            return PrivateProjection(
+                b=float(b),
+                epsilon1=float(budget.epsilon1),
+                delta1=float(budget.delta1),
+                epsilon2=float(budget.epsilon2),
+                delta2=float(budget.delta2),
+                k=self.k,
+                output_scale=self.output_scale,
+                covariance=self.covariance,
+                partitions=self.partitions,
+            )
+        from engine.mechanisms.gaussian import GaussianMechanism
+
+        return GaussianMechanism(b=float(b), epsilon=budget.epsilon, delta=budget.delta,
+                                 calibration=self.calibration)
+
+    def attack_configs(self):
+        """(SinglingOutConfig, AttributeInferenceConfig) for the chosen adversary."""
+        from engine.attacks.attribute_inference import AttributeInferenceConfig
+        from engine.attacks.singling_out import SinglingOutConfig
+
+        if self.adversary == "paper":
+            return SinglingOutConfig.paper(), AttributeInferenceConfig.paper()
+        return SinglingOutConfig(), AttributeInferenceConfig()
+
+    def describe(self) -> str:
+        """One line for logs and the decision record."""
+        return (
+            f"{self.mechanism} sweep: {len(self.b_values)} B value(s) × {len(self.budgets)} budget(s) × "
+            f"{self.repetitions} repetition(s) = {self.n_cells} cells, program {self.program.kind}, attacks "
+            f"{', '.join(self.attacks) or 'none'}, adversary {self.adversary}, seed {self.seed}"
+        )
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One point of the grid (``budget`` is None for the non-private reference)."""
+
+    index: int
+    reference: str
+    b: float
+    budget: Budget | None
+
+
+def released_rows(n: int, attacks: Sequence[str] = ATTACKS, holdout: int | None = None) -> int:
+    """Rows a sweep privatizes out of n: all of them, minus the holdout when attribute inference runs.
+
+    >>> released_rows(4201), released_rows(4201, ("singling_out",)), released_rows(1000)
+    (3701, 4201, 800)
+    """
+    nn = check_integer("n", n, 2, None)
+    if "attribute_inference" not in attacks:
+        return nn
+    from engine.attacks.attribute_inference import default_holdout_size
+
+    return nn - (default_holdout_size(nn) if holdout is None else check_integer("holdout", holdout, 1, nn - 1))
+
+
+def preset(
+    name: str,
+    n: int,
+    *,
+    mechanism: SweepMechanism = "projection",
+    program: ProgramConfig | None = None,
+    seed: int = 0,
+    repetitions: int | None = None,
+    partitions: int = 1,
+    **overrides: Any,
+) -> SweepConfig:
+    """Named sweep configurations.
+
+    ``paper``: B ∈ {0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2}, ε1 ∈ {2, 3}, ε2 ∈ {0.5, 0.9999},
+    δ = 1/(n' + 1) split 2/3 : 1/3, k = 10⁴, 50 repetitions.
+    ``quick``: the same 8 B values, one budget (ε1 = 3, ε2 = 0.9999 — the paper's Togo headline, ε ≈ 4),
+    10 repetitions.
+
+    Parameters
+    ----------
+    name : {"paper", "quick"}
+    n : int
+        Rows of the prepared data. δ is set from the rows actually privatized, n' = :func:`released_rows`
+        (n minus the attribute-inference holdout; ⌈n'/m⌉ with ``partitions`` m > 1, as the paper's Nigeria setup).
+    mechanism, program, seed, repetitions, partitions, **overrides
+        Passed to :class:`SweepConfig` (``repetitions`` overrides the preset's count).
+
+    Examples
+    --------
+    >>> cfg = preset("quick", 4201)
+    >>> cfg.n_cells, len(cfg.budgets), cfg.repetitions, round(1 / cfg.budgets[0].delta - 1)
+    (90, 1, 10, 3701)
+    >>> preset("paper", 4201).n_cells
+    1650
+    """
+    check_choice("preset", name, ("paper", "quick"))
+    n_priv = released_rows(n, overrides.get("attacks", ATTACKS), overrides.get("holdout"))
+    if name == "paper":
+        budgets = paper_budgets(n_priv, partitions=partitions)
+        reps = 50
+    else:
+        budgets = paper_budgets(n_priv, (3.0,), (0.9999,), partitions=partitions)
+        reps = 10
+    overrides.setdefault("b_values", PAPER_B_VALUES)
+    overrides.setdefault("k", 10_000)
+    return SweepConfig(
+        budgets=budgets,
+        mechanism=mechanism,
+        repetitions=reps if repetitions is None else repetitions,
+        seed=seed,
+        program=ProgramConfig() if program is None else program,
+        partitions=partitions,
+        **overrides,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# results
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A finished (or, after a cancel, partial) sweep.
+
+    Attributes
+    ----------
+    config : SweepConfig
+    table : pandas.DataFrame
+        Tidy table, one row per cell in cell order: descriptor columns (:data:`DESCRIPTOR_COLUMNS`), ``rep``,
+        the program's metrics, ``<headline>_change`` and the program-specific relative metrics against the
+        non-private model on the same rows, ``noise_sd`` and the protection columns (:data:`PROTECTION_COLUMNS`)
+        with attack details.
+    fingerprint : str
+        Data fingerprint the sweep ran on.
+    n_released, n_holdout : int
+        Rows privatized and rows held out.
+    complete : bool
+        False for the partial result attached to a :class:`~engine.errors.CancelledError`.
+    seconds : float
+        Wall time of the run (not part of the table, which is deterministic).
+    from_cache : bool
+    """
+
+    config: SweepConfig
+    table: pd.DataFrame
+    fingerprint: str = ""
+    n_released: int = 0
+    n_holdout: int = 0
+    complete: bool = True
+    seconds: float = math.nan
+    from_cache: bool = False
+
+    @property
+    def metric_columns(self) -> list[str]:
+        """Numeric outcome columns (everything except descriptors and ``rep``)."""
+        skip = set(DESCRIPTOR_COLUMNS) | {"rep"}
+        return [c for c in self.table.columns if c not in skip and pd.api.types.is_numeric_dtype(self.table[c])]
+
+    @property
+    def protection_columns(self) -> list[str]:
+        return [c for c in PROTECTION_COLUMNS.values() if c in self.table.columns]
+
+    def summary(self, interval: Literal["mean", "runs"] = "mean", confidence: float = 0.95) -> pd.DataFrame:
+        """Per grid point: descriptors, ``runs`` and for every metric ``<m>_mean``, ``<m>_sd``, ``<m>_lo``, ``<m>_hi``.
+
+        ``interval="mean"``: confidence interval of the mean, mean ± t · sd/√r (t the ``(1+confidence)/2``
+        quantile of Student's t with r − 1 degrees of freedom; NaN for r = 1). ``interval="runs"``: the
+        ``(1−confidence)/2`` and ``(1+confidence)/2`` quantiles of the single runs. sd uses ddof = 1.
+        """
+        check_choice("interval", interval, ("mean", "runs"))
+        level = check_interval("confidence", confidence, 0, 1, closed="neither")
+        metrics = self.metric_columns
+        descriptors = [c for c in DESCRIPTOR_COLUMNS if c in self.table.columns]
+        rows = []
+        for _, group in self.table.groupby("point", sort=True):
+            row: dict[str, Any] = {c: group[c].iloc[0] for c in descriptors}
+            r = len(group)
+            row["runs"] = r
+            for m in metrics:
+                values = group[m].to_numpy(dtype=float)
+                values = values[np.isfinite(values)]
+                k = values.size
+                mean = float(values.mean()) if k else math.nan
+                sd = float(values.std(ddof=1)) if k > 1 else math.nan
+                if interval == "mean":
+                    if k > 1:
+                        from scipy.stats import t as student_t
+
+                        half = float(student_t.ppf((1 + level) / 2, k - 1)) * sd / math.sqrt(k)
+                        lo, hi = mean - half, mean + half
+                    else:
+                        lo = hi = math.nan
+                else:
+                    lo, hi = (
+                        (float(np.quantile(values, (1 - level) / 2)), float(np.quantile(values, (1 + level) / 2)))
+                        if k
+                        else (math.nan, math.nan)
+                    )
+                row[f"{m}_mean"] = mean
+                row[f"{m}_sd"] = sd
+                row[f"{m}_lo"] = lo
+                row[f"{m}_hi"] = hi
+            rows.append(row)
+        columns = descriptors + ["runs"] + [f"{m}_{s}" for m in metrics for s in ("mean", "sd", "lo", "hi")]
+        return pd.DataFrame(rows, columns=columns)
+
+    def reference_points(self) -> pd.DataFrame:
+        """Summary rows of the non-private and classic-DP reference points."""
+        summary = self.summary()
+        return summary[summary["reference"].isin(["non-private", "classic-dp"])].reset_index(drop=True)
+
+    def pareto(self, utility_metric: str | None = None,
+               protection_metric: str = PROTECTION_COLUMNS["singling_out"]) -> pd.DataFrame:
+        """Summary with a boolean ``pareto`` column: grid points no other point beats on both axes (means).
+
+        A point is dominated when another point is at least as good on the utility (direction from
+        :data:`~engine.evaluation.programs.METRICS`: larger is better unless the metric says otherwise, e.g. exclusion
+        errors) and at least as protective, and strictly better on one. Points with a missing mean are never on
+        the frontier. Reference points take part (they are real options).
+        """
+        utility = self.config.program.headline_metric if utility_metric is None else utility_metric
+        for name in (utility, protection_metric):
+            if name not in self.metric_columns:
+                raise InvalidParameterError(
+                    f"metric {name!r} is not in this sweep; choose one of {self.metric_columns}"
+                )
+        summary = self.summary()
+        sign = 1.0 if METRICS.get(utility) is None or METRICS[utility].higher_is_better else -1.0
+        u = sign * summary[f"{utility}_mean"].to_numpy(dtype=float)
+        p = summary[f"{protection_metric}_mean"].to_numpy(dtype=float)
+        summary["pareto"] = pareto_mask(u, p)
+        return summary
+
+
+def pareto_mask(utility: np.ndarray, protection: np.ndarray) -> np.ndarray:
+    """Non-dominated points when both coordinates are to be maximised (NaN never on the frontier).
+
+    >>> pareto_mask(np.array([1.0, 2.0, 2.0, 0.5]), np.array([3.0, 1.0, 0.5, 3.0])).tolist()
+    [True, True, False, False]
+    """
+    u = np.asarray(utility, dtype=float)
+    p = np.asarray(protection, dtype=float)
+    ok = np.isfinite(u) & np.isfinite(p)
+    mask = np.zeros(u.size, dtype=bool)
+    for i in np.flatnonzero(ok):
+        others = ok.copy()
+        others[i] = False
+        dominated = others & (u >= u[i]) & (p >= p[i]) & ((u > u[i]) | (p > p[i]))
+        mask[i] = not dominated.any()
+    return mask
+
+
+# --------------------------------------------------------------------------------------------------------------
+# running
+
+
+@dataclass
+class _Context:
+    """Everything a cell needs that does not depend on the noise (sent to each worker once)."""
+
+    config: SweepConfig
+    x_rel: np.ndarray
+    y_rel: np.ndarray
+    extras_rel: dict[str, np.ndarray]
+    x_hold: np.ndarray | None
+    baseline: ProgramResult
+    so_baseline: Any
+    points: list[GridPoint]
+    distinguishing: dict[int, dict[str, float]] = field(default_factory=dict)
+
+
+_WORKER_CONTEXT: _Context | None = None
+_CACHE: collections.OrderedDict[str, SweepResult] = collections.OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every cached sweep."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def _cache_key(fingerprint: str, config: SweepConfig) -> str:
+    return hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
+
+
+def _fingerprint(x: np.ndarray, y: np.ndarray, extras: Mapping[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name, arr in [("x", x), ("y", y)] + sorted(extras.items()):
+        a = np.ascontiguousarray(arr, dtype=float)
+        h.update(f"{name}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _data_arrays(data: Any) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], str]:
+    x = getattr(data, "x", None)
+    if x is None:
+        raise InvalidParameterError(
+            f"data must be prepared data (engine.data.preparation.prepare) with x and y; got {type(data).__name__}"
+        )
+    x = np.asarray(x, dtype=float)
+    y = getattr(data, "y", None)
+    if y is None:
+        raise DataValidationError("a sweep scores a program, which needs an outcome — choose a target column")
+    y = np.asarray(y, dtype=float)
+    extras = {str(k): np.asarray(v, dtype=float) for k, v in (getattr(data, "extras", None) or {}).items()}
+    fingerprint = getattr(data, "fingerprint", None) or _fingerprint(x, y, extras)
+    return x, y, extras, str(fingerprint)
+
+
+def _point_descriptors(point: GridPoint, config: SweepConfig) -> dict[str, Any]:
+    if point.budget is None:
+        return {
+            "point": point.index, "reference": point.reference, "mechanism": "none", "b": math.nan,
+            "epsilon1": math.nan, "delta1": math.nan, "epsilon2": math.nan, "delta2": math.nan,
+            "epsilon": math.nan, "delta": math.nan, "implied_epsilon": math.nan, "implied_delta": math.nan,
+        }
+    budget = point.budget
+    eps, dlt = budget.epsilon, budget.delta
+    # The Gaussian mechanism spends the totals; the budget's split is kept so that projection and Gaussian
+    # sweeps over the same budgets line up row for row.
+    e1, d1, e2, d2 = float(budget.epsilon1), float(budget.delta1), float(budget.epsilon2), float(budget.delta2)
+    implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
+    return {
+        "point": point.index, "reference": point.reference, "mechanism": config.mechanism, "b": point.b,
+        "epsilon1": e1, "delta1": d1, "epsilon2": e2, "delta2": d2, "epsilon": eps, "delta": dlt,
+        "implied_epsilon": float(implied_eps), "implied_delta": float(implied_delta),
+    }
+
+
+def _program_columns(result: ProgramResult, baseline: ProgramResult) -> dict[str, float]:
+    out = dict(result.metrics)
+    rel = relative_to(result, baseline)
+    headline = result.headline_metric
+    out[f"{headline}_change"] = rel[f"{headline}_change"]
+    for key in ("relative_profit", "profit_change", "extra_exclusion_errors_population"):
+        if key in rel:
+            out[key] = rel[key]
+    return out
+
+
+def _distinguishing_columns(ctx: _Context, point: GridPoint, mechanism) -> dict[str, float]:
+    """Data-free: computed once per grid point and process, then reused for every repetition."""
+    cached = ctx.distinguishing.get(point.index)
+    if cached is None:
+        from engine.attacks.distinguishing import distinguishing
+
+        res = distinguishing(mechanism)
+        cached = {
+            "protection_distinguishing": float(res.protection),
+            "distinguishing_paper_d": float(res.expected_loss_score),
+        }
+        ctx.distinguishing[point.index] = cached
+    return dict(cached)
+
+
+def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
+    point = ctx.points[point_index]
+    config = ctx.config
+    rng = np.random.default_rng(seed)
+    row: dict[str, Any] = _point_descriptors(point, config)
+    row["rep"] = rep
+    so_cfg, ai_cfg = config.attack_configs()
+    if point.budget is None:
+        value, scale, program, noise_sd = ctx.x_rel, 1.0, ctx.baseline, 0.0
+        mechanism = None
+    else:
+        mechanism = config.mechanism_for(point.b, point.budget)
+        release = mechanism.release(ctx.x_rel, rng=rng)
+        value = release.value
+        scale = float(release.details.get("output_scale", 1.0))
+        noise_sd = float(release.details.get("noise_sd_per_coordinate", math.nan))
+        if math.isnan(noise_sd) and hasattr(mechanism, "sigma"):
+            noise_sd = float(mechanism.sigma)
+        program = evaluate_program(value, ctx.y_rel, config.program, extras=ctx.extras_rel)
+    row.update(_program_columns(program, ctx.baseline))
+    row["noise_sd"] = noise_sd
+    if "singling_out" in config.attacks:
+        from engine.attacks.singling_out import singling_out
+
+        so = ctx.so_baseline if mechanism is None else singling_out(ctx.x_rel, value, so_cfg, release_scale=scale)
+        row["protection_singling_out"] = float(so.protection)
+        row["singling_out_risk"] = float(so.risk)
+        row["singling_out_worst_net_size"] = float(so.worst_net_size)
+    if "attribute_inference" in config.attacks:
+        from engine.attacks.attribute_inference import attribute_inference
+
+        ai = attribute_inference(ctx.x_rel, value, ctx.x_hold, ai_cfg, release_scale=scale, rng=rng)
+        row["protection_attribute_inference"] = float(ai.protection)
+        row["attribute_inference_risk"] = float(ai.risk)
+        row["attribute_inference_risk_ci_low"] = float(ai.risk_ci[0])
+        row["attribute_inference_risk_ci_high"] = float(ai.risk_ci[1])
+    if "distinguishing" in config.attacks:
+        if mechanism is None:  # the data themselves: two records are told apart without error
+            row.update(protection_distinguishing=0.0, distinguishing_paper_d=0.0)
+        else:
+            row.update(_distinguishing_columns(ctx, point, mechanism))
+    return {"cell": cell, **row}
+
+
+def _init_worker(ctx: _Context) -> None:
+    global _WORKER_CONTEXT
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    _WORKER_CONTEXT = ctx
+
+
+def _worker_cell(cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
+    assert _WORKER_CONTEXT is not None, "worker initializer did not run"
+    return _run_cell(_WORKER_CONTEXT, cell, point_index, rep, seed)
+
+
+def _build_context(x, y, extras, config: SweepConfig, holdout_seed) -> tuple[_Context, int]:
+    from engine.attacks.attribute_inference import default_holdout_size, holdout_split
+
+    n = x.shape[0]
+    if y.shape[0] != n:
+        raise DataValidationError(f"the outcome has {y.shape[0]} values for {n} rows")
+    if "attribute_inference" in config.attacks:
+        size = default_holdout_size(n) if config.holdout is None else config.holdout
+        if size >= n:
+            raise InvalidParameterError(f"holdout must be smaller than the number of rows ({n}); got {size}")
+        rel, hold = holdout_split(n, size, rng=np.random.default_rng(holdout_seed))
+        x_hold = x[hold]
+    else:
+        rel, x_hold = np.arange(n), None
+    x_rel, y_rel = x[rel], y[rel]
+    extras_rel = {k: v[rel] for k, v in extras.items()}
+    baseline = evaluate_program(x_rel, y_rel, config.program, extras=extras_rel)
+    so_baseline = None
+    if "singling_out" in config.attacks:
+        from engine.attacks.singling_out import singling_out_baseline
+
+        so_baseline = singling_out_baseline(x_rel, config.attack_configs()[0])
+    ctx = _Context(config, x_rel, y_rel, extras_rel, x_hold, baseline, so_baseline, config.points())
+    return ctx, int(0 if x_hold is None else x_hold.shape[0])
+
+
+def run_sweep(
+    data: Any,
+    config: SweepConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: CancelToken | None = None,
+    workers: int = 1,
+    on_row: Callable[[dict], None] | None = None,
+    use_cache: bool = True,
+) -> SweepResult:
+    """Run a tradeoff sweep on prepared data.
+
+    Parameters
+    ----------
+    data : PreparedData
+        Prepared features ``x`` (rows in the unit L2 ball), outcome ``y``, program ``extras`` and ``fingerprint``
+        (any object with these attributes; the fingerprint is computed if missing).
+    config : SweepConfig
+    progress : callable, optional
+        Called with :class:`~engine.progress.Progress` after every finished cell.
+    cancel : CancelToken, optional
+        Checked between cells. When set, running cells finish, no new cell starts, and
+        :class:`~engine.errors.CancelledError` is raised; its attribute ``partial`` is a :class:`SweepResult`
+        with ``complete=False`` holding every finished row (also delivered one by one through ``on_row``).
+    workers : int
+        Worker processes, in [1, 64]; 1 runs inline. The table does not depend on it.
+    on_row : callable, optional
+        Called with every finished row (a dict) as it arrives (in completion order).
+    use_cache : bool
+        Reuse (and store) a finished sweep with the same data fingerprint and configuration.
+
+    Returns
+    -------
+    SweepResult
+
+    Raises
+    ------
+    CancelledError
+        The cancel token was set (``err.partial`` holds the finished rows).
+    DataValidationError, InsufficientDataError, InvalidParameterError
+        The data do not fit the program or the grid.
+    """
+    if not isinstance(config, SweepConfig):
+        raise InvalidParameterError(f"config must be a SweepConfig; got {type(config).__name__}")
+    n_workers = check_integer("workers", workers, 1, 64)
+    x, y, extras, fingerprint = _data_arrays(data)
+    key = _cache_key(fingerprint, config)
+    if use_cache:
+        with _CACHE_LOCK:
+            cached = _CACHE.get(key)
+            if cached is not None:
+                _CACHE.move_to_end(key)
+        if cached is not None:
+            total = len(cached.table)
+            if progress is not None:
+                progress(Progress(total, total, "loaded from cache"))
+            return SweepResult(**{**cached.__dict__, "table": cached.table.copy(), "from_cache": True})
+
+    started = time.perf_counter()
+    if cancel is not None:
+        cancel.raise_if_cancelled("the sweep")
+    points = config.points()
+    tasks = [(p.index, rep) for p in points for rep in range(config.repetitions)]
+    seeds = spawn_seeds(config.seed, len(tasks) + 1)
+    ctx, n_holdout = _build_context(x, y, extras, config, seeds[0])
+    total = len(tasks)
+    rows: dict[int, dict] = {}
+
+    def finished(row: dict) -> None:
+        rows[row["cell"]] = row
+        if on_row is not None:
+            on_row(dict(row))
+        if progress is not None:
+            point = ctx.points[int(row["point"])]
+            label = "non-private" if point.budget is None else f"B={point.b:g}, ε={point.budget.epsilon:g}"
+            progress(Progress(len(rows), total, f"{label}, repetition {int(row['rep']) + 1}"))
+
+    cancelled = False
+    if n_workers == 1:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):
+            for cell, (point_index, rep) in enumerate(tasks):
+                if cancel is not None and cancel.cancelled:
+                    cancelled = True
+                    break
+                finished(_run_cell(ctx, cell, point_index, rep, seeds[cell + 1]))
+    else:
+        cancelled = _run_pool(ctx, tasks, seeds, n_workers, cancel, finished)
+
+    table = _table([rows[c] for c in sorted(rows)])
+    result = SweepResult(
+        config=config,
+        table=table,
+        fingerprint=fingerprint,
+        n_released=int(ctx.x_rel.shape[0]),
+        n_holdout=n_holdout,
+        complete=not cancelled,
+        seconds=time.perf_counter() - started,
+    )
+    if cancelled:
+        err = CancelledError(
+            f"the sweep was cancelled after {len(rows)} of {total} cells; the finished rows are kept"
+        )
+        err.partial = result  # type: ignore[attr-defined]
+        raise err
+    if use_cache:
+        with _CACHE_LOCK:
+            _CACHE[key] = SweepResult(**{**result.__dict__, "table": table.copy()})
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return result
+
+
+def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken | None,
+              finished: Callable[[dict], None]) -> bool:
+    """Run cells in worker processes, at most 2 × workers in flight; returns True when cancelled."""
+    mp_context = multiprocessing.get_context("forkserver")
+    mp_context.set_forkserver_preload(["engine.sweeps"])
+    cancelled = False
+    with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=mp_context, initializer=_init_worker,
+                                initargs=(ctx,)) as pool:
+        pending: set[cf.Future] = set()
+        next_cell = 0
+        while next_cell < len(tasks) or pending:
+            while not cancelled and next_cell < len(tasks) and len(pending) < 2 * n_workers:
+                point_index, rep = tasks[next_cell]
+                pending.add(pool.submit(_worker_cell, next_cell, point_index, rep, seeds[next_cell + 1]))
+                next_cell += 1
+            done, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                finished(future.result())
+            if cancel is not None and cancel.cancelled and not cancelled:
+                cancelled = True
+                next_cell = len(tasks)  # submit nothing more; let the running cells finish
+    return cancelled
+
+
+def _table(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    if "cell" in frame.columns:
+        frame = frame.drop(columns="cell")
+    return frame.reset_index(drop=True)
