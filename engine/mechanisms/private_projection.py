@@ -324,6 +324,10 @@ class PrivateProjection(RecordMechanism):
         """Step-3 noise sd for d features (:func:`projection_sigma1`)."""
         return projection_sigma1(self.b, self.epsilon1, self.delta1, self.k, d)
 
+    def noise_sd(self, d: int) -> float:
+        """Expected per-coordinate noise sd of the unbiased release at full rank (:func:`projection_noise_sd`)."""
+        return projection_noise_sd(self.b, self.epsilon1, self.delta1, self.k, d)
+
     @property
     def sigma2(self) -> float:
         """Step-4 noise sd (:func:`projection_sigma2`)."""

@@ -71,6 +71,11 @@ def test_sigma1_spec_oracle_and_per_coordinate_sd():
     assert sigma1 == pytest.approx(0.01116, abs=5e-6)
     assert sigma1 * math.sqrt(1.5 * 10_000) == pytest.approx(1.37, abs=0.005)
     assert projection_noise_sd(0.25, 3.0, 2 * DELTA_TOGO / 3, 10_000, 10) == pytest.approx(1.3678, abs=1e-3)
+    mech = PrivateProjection(b=0.25, epsilon1=3.0, delta1=2 * DELTA_TOGO / 3, epsilon2=0.9999, delta2=DELTA_TOGO / 3)
+    assert mech.sigma1(10) == sigma1 and mech.noise_sd(10) == pytest.approx(1.3678, abs=1e-3)
+    assert mech.sigma2 == pytest.approx(projection_sigma2(0.25, 0.9999, DELTA_TOGO / 3))
+    with pytest.raises(InvalidParameterError, match="k > d \\+ 1"):
+        projection_noise_sd(0.25, 3.0, 1e-4, 10, 10)
 
 
 def test_sigma1_matches_proposition_1_and_lemma_6_written_out():
@@ -246,6 +251,18 @@ def test_fast_operators_equal_pseudo_inverse_formulas(d, k, r):
     a, f = _projection_operators(r_mat, v)
     np.testing.assert_allclose(a, r_mat @ m, atol=1e-10)
     np.testing.assert_allclose(f.T @ f, m.T @ m, atol=1e-10)
+
+
+@pytest.mark.parametrize("covariance", ["gram", "centred"])
+def test_covariance_step_keeps_the_top_singular_vectors(covariance):
+    # With negligible noise (σ2 → 0) steps 4–5 return the top-r eigenvectors of XᵀX (or of np.cov(X.T)).
+    rng = np.random.default_rng(12)
+    x = _unit_rows(rng, 200, 5) * np.array([1.0, 0.6, 0.3, 0.1, 0.05]) + np.array([0.3, 0, 0, 0, 0])
+    v = _covariance_basis(x, 2, 1e-12, covariance, rng)
+    np.testing.assert_allclose(v.T @ v, np.eye(2), atol=1e-12)
+    c = x.T @ x if covariance == "gram" else np.cov(x.T)
+    top = np.linalg.eigh(c)[1][:, ::-1][:, :2]
+    np.testing.assert_allclose(v @ v.T, top @ top.T, atol=1e-8)
 
 
 # ---------------------------------------------------------------------------------------------------------------
