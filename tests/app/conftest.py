@@ -1,0 +1,82 @@
+"""Shared helpers for the AppTest suites: start from app.py, switch pages, check state stays picklable."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "app.py"
+#: Generous: the first run of a fresh process imports scikit-learn, scipy and plotly.
+TIMEOUT = 120
+
+
+def start_app(**session: Any) -> AppTest:
+    """A fresh AppTest of ``app.py`` run once (the Start page), with ``session`` seeded before the first run."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    for key, value in session.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def open_page(at: AppTest, page: str) -> AppTest:
+    """Switch to ``pages/<page>.py`` and run it; fail on any exception shown by the app."""
+    at.switch_page(f"pages/{page}.py").run()
+    assert_clean(at)
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception element, and every session-state value picklable (enforceSerializableSessionState)."""
+    assert not at.exception, [e.value for e in at.exception]
+    for key in at.session_state:
+        if key.startswith("$$"):
+            continue
+        pickle.dumps(at.session_state[key])
+
+
+def studio(at: AppTest):
+    """The session's StudioState."""
+    return at.session_state["studio"]
+
+
+def flat(node: Any) -> Iterator[Any]:
+    """Elements of the rendered tree in document order (blocks expanded)."""
+    children = getattr(node, "children", None)
+    if children is None:
+        yield node
+        return
+    for key in sorted(children):
+        yield from flat(children[key])
+
+
+def element_after(at: AppTest, predicate) -> Any:
+    """The first element (in document order) directly after the element matching ``predicate``."""
+    items = list(flat(at.main))
+    for i, item in enumerate(items):
+        if predicate(item) and i + 1 < len(items):
+            return items[i + 1]
+    raise AssertionError("no element matched")
+
+
+@pytest.fixture(autouse=True)
+def navigation_mode(monkeypatch):
+    """Run every AppTest rerun through app.py's ``st.navigation``, as the live server does.
+
+    AppTest 1.67 resets ``PagesManager.uses_pages_directory`` before each run and re-derives it from the existence
+    of a ``pages/`` folder, so reruns would execute the page file alone (legacy multipage mode), skipping app.py
+    and its sidebar. In the live server ``st.navigation`` sets the flag to False on the first run; we do the same.
+    """
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)

@@ -1,0 +1,145 @@
+"""AppTest: the Data page — demos, uploads (in memory), column choices, problems next to their controls."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from engine.data.demos import load_demo
+from engine.data.preparation import prepare
+from tests.app.conftest import assert_clean, element_after, open_page, start_app, studio
+
+
+def metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def small_csv(n: int = 40) -> bytes:
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"income": rng.normal(100, 15, n), "age": rng.integers(18, 80, n),
+                          "spend": rng.normal(50, 5, n), "label": rng.integers(0, 2, n)})
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False)
+    return buf.getvalue().encode()
+
+
+def test_demo_is_prepared_by_the_engine():
+    at = open_page(start_app(), "data")
+    demo = load_demo("togo-demo")
+    prepared = prepare(demo.frame, demo.spec)
+    assert metric(at, "people (n)") == f"{prepared.n:,}"
+    assert metric(at, "features (d)") == str(prepared.d)
+    assert metric(at, "rows clipped") == f"{prepared.clipped_rows:,}"
+    assert studio(at).data_fingerprint == prepared.fingerprint
+    assert any("synthetic" in m.value for m in at.markdown)
+    # The preview's "after" table is the engine's prepared matrix.
+    after = at.dataframe[1].value
+    np.testing.assert_allclose(after.to_numpy(), np.round(prepared.x[:8], 4))
+
+
+def test_switching_demo_resets_the_spec_and_results():
+    at = open_page(start_app(), "data")
+    studio(at).run_summary = {"stale": True}
+    at.selectbox(key="data.demo").set_value("nigeria-demo").run()
+    assert_clean(at)
+    assert studio(at).demo_name == "nigeria-demo"
+    assert studio(at).n == 20788
+    assert studio(at).spec is None and studio(at).run_summary is None
+    # The Nigeria demo is a lending program with its loan columns preselected.
+    assert at.selectbox(key="data.program").value == "lending"
+    assert at.selectbox(key="data.role.loan_amount").value == "loan_amount"
+
+
+def test_target_that_is_also_a_feature_is_reported_next_to_the_target_control():
+    at = open_page(start_app(), "data")
+    before = studio(at).spec
+    fingerprint = studio(at).data_fingerprint
+    at.selectbox(key="data.target").set_value("calls_out").run()
+    assert_clean(at)
+    after = element_after(at, lambda e: getattr(e, "key", None) == "data.target")
+    assert type(after).__name__ == "Error"
+    assert "the target 'calls_out' is also chosen as a feature" in after.value
+    # Nothing the user already did is lost: the last valid settings stay in use.
+    assert studio(at).spec == before
+    assert studio(at).data_fingerprint == fingerprint
+
+
+def test_no_features_is_reported_next_to_the_features_control():
+    at = open_page(start_app(), "data")
+    at.multiselect(key="data.features").set_value([]).run()
+    assert_clean(at)
+    after = element_after(at, lambda e: getattr(e, "key", None) == "data.features")
+    assert type(after).__name__ == "Error" and "choose at least one feature column" in after.value
+
+
+def test_missing_public_bounds_are_reported_next_to_the_normalisation():
+    at = open_page(start_app(), "data")
+    at.radio(key="data.norm_method").set_value("bounds").run()
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("enter a lower and an upper public bound" in e for e in errors)
+    assert studio(at).spec is None  # still the demo's default spec
+
+
+def test_changing_the_normalisation_updates_the_spec_and_fingerprint():
+    at = open_page(start_app(), "data")
+    old = studio(at).data_fingerprint
+    at.radio(key="data.norm_method").set_value("maxnorm").run()
+    assert_clean(at)
+    assert studio(at).spec.normalization.method == "maxnorm"
+    assert studio(at).data_fingerprint != old
+    assert any("Not private by itself" in w.value for w in at.warning)
+
+
+def test_upload_is_kept_in_memory_and_prepared():
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    content = small_csv()
+    at.file_uploader(key="data.upload").set_value(("people.csv", content, "text/csv")).run()
+    assert_clean(at)
+    state = studio(at)
+    assert state.source == "upload" and state.upload_name == "people.csv"
+    assert state.upload_bytes == content
+    import hashlib
+
+    assert state.upload_fingerprint == hashlib.sha256(content).hexdigest()
+    assert state.n == 40 and state.d == 4  # every numeric column is a feature by default
+    # Choose a target: the engine prepares 3 features.
+    at.multiselect(key="data.features").set_value(["income", "age", "spend"]).run()
+    at.selectbox(key="data.target").set_value("label").run()
+    assert_clean(at)
+    assert studio(at).d == 3 and studio(at).spec.target == "label"
+
+
+def test_malformed_upload_shows_the_message_next_to_the_uploader_and_keeps_everything():
+    at = open_page(start_app(), "data")
+    at.radio(key="data.norm_method").set_value("maxnorm").run()
+    spec, fingerprint = studio(at).spec, studio(at).data_fingerprint
+    at.radio(key="data.source").set_value("Upload a file").run()
+    bad = b"a,b\n1,2\n3\n4,5,6,7\n"
+    at.file_uploader(key="data.upload").set_value(("broken.csv", bad, "text/csv")).run()
+    assert_clean(at)
+    after = element_after(at, lambda e: type(e).__name__ == "FileUploader")
+    assert type(after).__name__ == "Error"
+    assert "broken.csv" in after.value and "previous data and settings are unchanged" in after.value
+    state = studio(at)
+    assert state.source == "demo" and state.spec == spec and state.data_fingerprint == fingerprint
+    assert state.upload_bytes is None
+    # The app stays usable: back to the demo, other pages work.
+    at.radio(key="data.source").set_value("Built-in demo").run()
+    assert_clean(at)
+    open_page(at, "feasibility")
+
+
+def test_upload_over_the_size_limit_is_refused(monkeypatch):
+    import ui.cached
+
+    monkeypatch.setattr(ui.cached, "MAX_UPLOAD_MB", 0)
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    at.file_uploader(key="data.upload").set_value(("big.csv", small_csv(), "text/csv")).run()
+    assert_clean(at)
+    assert any("above this app's limit" in e.value for e in at.error)
+    assert studio(at).source == "demo"

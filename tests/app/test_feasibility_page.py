@@ -1,0 +1,107 @@
+"""AppTest: the Accuracy targets & feasibility page shows Theorem 1's numbers from the engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.theory.feasibility import feasibility_report
+from tests.app.conftest import assert_clean, element_after, open_page, start_app, studio
+
+
+def metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def set_example1_inputs(at, epsilon):
+    at.text_input(key="feasibility.gammas").set_value("0.99").run()
+    at.checkbox(key="feasibility.delta_default").uncheck().run()
+    at.number_input(key="feasibility.delta").set_value(1e-4).run()
+    at.number_input(key="feasibility.epsilon").set_value(epsilon).run()
+    assert_clean(at)
+
+
+@pytest.fixture(scope="module")
+def page():
+    return open_page(start_app(), "feasibility")
+
+
+@pytest.mark.parametrize(("epsilon", "b_max", "b_sup", "m"), [(1.0, "0.4", "0.5", "5"), (4.0, "1", "2", "2")])
+def test_example1_inputs_give_the_papers_bound(page, epsilon, b_max, b_sup, m):
+    set_example1_inputs(page, epsilon)
+    assert metric(page, "Largest feasible B (2/B whole)") == b_max
+    assert metric(page, "Every B below") == b_sup
+    assert metric(page, "Steps m = ⌈ln Q / ε⌉") == m
+    assert metric(page, "Classic DP (B = 2) possible?") == "no"
+    assert studio(page).delta == 1e-4
+
+
+def test_example1_panel_reproduces_the_paper():
+    at = open_page(start_app(), "feasibility")
+    table = at.dataframe[0].value
+    assert table["largest B (2/B whole)"].tolist() == [0.4, 1.0]
+    assert table["m = ⌈ln Q / ε⌉"].tolist() == [5, 2]
+    assert table["Q"].tolist() == [round(feasibility_report(0.99, e, 1e-4).q, 2) for e in (1.0, 4.0)]
+
+
+def test_example1_button_sets_every_input_and_the_candidate():
+    at = open_page(start_app(), "feasibility")
+    at.button(key="feasibility.example1").click().run()
+    assert_clean(at)
+    c = studio(at).candidate
+    assert (c.b, c.epsilon, c.delta) == (0.4, 1.0, 1e-4)
+    assert studio(at).gammas == (0.99,)
+    assert metric(at, "Largest feasible B (2/B whole)") == "0.4"
+    assert any("not ruled out" in s.value for s in at.success)
+
+
+def test_infeasible_candidate_is_flagged_with_the_smallest_epsilon():
+    at = open_page(start_app(), "feasibility")
+    set_example1_inputs(at, 1.0)
+    at.number_input(key="feasibility.b").set_value(1.0).run()
+    assert_clean(at)
+    message = " ".join(e.value for e in at.error)
+    assert "ruled out" in message and "γ = 0.99" in message
+    # B = 1 (s = 2) needs ε ≥ ε*, where the engine's min_epsilon is the boundary.
+    from engine.theory.feasibility import min_epsilon
+
+    assert f"{min_epsilon(1.0, 0.99, 1e-4):.4g}" in message
+
+
+def test_largest_b_button_uses_the_engine_bound():
+    at = open_page(start_app(), "feasibility")
+    set_example1_inputs(at, 4.0)
+    at.button(key="feasibility.largest_b").click().run()
+    assert_clean(at)
+    assert studio(at).candidate.b == 1.0
+
+
+def test_bad_gamma_is_reported_next_to_its_control_and_keeps_the_last_valid_targets():
+    at = open_page(start_app(), "feasibility")
+    at.text_input(key="feasibility.gammas").set_value("0.99, 1.5").run()
+    assert_clean(at)
+    after = element_after(at, lambda e: getattr(e, "key", None) == "feasibility.gammas")
+    assert type(after).__name__ == "Error"
+    assert "gamma must be in [0.5, 1)" in after.value and "1.5" in after.value
+    assert studio(at).gammas == (0.99,)
+
+
+def test_several_gammas_and_candidate_survive_a_page_switch():
+    at = open_page(start_app(), "feasibility")
+    at.text_input(key="feasibility.gammas").set_value("0.95, 0.99").run()
+    at.number_input(key="feasibility.epsilon").set_value(2.5).run()
+    at.number_input(key="feasibility.b").set_value(0.25).run()
+    open_page(at, "data")
+    open_page(at, "feasibility")
+    assert at.number_input(key="feasibility.epsilon").value == 2.5
+    assert at.number_input(key="feasibility.b").value == 0.25
+    assert at.text_input(key="feasibility.gammas").value == "0.95, 0.99"
+    # The metrics are for the strictest γ (0.99) at ε = 2.5.
+    assert metric(at, "Largest feasible B (2/B whole)") == f"{feasibility_report(0.99, 2.5, 1 / 4202).b_max_integer:.4g}"
+
+
+def test_default_delta_is_one_over_n_plus_one():
+    at = open_page(start_app(), "feasibility")
+    assert studio(at).delta is None
+    assert studio(at).effective_delta() == 1 / 4202
+    assert studio(at).candidate.delta == 1 / 4202
+    assert "1/(n+1)" in at.checkbox(key="feasibility.delta_default").label

@@ -1,0 +1,68 @@
+"""AppTest: the Start page and the shell around every page (navigation, sidebar, scenario links)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP, TIMEOUT, assert_clean, open_page, start_app, studio
+
+
+def test_start_page_shows_the_loaded_demo_and_sidebar():
+    at = start_app()
+    assert_clean(at)
+    assert at.title[0].value == "Privacy Parameter Studio"
+    # The default demo is loaded: n = 4,201 synthetic Togo records, default δ = 1/(n+1).
+    assert [m.value for m in at.metric] == ["4,201", "10", f"{1 / 4202:.2e}"]
+    sidebar = " ".join(str(m.value) for m in at.sidebar.markdown)
+    assert "synthetic" in sidebar
+    assert "B = 0.4 · ε = 1" in sidebar  # default candidate: Example 1's point
+    assert "fresh randomness" in sidebar  # no seed: not the "not private" badge
+
+
+def test_open_demo_button_goes_to_the_data_page():
+    at = start_app()
+    studio(at).demo_name = "nigeria-demo"
+    at.button(key="start.open_demo").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Data"
+    assert studio(at).demo_name == "togo-demo"
+
+
+def test_seeded_run_is_labelled_not_private_in_the_sidebar():
+    at = start_app()
+    studio(at).seed = 7
+    at.run()
+    assert "seed 7 — not private" in " ".join(str(m.value) for m in at.sidebar.markdown)
+
+
+def test_scenario_link_round_trip():
+    at = start_app()
+    at = open_page(at, "feasibility")
+    at.text_input(key="feasibility.gammas").set_value("0.99, 0.95").run()
+    at.number_input(key="feasibility.epsilon").set_value(2.0).run()
+    assert_clean(at)
+    params = dict(at.query_params)
+    assert params["data"] == "togo-demo"
+    assert params["gamma"] == "0.99,0.95"
+    assert float(params["eps"]) == 2.0
+
+    # A participant opens the link in a fresh session: the same scenario comes back.
+    other = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    other.query_params.update(params)
+    other.run()
+    assert_clean(other)
+    state = studio(other)
+    assert state.gammas == (0.99, 0.95)
+    assert state.candidate.epsilon == 2.0
+    assert state.candidate.b == studio(at).candidate.b
+
+
+def test_broken_link_parts_are_reported_and_the_rest_restored():
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.query_params.update({"data": "no-such-demo", "gamma": "0.9", "B": "abc", "eps": "1"})
+    at.run()
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "no-such-demo" in warnings and "'B' must be a number" in warnings
+    assert studio(at).gammas == (0.9,)
+    assert studio(at).demo_name == "togo-demo"
