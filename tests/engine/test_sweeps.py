@@ -1,0 +1,300 @@
+"""Tradeoff sweeps: grids, determinism under a seed, progress, cancel, cache, summary and Pareto oracles."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import t as student_t
+
+from engine.errors import CancelledError, DataValidationError, InvalidParameterError
+from engine.evaluation.programs import ProgramConfig
+from engine.mechanisms.gaussian import GaussianMechanism
+from engine.progress import CancelToken
+from engine.sweeps import (
+    PAPER_B_VALUES,
+    Budget,
+    SweepConfig,
+    SweepResult,
+    clear_cache,
+    paper_budgets,
+    pareto_mask,
+    preset,
+    released_rows,
+    run_sweep,
+)
+
+
+@dataclass(frozen=True)
+class TinyData:
+    """Duck-typed prepared data (x in the unit ball, y, extras, fingerprint)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    extras: dict = field(default_factory=dict)
+    fingerprint: str = ""
+
+
+def _tiny(n=120, d=4, seed=0, lending=False):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d))
+    x /= np.linalg.norm(x, axis=1).max()
+    if lending:
+        y = (x[:, 0] + 0.2 * rng.normal(size=n) > 0).astype(float)
+        return TinyData(x, y, {"loan_amount": rng.uniform(5, 15, size=n)}, f"tiny-lending-{seed}")
+    y = x @ np.linspace(1, -1, d) + 0.1 * rng.normal(size=n)
+    return TinyData(x, y, {}, f"tiny-{seed}")
+
+
+def _config(**kw):
+    base = dict(
+        budgets=(Budget(3.0, 1e-3, 0.9, 5e-4),),
+        b_values=(0.25, 2.0),
+        repetitions=2,
+        seed=11,
+        holdout=20,
+        program=ProgramConfig(folds=3),
+    )
+    base.update(kw)
+    return SweepConfig(**base)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# presets and configuration
+
+
+def test_paper_and_quick_presets_grid():
+    paper = preset("paper", 4201)
+    n_priv = 4201 - 500  # the attribute-inference holdout is not privatized
+    assert paper.b_values == PAPER_B_VALUES == (0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0)
+    assert [(b.epsilon1, b.epsilon2) for b in paper.budgets] == [(2.0, 0.5), (2.0, 0.9999), (3.0, 0.5),
+                                                                  (3.0, 0.9999)]
+    for budget in paper.budgets:
+        assert budget.delta == pytest.approx(1 / (n_priv + 1), rel=1e-12)
+        assert budget.delta1 == pytest.approx(2 * budget.delta2, rel=1e-12)  # 2/3 : 1/3
+    assert paper.repetitions == 50 and paper.k == 10_000
+    # 1 non-private + 8 B × 4 budgets (B = 2 is in the grid: the classic-DP points), × 50
+    assert paper.n_cells == (1 + 32) * 50
+    quick = preset("quick", 4201)
+    assert [(b.epsilon1, b.epsilon2) for b in quick.budgets] == [(3.0, 0.9999)]
+    assert quick.repetitions == 10 and quick.n_cells == 9 * 10
+    assert [p.reference for p in quick.points()] == ["non-private"] + ["tdp"] * 7 + ["classic-dp"]
+    assert preset("quick", 4201, repetitions=3, attacks=("singling_out",)).budgets[0].delta == pytest.approx(
+        1 / 4202)
+    # Partitioned release (Nigeria): δ from the part size ⌈n/m⌉.
+    assert paper_budgets(20_788, partitions=6)[0].delta == pytest.approx(1 / (math.ceil(20_788 / 6) + 1))
+    assert released_rows(1000) == 800
+    with pytest.raises(InvalidParameterError, match="preset must be one of"):
+        preset("fast", 100)
+
+
+def test_classic_dp_reference_added_when_b2_not_in_grid():
+    cfg = _config(b_values=(0.1, 0.5))
+    refs = [(p.reference, p.b) for p in cfg.points()]
+    assert refs[0][0] == "non-private"
+    assert refs[-1] == ("classic-dp", 2.0)
+    assert cfg.n_cells == (1 + 2 + 1) * 2
+    assert _config(b_values=(0.1,), references=False).n_cells == 2
+
+
+def test_config_round_trip_and_validation():
+    cfg = _config(mechanism="gaussian", attacks=("singling_out",), adversary="paper")
+    assert SweepConfig.from_json(cfg.to_json()) == cfg
+    with pytest.raises(InvalidParameterError, match="epsilon2 must be in"):
+        _config(budgets=(Budget(3.0, 1e-3, 1.5, 1e-4),))  # the projection's step 4 needs ε2 < 1
+    _config(budgets=(Budget(3.0, 1e-3, 1.5, 1e-4),), mechanism="gaussian")  # fine: totals only
+    with pytest.raises(InvalidParameterError, match="at least one"):
+        _config(budgets=())
+    with pytest.raises(InvalidParameterError, match="distinct"):
+        _config(b_values=(0.5, 0.5))
+    with pytest.raises(InvalidParameterError, match=r"B must be in \(0, 2\]"):
+        _config(b_values=(2.5,))
+    with pytest.raises(InvalidParameterError, match="attack must be one of"):
+        _config(attacks=("membership",))
+    with pytest.raises(InvalidParameterError, match="repetitions"):
+        _config(repetitions=0)
+    with pytest.raises(InvalidParameterError, match="delta1 \\+ delta2"):
+        Budget(1.0, 0.6, 0.5, 0.5)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# running
+
+
+def test_table_columns_and_reference_rows():
+    data = _tiny()
+    res = run_sweep(data, _config(), use_cache=False)
+    t = res.table
+    assert len(t) == res.config.n_cells == 6
+    assert res.n_released == 100 and res.n_holdout == 20
+    assert list(t["point"]) == [0, 0, 1, 1, 2, 2] and list(t["rep"]) == [0, 1] * 3
+    assert list(t["reference"]) == ["non-private"] * 2 + ["tdp"] * 2 + ["classic-dp"] * 2
+    for col in ("accuracy", "exclusion_errors_population", "accuracy_change", "protection_singling_out",
+                "protection_attribute_inference", "protection_distinguishing", "distinguishing_paper_d",
+                "noise_sd", "implied_epsilon"):
+        assert col in t.columns, col
+    nonpriv = t[t.reference == "non-private"]
+    assert (nonpriv["protection_distinguishing"] == 0).all() and (nonpriv["noise_sd"] == 0).all()
+    assert (nonpriv["accuracy_change"] == 0).all()
+    # Continuous data released as is: everybody is singled out.
+    assert (nonpriv["protection_singling_out"] < 0.05).all()
+    # Protections are in [0, 1]; B = 2 implies classic DP at the same ε.
+    for col in res.protection_columns:
+        assert t[col].between(0, 1).all(), col
+    dp = t[t.reference == "classic-dp"].iloc[0]
+    assert dp["implied_epsilon"] == pytest.approx(dp["epsilon"]) and dp["epsilon"] == pytest.approx(3.9)
+    tdp = t[t.reference == "tdp"].iloc[0]
+    assert tdp["implied_epsilon"] == pytest.approx(8 * 3.9)  # ⌈2/0.25⌉ = 8 steps
+    # distinguishing is data-free: identical across repetitions of a point
+    assert t[t.point == 1]["protection_distinguishing"].nunique() == 1
+
+
+def test_same_seed_same_table_regardless_of_workers():
+    data = _tiny(seed=1)
+    cfg = _config(seed=5)
+    inline = run_sweep(data, cfg, workers=1, use_cache=False).table
+    pooled = run_sweep(data, cfg, workers=2, use_cache=False).table
+    pd.testing.assert_frame_equal(inline, pooled, check_exact=True)
+    again = run_sweep(data, cfg, workers=1, use_cache=False).table
+    pd.testing.assert_frame_equal(inline, again, check_exact=True)
+    other = run_sweep(data, _config(seed=6), workers=1, use_cache=False).table
+    assert not inline["protection_attribute_inference"].equals(other["protection_attribute_inference"])
+    assert not inline["accuracy"].iloc[2:].equals(other["accuracy"].iloc[2:])
+
+
+def test_progress_after_every_cell_and_rows_delivered():
+    data = _tiny(seed=2)
+    cfg = _config(attacks=("singling_out",))
+    seen, rows = [], []
+    res = run_sweep(data, cfg, progress=seen.append, on_row=rows.append, use_cache=False)
+    assert [p.done for p in seen] == list(range(1, cfg.n_cells + 1))
+    assert {p.total for p in seen} == {cfg.n_cells}
+    assert "repetition" in seen[-1].message
+    assert len(rows) == cfg.n_cells == len(res.table)
+
+
+def test_cancel_keeps_finished_rows():
+    data = _tiny(seed=3)
+    cfg = _config(attacks=("distinguishing",))
+    token = CancelToken()
+    rows = []
+
+    def progress(p):
+        if p.done == 3:
+            token.cancel()
+
+    with pytest.raises(CancelledError, match="after 3 of 6 cells") as info:
+        run_sweep(data, cfg, progress=progress, cancel=token, on_row=rows.append, use_cache=False)
+    partial = info.value.partial
+    assert not partial.complete and len(partial.table) == 3 == len(rows)
+    # the finished rows are exactly the first rows of the full run
+    full = run_sweep(data, cfg, use_cache=False).table
+    pd.testing.assert_frame_equal(partial.table, full.iloc[:3], check_exact=True)
+    # a token cancelled before the start stops immediately
+    with pytest.raises(CancelledError):
+        run_sweep(data, cfg, cancel=token, use_cache=False)
+
+
+def test_cache_hit_by_fingerprint_and_config():
+    clear_cache()
+    data = _tiny(seed=4)
+    cfg = _config(attacks=("distinguishing",))
+    first = run_sweep(data, cfg)
+    assert not first.from_cache
+    seen = []
+    second = run_sweep(data, cfg, progress=seen.append)
+    assert second.from_cache and len(seen) == 1 and seen[0].done == seen[0].total
+    pd.testing.assert_frame_equal(first.table, second.table, check_exact=True)
+    second.table.loc[0, "accuracy"] = -1.0  # callers get a copy: the cache is not corrupted
+    assert run_sweep(data, cfg).table.loc[0, "accuracy"] == first.table.loc[0, "accuracy"]
+    assert not run_sweep(data, _config(attacks=("distinguishing",), seed=99)).from_cache
+    assert not run_sweep(TinyData(data.x, data.y, {}, "other-fingerprint"), cfg).from_cache
+    clear_cache()
+
+
+def test_gaussian_sweep_spends_the_same_totals():
+    data = _tiny(seed=5)
+    cfg = _config(mechanism="gaussian", attacks=("distinguishing",), b_values=(0.5,))
+    t = run_sweep(data, cfg, use_cache=False).table
+    row = t[t.reference == "tdp"].iloc[0]
+    sigma = GaussianMechanism(b=0.5, epsilon=3.9, delta=1.5e-3).sigma
+    assert row["noise_sd"] == pytest.approx(sigma)
+    assert row["epsilon"] == pytest.approx(3.9) and row["delta"] == pytest.approx(1.5e-3)
+
+
+def test_lending_sweep_reports_profit_relative_to_nonprivate():
+    data = _tiny(seed=6, lending=True)
+    cfg = _config(program=ProgramConfig(kind="lending", folds=3), attacks=())
+    t = run_sweep(data, cfg, use_cache=False).table
+    nonpriv = t[t.reference == "non-private"].iloc[0]
+    assert nonpriv["relative_profit"] == pytest.approx(1.0) and nonpriv["profit_change"] == 0.0
+    priv = t.iloc[2]
+    assert priv["profit_change"] == pytest.approx((priv["profit"] - nonpriv["profit"]) / abs(nonpriv["profit"]))
+
+
+def test_bad_data_rejected():
+    data = _tiny()
+    with pytest.raises(DataValidationError, match="needs an outcome"):
+        run_sweep(TinyData(data.x, None), _config())  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="prepared data"):
+        run_sweep(np.zeros((3, 3)), _config())
+    with pytest.raises(InvalidParameterError, match="holdout must be smaller"):
+        run_sweep(data, _config(holdout=500), use_cache=False)
+    with pytest.raises(InvalidParameterError, match="workers"):
+        run_sweep(data, _config(), workers=0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# summary and Pareto on known tables
+
+
+def _known_result():
+    cfg = _config(b_values=(0.5,))
+    rows = []
+    values = {0: [0.9, 0.9, 0.9], 1: [0.5, 0.7, 0.9], 2: [0.4, 0.5, 0.6]}
+    protect = {0: [0.0, 0.0, 0.0], 1: [0.6, 0.8, 1.0], 2: [0.9, 0.9, 0.9]}
+    refs = {0: "non-private", 1: "tdp", 2: "classic-dp"}
+    for point in (0, 1, 2):
+        for rep in range(3):
+            rows.append({"point": point, "reference": refs[point], "mechanism": "projection", "b": [math.nan, 0.5,
+                         2.0][point], "rep": rep, "accuracy": values[point][rep],
+                         "protection_singling_out": protect[point][rep]})
+    return SweepResult(cfg, pd.DataFrame(rows))
+
+
+def test_summary_mean_sd_and_intervals_by_hand():
+    s = _known_result().summary()
+    row = s[s.point == 1].iloc[0]
+    assert row["runs"] == 3
+    assert row["accuracy_mean"] == pytest.approx(0.7)
+    assert row["accuracy_sd"] == pytest.approx(0.2)  # ddof = 1
+    half = student_t.ppf(0.975, 2) * 0.2 / math.sqrt(3)  # 4.302653 × 0.11547 = 0.49683
+    assert half == pytest.approx(0.49683, abs=1e-5)
+    assert row["accuracy_lo"] == pytest.approx(0.7 - half) and row["accuracy_hi"] == pytest.approx(0.7 + half)
+    constant = s[s.point == 0].iloc[0]
+    assert constant["accuracy_sd"] == 0 and constant["accuracy_lo"] == constant["accuracy_hi"] == 0.9
+    runs = _known_result().summary(interval="runs")
+    r = runs[runs.point == 1].iloc[0]
+    assert r["accuracy_lo"] == pytest.approx(0.5 + 0.025 * 2 * 0.2)  # linear quantile of (0.5, 0.7, 0.9)
+    assert r["accuracy_hi"] == pytest.approx(0.9 - 0.025 * 2 * 0.2)
+    refs = _known_result().reference_points()
+    assert list(refs["reference"]) == ["non-private", "classic-dp"]
+
+
+def test_pareto_flags_by_hand():
+    # means: point 0 (0.9, 0.0), point 1 (0.7, 0.8), point 2 (0.5, 0.9): all non-dominated
+    flags = _known_result().pareto("accuracy", "protection_singling_out")
+    assert flags["pareto"].tolist() == [True, True, True]
+    assert pareto_mask(np.array([1, 2, 2, 0.5, np.nan]), np.array([3, 1, 0.5, 3, 9])).tolist() == [
+        True, True, False, False, False]
+    # lower-is-better utilities are flipped: fewer exclusion errors is better
+    cfg = _config(b_values=(0.5,))
+    table = pd.DataFrame({"point": [0, 1, 2], "reference": ["non-private", "tdp", "classic-dp"], "rep": [0, 0, 0],
+                          "exclusion_errors": [10.0, 20.0, 30.0], "protection_singling_out": [0.1, 0.5, 0.4]})
+    flags = SweepResult(cfg, table).pareto("exclusion_errors")
+    assert flags["pareto"].tolist() == [True, True, False]
+    with pytest.raises(InvalidParameterError, match="not in this sweep"):
+        SweepResult(cfg, table).pareto("profit")
