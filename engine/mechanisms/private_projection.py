@@ -444,7 +444,8 @@ class PrivateProjection(RecordMechanism):
             if need > limit:
                 raise ResourceLimitError(
                     f"the reference implementation of Algorithm 1 materialises n × k matrices (XR/k and the noise "
-                    f"G): {_gib(need)} needed for n = {n}, k = {self.k}, above the limit of {_gib(limit)} — "
+                    f"G): {_gib(need)} ({need:,} bytes) needed for n = {n}, k = {self.k}, above the limit of "
+                    f"{_gib(limit)} ({limit:,} bytes) — "
                     "use implementation='fast' (same output distribution, O(n·d) memory)"
                 )
 
