@@ -1,0 +1,492 @@
+"""Mechanisms: configure one mechanism (prefilled from the candidate), run it once, see what it guarantees, costs
+and buys, compare it honestly with the alternatives at the same (B, ε, δ), and download the release."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import streamlit as st
+
+from engine.errors import EngineError, InvalidParameterError
+from engine.evaluation.programs import METRICS
+from engine.guarantee import Guarantee
+from engine.mechanisms import MECHANISMS, mechanism_from_dict
+from engine.rng import SEEDED_WARNING, fresh_seed
+from engine.validation import check_integer
+from ui.cached import current_data
+from ui.cached_analysis import mechanism_noise, mechanism_run, nonprivate_program, program_config
+from ui.common import HELP, b_in_data_units, seed_badge, user_errors
+from ui.figures.mechanisms import comparison_figure, noise_by_coordinate_figure, original_vs_private_figure
+from ui.figures.theme import exact, fmt
+from ui.state import get_state, seed_widget
+
+state = get_state()
+
+KINDS = ("projection", "gaussian", "mondrian")
+#: A dict's bound ``get`` pickles (AppTest and enforceSerializableSessionState need picklable format_func).
+KIND_LABELS = {k: MECHANISMS[k].LABEL for k in KINDS}
+#: Largest ε2 the default split gives the covariance step (its classical Gaussian needs ε2 < 1).
+EPS2_CAP = 0.9999
+
+HELP_KIND = (
+    "Private projection: Algorithm 1 of the targeted-DP paper (random projection + Gaussian noise; the paper's "
+    "method). Gaussian: add Gaussian noise calibrated to the target distance B directly — the simplest mechanism "
+    "with the same kind of guarantee. k-anonymity: Mondrian grouping into classes of at least k, released as class "
+    "means — the paper's non-DP baseline."
+)
+HELP_SPLIT = (
+    "Algorithm 1 spends its budget in two steps: (ε1, δ1) on the noisy random projection and (ε2, δ2) on the noisy "
+    "covariance; the total guarantee is (ε1 + ε2, δ1 + δ2). Default: ε2 = min(ε/4, 0.9999), ε1 = ε − ε2, "
+    "δ1 = 2δ/3, δ2 = δ/3 (the paper's δ split)."
+)
+
+
+def default_split(epsilon: float, delta: float) -> dict[str, float]:
+    """The page's default budget split of a candidate (ε, δ) for Algorithm 1 (a UI preset, not privacy math).
+
+    ε2 = min(ε/4, 0.9999) (the covariance step's classical Gaussian needs ε2 < 1), ε1 = ε − ε2; δ1 = 2δ/3,
+    δ2 = δ/3 as in the paper. For ε ≤ 4 this is ε1 = 3ε/4; above, ε1 takes the rest so the whole candidate
+    budget is spent.
+    """
+    eps2 = min(epsilon / 4.0, EPS2_CAP)
+    return {"epsilon1": epsilon - eps2, "epsilon2": eps2, "delta1": 2.0 * delta / 3.0, "delta2": delta / 3.0}
+
+
+def candidate_mechanisms(candidate: Guarantee) -> dict[str, dict]:
+    """Each mechanism configured from the candidate (the defaults the form starts from)."""
+    split = default_split(candidate.epsilon, candidate.delta)
+    return {
+        "projection": {"kind": "projection", "b": candidate.b, **split},
+        "gaussian": {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta},
+        "mondrian": {"kind": "mondrian", "k": 2},
+    }
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-15)
+
+
+def matches_candidate(mechanism: dict, candidate: Guarantee) -> bool:
+    """True when a stored mechanism gives exactly the candidate's (B, ε, δ) (or is k-anonymity)."""
+    try:
+        g = mechanism_from_dict(mechanism).guarantee()
+    except EngineError:
+        return False
+    if mechanism.get("kind") == "mondrian":
+        return True
+    return _close(g.b, candidate.b) and _close(g.epsilon, candidate.epsilon) and _close(g.delta, candidate.delta)
+
+
+def starting_config(kind: str, candidate: Guarantee) -> dict:
+    """What the form shows: the stored mechanism when it belongs to this candidate, else the candidate's preset."""
+    stored = state.mechanism
+    origin = st.session_state.get("mechanisms.origin")
+    here = (candidate.b, candidate.epsilon, candidate.delta)
+    if stored is not None and stored.get("kind") == kind:
+        if origin == here or (origin is None and matches_candidate(stored, candidate)):
+            return {**candidate_mechanisms(candidate)[kind], **stored}
+    return candidate_mechanisms(candidate)[kind]
+
+
+def parse_seed(text: str) -> int | None:
+    """"" → None (fresh randomness from the OS); otherwise a non-negative integer."""
+    text = str(text or "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidParameterError(f"seed must be a whole number ≥ 0, or empty for fresh randomness; got {text!r}") from None
+    return check_integer("seed", value, 0, None)
+
+
+def build_from_widgets(kind: str) -> dict:
+    """The mechanism configuration typed into the form (validated by the engine's dataclass)."""
+    s = st.session_state
+    if kind == "projection":
+        rank = int(s["mechanisms.rank"])
+        config = {
+            "kind": "projection", "b": s["mechanisms.b"], "epsilon1": s["mechanisms.epsilon1"],
+            "delta1": s["mechanisms.delta1"], "epsilon2": s["mechanisms.epsilon2"], "delta2": s["mechanisms.delta2"],
+            "k": int(s["mechanisms.k"]), "rank": None if rank == 0 else rank,
+            "implementation": s["mechanisms.implementation"], "output_scale": s["mechanisms.output_scale"],
+        }
+    elif kind == "gaussian":
+        config = {
+            "kind": "gaussian", "b": s["mechanisms.b"], "epsilon": s["mechanisms.epsilon"],
+            "delta": s["mechanisms.delta"], "calibration": s["mechanisms.calibration"],
+        }
+    else:
+        config = {"kind": "mondrian", "k": int(s["mechanisms.anon_k"])}
+    return mechanism_from_dict(config).to_dict()
+
+
+def on_run() -> None:
+    """Form submit: validate the configuration and the seed, store them; the page body then runs (cached)."""
+    kind = st.session_state["mechanisms.kind"]
+    try:
+        mechanism = build_from_widgets(kind)
+        seed = parse_seed(st.session_state.get("mechanisms.seed", ""))
+    except EngineError as exc:
+        st.session_state["mechanisms.form_error"] = str(exc)
+        return
+    st.session_state.pop("mechanisms.form_error", None)
+    candidate = state.candidate_or_default()
+    st.session_state["mechanisms.origin"] = (candidate.b, candidate.epsilon, candidate.delta)
+    state.mechanism = mechanism
+    state.seed = seed
+    st.session_state["mechanisms.args"] = {
+        "mechanism": mechanism,
+        "seed": seed if seed is not None else fresh_seed(),
+        "user_seed": seed is not None,
+    }
+
+
+def on_draw_again() -> None:
+    """Same configuration, new noise: the next seed if the user fixed one, else fresh OS randomness."""
+    args = st.session_state.get("mechanisms.args")
+    if not args:
+        return
+    if args["user_seed"]:
+        new = int(args["seed"]) + 1
+        state.seed = new
+        st.session_state["mechanisms.seed"] = str(new)
+    else:
+        new = fresh_seed()
+    st.session_state["mechanisms.args"] = {**args, "seed": new}
+
+
+# ------------------------------------------------------------------------------------------------------- page
+st.title("Mechanisms")
+st.markdown(
+    "Run one mechanism on your data with the candidate (B, ε, δ) and see exactly what it guarantees, what it does "
+    "to the data, what it costs the program and how well it resists the three attacks. The comparison panel puts "
+    "the alternatives at the same guarantee side by side."
+)
+
+loaded = None
+with user_errors():
+    loaded = current_data(state)
+if loaded is None:
+    st.info("Load a dataset on the Data page first.", icon=":material/info:")
+    st.page_link("pages/data.py", label="Go to the Data page", icon=":material/table_view:")
+    st.stop()
+
+prepared = loaded.prepared
+candidate = state.candidate_or_default()
+st.caption(
+    f"Candidate from the feasibility page: B = {fmt(candidate.b)}, ε = {fmt(candidate.epsilon)}, "
+    f"δ = {fmt(candidate.delta)}" + ("" if state.candidate is not None else " (default: the paper's Example 1)")
+)
+
+stored_kind = (state.mechanism or {}).get("kind", "projection")
+seed_widget("mechanisms.kind", stored_kind if stored_kind in KINDS else "projection")
+kind = st.radio(
+    "Mechanism", KINDS, key="mechanisms.kind", format_func=KIND_LABELS.get, help=HELP_KIND,
+    horizontal=True,
+)
+
+start = starting_config(kind, candidate)
+seed_widget("mechanisms.seed", "" if state.seed is None else str(state.seed))
+with st.form("mechanisms.form", border=True):
+    if kind == "projection":
+        c1, c2, c3 = st.columns(3)
+        seed_widget("mechanisms.b", float(start["b"]))
+        c1.number_input("Target distance B", key="mechanisms.b", min_value=0.001, max_value=2.0, step=0.01,
+                        format="%.4f", help=HELP["b"] + " " + b_in_data_units(prepared, start["b"]))
+        seed_widget("mechanisms.k", int(start.get("k", 10_000)))
+        c2.number_input("Projection dimension k", key="mechanisms.k", min_value=1, max_value=10_000_000, step=1000,
+                        help="Columns of the random projection (the paper: 10,000). The noise per coordinate barely "
+                        "depends on k once k ≫ d.")
+        seed_widget("mechanisms.rank", int(start.get("rank") or 0))
+        c3.number_input("Rank kept (0 = all d)", key="mechanisms.rank", min_value=0, max_value=max(prepared.d, 1),
+                        step=1, help="Singular vectors of the noisy covariance kept. At full rank (0 = d, the paper) "
+                        "the covariance step does not change the output: (ε2, δ2) buys nothing.")
+        st.markdown("**Budget split** (total = step 1–3 + step 4)", help=HELP_SPLIT)
+        c1, c2, c3, c4 = st.columns(4)
+        for col, name, label, fmt_, helptext in (
+            (c1, "epsilon1", "ε1 (projection step)", "%.4f", "Privacy loss spent on the noisy projection."),
+            (c2, "delta1", "δ1 (projection step)", "%.3e", "Also covers the chance (≤ δ1/2) that the random "
+             "projection exceeds its sensitivity bound."),
+            (c3, "epsilon2", "ε2 (covariance step, < 1)", "%.4f", "Privacy loss of the noisy covariance; the "
+             "classical Gaussian bound it uses needs ε2 < 1."),
+            (c4, "delta2", "δ2 (covariance step)", "%.3e", "δ of the noisy covariance step."),
+        ):
+            seed_widget(f"mechanisms.{name}", float(start[name]))
+            col.number_input(label, key=f"mechanisms.{name}", min_value=0.0, format=fmt_,
+                             step=0.05 if name.startswith("eps") else 1e-6, help=helptext)
+        c1, c2 = st.columns(2)
+        seed_widget("mechanisms.implementation", start.get("implementation", "fast"))
+        c1.radio("Implementation", ("fast", "reference"), key="mechanisms.implementation", horizontal=True,
+                 help="fast: draws the same output distribution directly in n × d (exact, milliseconds). reference: "
+                 "the paper's steps with n × k matrices (seconds; refused when it would need too much memory).")
+        seed_widget("mechanisms.output_scale", start.get("output_scale", "unbiased"))
+        c2.radio("Output scale", ("unbiased", "paper"), key="mechanisms.output_scale", horizontal=True,
+                 help="unbiased: the paper's output multiplied by k (free post-processing), so values are on the "
+                 "data's prepared scale. paper: as printed, X/k plus noise (to reproduce the authors).")
+    elif kind == "gaussian":
+        c1, c2, c3, c4 = st.columns(4)
+        seed_widget("mechanisms.b", float(start["b"]))
+        c1.number_input("Target distance B", key="mechanisms.b", min_value=0.001, max_value=2.0, step=0.01,
+                        format="%.4f", help=HELP["b"] + " " + b_in_data_units(prepared, start["b"]))
+        seed_widget("mechanisms.epsilon", float(start["epsilon"]))
+        c2.number_input("Privacy loss ε", key="mechanisms.epsilon", min_value=0.0, step=0.1, format="%.4f",
+                        help=HELP["epsilon"])
+        seed_widget("mechanisms.delta", float(start["delta"]))
+        c3.number_input("δ", key="mechanisms.delta", min_value=0.0, max_value=1.0, step=1e-6, format="%.3e",
+                        help=HELP["delta"])
+        seed_widget("mechanisms.calibration", start.get("calibration", "analytic"))
+        c4.radio("Calibration", ("analytic", "classical"), key="mechanisms.calibration",
+                 help="analytic (Balle & Wang): the smallest σ with the exact guarantee, any ε. classical: "
+                 "σ = B·√(2 ln(1.25/δ))/ε, needs ε < 1 and adds more noise.")
+    else:
+        seed_widget("mechanisms.anon_k", int(start.get("k", 2)))
+        st.slider("k (smallest group size)", min_value=2, max_value=10, key="mechanisms.anon_k",
+                  help="Every released row equals at least k − 1 others. The paper reports k = 2 (the most "
+                  "accurate). k-anonymity is NOT differential privacy: it gives no (ε, δ) bound.")
+    st.text_input("Seed (leave empty for a real release)", key="mechanisms.seed", help=HELP["seed"],
+                  placeholder="empty = fresh randomness from the operating system")
+    st.form_submit_button("Run the mechanism", type="primary", key="mechanisms.run", on_click=on_run,
+                          icon=":material/play_arrow:")
+
+if st.session_state.get("mechanisms.form_error"):
+    st.error(st.session_state["mechanisms.form_error"], icon=":material/error:")
+
+args = st.session_state.get("mechanisms.args")
+if not args:
+    st.info("Set the parameters and press **Run the mechanism**.", icon=":material/info:")
+    st.stop()
+
+program = None
+with user_errors(prefix="Program: "):
+    program = program_config(state.program, loaded.program if isinstance(loaded.program, str) else None)
+program_json = None if program is None or prepared.y is None else program.to_json()
+dataset = state.demo_name if state.source == "demo" else None
+
+run = None
+with st.spinner("Releasing the data, scoring the program and running the attacks…", show_time=True):
+    with user_errors() as outcome:
+        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(args["mechanism"]),
+                            program_json, int(args["seed"]), bool(args["user_seed"]), dataset, loaded.frame)
+if outcome.failed:
+    last = st.session_state.get("mechanisms.last_good")
+    if last and last != args:
+        st.caption("Showing the previous successful run.")
+        st.session_state["mechanisms.args"] = args = last
+        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(args["mechanism"]),
+                            program_json, int(args["seed"]), bool(args["user_seed"]), dataset, loaded.frame)
+if run is None:
+    st.stop()
+st.session_state["mechanisms.last_good"] = args
+state.run_summary = run.summary
+
+top = st.columns([0.75, 0.25])
+top[0].subheader(f"{run.label}")
+top[1].button("Draw again", key="mechanisms.draw_again", on_click=on_draw_again, icon=":material/casino:",
+              help="Same configuration, new noise (the next seed if you fixed one).")
+st.markdown(seed_badge(args["seed"] if args["user_seed"] else None))
+if args["user_seed"]:
+    st.warning(SEEDED_WARNING, icon=":material/warning:")
+
+# ---- the guarantee -----------------------------------------------------------------------------------------
+st.markdown("#### What it guarantees")
+(st.success if run.is_dp else st.error)(run.headline, icon=":material/shield:")
+for line in run.describe[1:]:
+    st.markdown(f"- {line}")
+if run.implied_headline:
+    st.markdown(f"**Implied classic DP (switch lemma):** {run.implied_headline}")
+mech = run.mechanism
+noise = mechanism_noise(json.dumps(mech), prepared.d)
+reported_sd = run.details.get("noise_sd_per_coordinate")
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Noise sd per coordinate", fmt(reported_sd) if reported_sd is not None else "none",
+          help="Standard deviation of the noise added to each value, on the prepared (unbiased) scale, as "
+          f"reported by the mechanism for this run. Exact: {exact(reported_sd)}" if reported_sd is not None else
+          "k-anonymity adds no noise: it replaces rows by their class means.")
+if run.kind == "projection":
+    m2.metric("σ1 (projection noise, paper scale)", fmt(run.details.get("sigma1")),
+              help=f"Exact: {exact(run.details.get('sigma1'))}")
+    m3.metric("σ2 (covariance noise)", fmt(run.details.get("sigma2")), help=f"Exact: {exact(run.details.get('sigma2'))}")
+    m4.metric("Output scale", fmt(run.details.get("output_scale")),
+              help="E[release] = scale × X. 1 = unbiased; 1/k = the paper's as-printed output.")
+    split = pd.DataFrame(
+        {
+            "step": ["1–3: noisy projection (k⁻¹XR + G)", "4: noisy covariance (XᵀX + G')", "total (Theorem 2)"],
+            "ε": [mech["epsilon1"], mech["epsilon2"], mech["epsilon1"] + mech["epsilon2"]],
+            "δ": [mech["delta1"], mech["delta2"], mech["delta1"] + mech["delta2"]],
+            "noise sd": [run.details.get("sigma1"), run.details.get("sigma2"), None],
+        }
+    )
+    st.dataframe(split, hide_index=True, width="stretch", key="mechanisms.split_table")
+    if mech.get("rank") in (None, prepared.d):
+        st.info(
+            "At full rank the covariance step (ε2, δ2) does not change the output at all: the release is in fact "
+            f"(B = {fmt(mech['b'])}, ε1 = {fmt(mech['epsilon1'])}, δ1 = {fmt(mech['delta1'])})-TDP. Spend ε2 only "
+            "when keeping fewer singular vectors (rank < d).", icon=":material/lightbulb:",
+        )
+elif run.kind == "gaussian":
+    m2.metric("σ (per coordinate)", fmt(noise.get("sigma")), help=f"Exact: {exact(noise.get('sigma'))}")
+    m3.metric("Calibration", mech["calibration"])
+else:
+    m2.metric("Classes", fmt(run.details.get("classes")))
+    m3.metric("Smallest class", fmt(run.details.get("smallest_class")))
+    m4.metric("Distortion (rms)", fmt(run.details.get("distortion_rms_per_coordinate")))
+if "b" in mech:
+    st.caption("What B means for this data: " + b_in_data_units(prepared, mech["b"]))
+
+# ---- what it does to the data -------------------------------------------------------------------------------
+st.markdown("#### What it does to the data")
+names = list(prepared.feature_names)
+scale = float(run.details.get("output_scale", 1.0) or 1.0)
+c1, c2 = st.columns(2)
+seed_widget("mechanisms.feature_x", names[0])
+seed_widget("mechanisms.feature_y", names[min(1, len(names) - 1)])
+fx = c1.selectbox("Horizontal feature", names, key="mechanisms.feature_x", help="Feature on the x axis.")
+fy = c2.selectbox("Vertical feature", names, key="mechanisms.feature_y", help="Feature on the y axis.")
+private_label = "private release" if scale == 1.0 else "private release ÷ output scale"
+left, right = st.columns(2)
+left.plotly_chart(
+    original_vs_private_figure(prepared.x, run.value / scale, names, names.index(fx), names.index(fy),
+                               private_label=private_label),
+    key="mechanisms.scatter",
+)
+comparison_sd = {}
+if run.kind == "projection":
+    g_mech = {"kind": "gaussian", "b": mech["b"], "epsilon": mech["epsilon1"] + mech["epsilon2"],
+              "delta": mech["delta1"] + mech["delta2"]}
+    with user_errors(prefix="Gaussian comparison: "):
+        comparison_sd["Gaussian, same (B, ε, δ)"] = mechanism_noise(json.dumps(g_mech), prepared.d)["sigma"]
+right.plotly_chart(
+    noise_by_coordinate_figure(names, run.measured_sd, reported_sd=reported_sd, comparison_sd=comparison_sd),
+    key="mechanisms.noise",
+)
+
+# ---- program and protection ------------------------------------------------------------------------------------
+st.markdown("#### What it costs the program and what it buys")
+baseline = None
+if run.program is not None and program_json is not None:
+    baseline = nonprivate_program(prepared.fingerprint, program_json, prepared)
+    headline = run.program.headline_metric
+    info = METRICS.get(headline)
+    cols = st.columns(4)
+    cols[0].metric(
+        f"{info.label if info else headline} (private)", fmt(run.program.headline),
+        delta=fmt(run.program.headline - baseline.headline) + " vs non-private",
+        delta_color="normal" if (info is None or info.higher_is_better) else "inverse",
+        help=(info.description if info else "") + f". Exact: {exact(run.program.headline)}",
+    )
+    cols[1].metric(f"{info.label if info else headline} (non-private)", fmt(baseline.headline))
+    shown = [m for m in run.program.metrics if m in METRICS][:10]
+    table = pd.DataFrame(
+        {
+            "metric": [METRICS[m].label for m in shown],
+            "private release": [run.program.metrics[m] for m in shown],
+            "non-private": [baseline.metrics.get(m, float("nan")) for m in shown],
+            "better when": ["higher" if METRICS[m].higher_is_better else "lower" for m in shown],
+        }
+    )
+    with st.expander("All program metrics", icon=":material/table_chart:"):
+        st.dataframe(table, hide_index=True, width="stretch", key="mechanisms.program_table")
+else:
+    st.info("No outcome column is chosen, so no program is scored (choose a target on the Data page).",
+            icon=":material/info:")
+p1, p2, p3 = st.columns(3)
+p1.metric("Singling-out protection", fmt(run.singling_out.protection),
+          help="Share of people NOT isolated by the net attack (boxes around released rows that contain exactly "
+          f"one original row), worst case over box sizes. 1 = nobody singled out. Exact: {exact(run.singling_out.protection)}")
+if run.attribute_inference is not None:
+    p2.metric("Attribute-inference protection", fmt(run.attribute_inference.protection),
+              help="How much worse the nearest-neighbour attacker guesses a hidden column for released people than "
+              "for held-out people (1 = no better; paper's relative score, worst case). Measured on an evaluation "
+              f"release that leaves out {run.n_holdout} people as the control group. "
+              f"Exact: {exact(run.attribute_inference.protection)}")
+else:
+    p2.metric("Attribute-inference protection", "—", help="Needs at least 2 features and 10 rows.")
+p3.metric("Distinguishing protection", fmt(run.distinguishing.protection),
+          help="Smallest total error (false positives + false negatives) of the best test telling two records apart "
+          f"(any two records, distance 2): 1 = a coin flip, 0 = certain. The paper's D = {fmt(run.distinguishing.expected_loss_score)}. "
+          f"Exact: {exact(run.distinguishing.protection)}")
+
+# ---- honest comparison ---------------------------------------------------------------------------------------
+st.markdown("#### Honest comparison at the same guarantee")
+if run.kind == "projection":
+    total = Guarantee(epsilon=mech["epsilon1"] + mech["epsilon2"], delta=mech["delta1"] + mech["delta2"], b=mech["b"])
+else:
+    total = candidate if run.kind == "mondrian" else Guarantee(epsilon=mech["epsilon"], delta=mech["delta"], b=mech["b"])
+others = {k: v for k, v in candidate_mechanisms(total).items() if k != run.kind}
+if run.kind == "mondrian":
+    others.pop("mondrian", None)
+rows = [(run.label, run.kind, run)]
+with st.spinner("Running the same evaluation for the alternatives…", show_time=True):
+    for kind_other, config in others.items():
+        with user_errors(prefix=f"{MECHANISMS[kind_other].LABEL}: "):
+            other = mechanism_run(prepared.fingerprint, loaded.spec.to_json(),
+                                  json.dumps(mechanism_from_dict(config).to_dict()), program_json,
+                                  int(args["seed"]), bool(args["user_seed"]), dataset, loaded.frame)
+            rows.append((other.label, other.kind, other))
+utility_label = "program effectiveness"
+if baseline is not None:
+    info = METRICS.get(run.program.headline_metric)
+    utility_label = info.label if info else run.program.headline_metric
+compare = pd.DataFrame(
+    {
+        "mechanism": [label for label, _, _ in rows],
+        "guarantee": [r.headline for _, _, r in rows],
+        "noise sd per coordinate": [r.details.get("noise_sd_per_coordinate") for _, _, r in rows],
+        utility_label: [r.program.headline if r.program is not None else None for _, _, r in rows],
+        "singling-out": [r.singling_out.protection for _, _, r in rows],
+        "attribute inference": [r.attribute_inference.protection if r.attribute_inference else None for _, _, r in rows],
+        "distinguishing": [r.distinguishing.protection for _, _, r in rows],
+    }
+)
+st.plotly_chart(
+    comparison_figure(
+        compare["mechanism"].tolist(), [k for _, k, _ in rows], compare["noise sd per coordinate"].tolist(),
+        compare[utility_label].tolist(), utility_label=utility_label,
+        nonprivate_utility=baseline.headline if baseline is not None else None,
+    ),
+    key="mechanisms.comparison",
+)
+st.dataframe(compare, hide_index=True, width="stretch", key="mechanisms.comparison_table")
+by_kind = {k: r for _, k, r in rows}
+if "projection" in by_kind and "gaussian" in by_kind:
+    proj, gauss = by_kind["projection"], by_kind["gaussian"]
+    sd_p, sd_g = proj.details.get("noise_sd_per_coordinate"), gauss.details.get("noise_sd_per_coordinate")
+    better = None
+    if proj.program is not None and gauss.program is not None:
+        info = METRICS.get(proj.program.headline_metric)
+        higher = info is None or info.higher_is_better
+        diff = gauss.program.headline - proj.program.headline
+        better = (diff > 0) if higher else (diff < 0)
+    if sd_p is not None and sd_g is not None and sd_g < sd_p:
+        verdict = (
+            f"**The simpler Gaussian mechanism wins here.** At the same guarantee it adds noise of sd {fmt(sd_g)} "
+            f"per coordinate against {fmt(sd_p)} for the private projection ({fmt(sd_p / sd_g)}× more)"
+        )
+        if better is True:
+            verdict += f", and the program does better on its release ({fmt(gauss.program.headline)} vs {fmt(proj.program.headline)})."
+        elif better is False:
+            verdict += f", although the program scores {fmt(proj.program.headline)} on the projection vs {fmt(gauss.program.headline)}."
+        else:
+            verdict += "."
+        st.warning(verdict + " Prefer the Gaussian mechanism unless you need the projection for another reason.",
+                   icon=":material/balance:")
+    elif sd_p is not None and sd_g is not None:
+        st.info(f"The private projection adds less noise than the Gaussian mechanism here ({fmt(sd_p)} vs {fmt(sd_g)}).",
+                icon=":material/balance:")
+
+# ---- download -------------------------------------------------------------------------------------------------
+st.markdown("#### Download the privatized data")
+st.markdown("**What this file protects:**\n" + "\n".join(f"- {line}" for line in run.describe))
+st.caption(
+    "Values are on the prepared scale (each row of the input mapped into the unit ball as set on the Data page), "
+    "not in the data's original units. " + prepared.privacy_note()
+)
+csv = prepared.as_frame(run.value).to_csv(index=False).encode("utf-8")
+st.download_button("Download the release (CSV)", csv, file_name=f"private-{run.kind}.csv", mime="text/csv",
+                   key="mechanisms.download", icon=":material/download:",
+                   help="The privatized feature matrix of this run, one row per record, in input order.")
+st.caption("A data holder reproduces this kind of release with (config from the Export page):")
+st.code(run.summary["cli_command"], language="bash")

@@ -1,0 +1,109 @@
+"""AppTest: the Mechanisms page runs the engine's mechanisms on demo data and shows the engine's numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.data.demos import load_demo
+from engine.mechanisms.gaussian import GaussianMechanism
+from engine.release import ReleaseConfig, run_release
+from engine.rng import make_rng
+from tests.app.conftest import assert_clean, open_page, start_app, studio
+from ui.figures.theme import fmt
+
+
+def metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def run_with_seed(at, seed: str):
+    at.text_input(key="mechanisms.seed").set_value(seed)
+    at.button(key="mechanisms.run").click().run()
+    assert_clean(at)
+    return at
+
+
+@pytest.fixture(scope="module")
+def projection_run():
+    at = open_page(start_app(), "mechanisms")
+    return run_with_seed(at, "7")
+
+
+def test_projection_run_shows_the_release_noise_and_split(projection_run):
+    at = projection_run
+    state = studio(at)
+    mech = state.mechanism
+    candidate = state.candidate_or_default()
+    # Prefilled from the candidate with the default split: ε2 = ε/4 (ε ≤ 4), δ1 = 2δ/3, δ2 = δ/3.
+    assert mech["kind"] == "projection" and mech["b"] == pytest.approx(candidate.b)
+    assert mech["epsilon1"] + mech["epsilon2"] == pytest.approx(candidate.epsilon)
+    assert mech["epsilon2"] == pytest.approx(candidate.epsilon / 4)
+    assert mech["delta1"] == pytest.approx(2 * candidate.delta / 3)
+    assert mech["delta2"] == pytest.approx(candidate.delta / 3)
+    # The page's noise sd is the engine's Release.details value for the same seed (the CLI's rng).
+    demo = load_demo("togo-demo")
+    _, release = run_release(demo.frame, ReleaseConfig(demo.spec, mech, seed=7), rng=make_rng(7))
+    assert metric(at, "Noise sd per coordinate") == fmt(release.details["noise_sd_per_coordinate"])
+    assert metric(at, "σ1 (projection noise, paper scale)") == fmt(release.details["sigma1"])
+    assert state.seed == 7
+    summary = state.run_summary
+    assert summary["guarantee"]["headline"] == release.guarantee.headline()
+    assert summary["seed"] == 7 and summary["seeded"] is True
+    assert set(summary["protection"]) >= {"singling_out", "attribute_inference", "distinguishing"}
+    assert any("covariance step (ε2, δ2) does not change the output" in i.value for i in at.info)
+    assert any("not private" in m.value for m in at.markdown)
+    assert at.get("download_button")  # the release can be downloaded
+
+
+def test_projection_run_compares_honestly_with_the_gaussian(projection_run):
+    at = projection_run
+    table = next(df.value for df in at.dataframe if "noise sd per coordinate" in df.value.columns)
+    assert table["mechanism"].tolist()[0] == "Private projection (Algorithm 1)"
+    mech = studio(at).mechanism
+    gauss = GaussianMechanism(b=mech["b"], epsilon=mech["epsilon1"] + mech["epsilon2"],
+                              delta=mech["delta1"] + mech["delta2"])
+    row = table[table["mechanism"] == GaussianMechanism.LABEL].iloc[0]
+    assert row["noise sd per coordinate"] == pytest.approx(gauss.sigma, rel=1e-12)
+    # On this data the simpler mechanism adds far less noise, and the page says so.
+    assert any("simpler Gaussian mechanism wins" in w.value for w in at.warning)
+
+
+def test_draw_again_increments_a_user_seed(projection_run):
+    at = projection_run
+    at.button(key="mechanisms.draw_again").click().run()
+    assert_clean(at)
+    assert studio(at).seed == 8
+    assert at.session_state["mechanisms.args"]["seed"] == 8
+
+
+def test_gaussian_run_shows_sigma():
+    at = open_page(start_app(), "mechanisms")
+    at.radio(key="mechanisms.kind").set_value("gaussian").run()
+    at.number_input(key="mechanisms.epsilon").set_value(2.0)
+    run_with_seed(at, "3")
+    state = studio(at)
+    c = state.candidate_or_default()
+    sigma = GaussianMechanism(b=c.b, epsilon=2.0, delta=c.delta).sigma
+    assert metric(at, "σ (per coordinate)") == fmt(sigma)
+    assert metric(at, "Noise sd per coordinate") == fmt(sigma)
+    assert state.mechanism == GaussianMechanism(b=c.b, epsilon=2.0, delta=c.delta).to_dict()
+
+
+def test_invalid_split_shows_message_and_keeps_the_previous_run():
+    at = open_page(start_app(), "mechanisms")
+    run_with_seed(at, "1")
+    before = dict(at.session_state["mechanisms.args"])
+    at.number_input(key="mechanisms.epsilon2").set_value(1.5)
+    at.button(key="mechanisms.run").click().run()
+    assert_clean(at)
+    assert any("epsilon2 must be in (0, 1)" in e.value for e in at.error)
+    assert at.session_state["mechanisms.args"] == before
+    assert metric(at, "Noise sd per coordinate")  # the previous results are still shown
+
+
+def test_k_anonymity_is_labelled_not_dp():
+    at = open_page(start_app(), "mechanisms")
+    at.radio(key="mechanisms.kind").set_value("mondrian").run()
+    run_with_seed(at, "1")
+    assert any("NOT differential privacy" in e.value for e in at.error)
+    assert metric(at, "Noise sd per coordinate") == "none"
