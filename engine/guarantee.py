@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -116,6 +116,24 @@ class Guarantee(Serializable):
         return lines
 
 
+@runtime_checkable
+class GuaranteeStatement(Protocol):
+    """What every release states about its protection: :class:`Guarantee` for DP-style mechanisms, or a
+    non-DP statement such as ``engine.mechanisms.mondrian.KAnonymityGuarantee`` (k-anonymity is not DP)."""
+
+    @property
+    def is_classic_dp(self) -> bool: ...
+
+    @property
+    def vacuous(self) -> bool: ...
+
+    def headline(self) -> str: ...
+
+    def describe(self) -> list[str]: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Release:
     """Output of a record-level mechanism together with its guarantee.
@@ -125,7 +143,7 @@ class Release:
     """
 
     value: np.ndarray
-    guarantee: Guarantee
+    guarantee: GuaranteeStatement
     details: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
