@@ -79,6 +79,11 @@ class GaussianSum(SumMechanism):
     def _noise_quantile(self, u):
         return float(self.sigma * norm.ppf(u))
 
+    def noise_pdf(self, z):
+        """Density of the additive noise N(0, σ²) at z (vectorised)."""
+        out = norm.pdf(np.asarray(z, dtype=float), scale=self.sigma)
+        return float(out) if np.ndim(out) == 0 else out
+
 
 @register_sum
 @dataclass(frozen=True)
@@ -160,4 +165,9 @@ class UnitSplitting(SumMechanism):
 
     def _noise_quantile(self, u):
         return float(self.sigma * norm.ppf(u))
+
+    def noise_pdf(self, z):
+        """Density of the additive noise N(0, σ²) at z (vectorised)."""
+        out = norm.pdf(np.asarray(z, dtype=float), scale=self.sigma)
+        return float(out) if np.ndim(out) == 0 else out
 

@@ -92,6 +92,13 @@ class GeneralizedGaussian(SumMechanism):
         ratio = math.exp(gammaln(3.0 / self.p) - gammaln(1.0 / self.p))
         return np.full(q.shape, self.sigma**2 * ratio)
 
+    def noise_pdf(self, z):
+        """Density p/(2σΓ(1/p))·exp(−(|z|/σ)^p) of the noise at z (vectorised)."""
+        zz = np.abs(np.asarray(z, dtype=float))
+        log_c = math.log(self.p) - math.log(2.0 * self.sigma) - float(gammaln(1.0 / self.p))
+        out = np.exp(log_c - (zz / self.sigma) ** self.p)
+        return float(out) if out.ndim == 0 else out
+
     def noise_cdf(self, z):
         """CDF of the noise Z at z (vectorised)."""
         zz = np.asarray(z, dtype=float)
