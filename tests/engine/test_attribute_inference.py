@@ -269,3 +269,14 @@ def test_paper_mode_matches_the_authors_nonprivate_anonymeter_risks():
         # One simulation against the mean of 5: allow 0.01 (≈ 5× their simulation sd of the median/max).
         assert np.median(risks) == pytest.approx(row["avg_median_risk"], abs=0.01)
         assert max(risks) == pytest.approx(row["avg_max_risk"], abs=0.01)
+
+
+@pytest.mark.parametrize("columns", [1, 2, 6, 7, 9])
+def test_nearest_neighbour_search_is_exact_l1(columns):
+    from engine.attacks.attribute_inference import _nearest_l1
+
+    rng = np.random.default_rng(30 + columns)
+    candidates = rng.normal(size=(700, columns))
+    queries = rng.normal(size=(150, columns))
+    brute = np.argmin(np.abs(queries[:, None, :] - candidates[None, :, :]).sum(axis=2), axis=1)
+    np.testing.assert_array_equal(_nearest_l1(candidates, queries), brute)
