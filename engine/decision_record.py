@@ -1,0 +1,546 @@
+"""The decision record: a versioned JSON document stating a privacy-parameter choice and everything behind it.
+
+A program designer exports it from the dashboard; a reviewer reads it; a data holder runs it. It states
+
+* every building block of the guarantee, as the DP-specification framework asks (Bailie, Gong, Meng &
+  Drechsler; digest ``shared/spec/004-privacy-framework.md``, §7 and §12): the protection domain, the scope of
+  protection (invariants), the protection unit and neighbouring relation (including the target distance B), the
+  standard of protection and its intensity (ε, δ), plus derived conversions labelled as conversions and what is
+  out of scope — never a bare ε (:class:`PrivacySpecification`);
+* the accuracy targets and Theorem 1's verdicts for them (:class:`Targets`);
+* the release configuration — data spec, mechanism and seed (:class:`engine.release.ReleaseConfig`), the one
+  top-level object with both ``data`` and ``mechanism`` keys, so ``python -m engine privatize --config
+  record.json`` reads it directly;
+* the designer's rationale, the measured tradeoffs (the sweep's table, :class:`TradeoffSummary`), a data
+  fingerprint (n, d, column names, hashes — never a value, :class:`DataFingerprint`), the seeds and the software
+  versions;
+* the dashboard settings needed to restore the session (``studio``: plain JSON values).
+
+Loading (:func:`load_decision_record`) checks the schema name and version first, then rebuilds every nested
+configuration through its validating constructor, so a corrupted or hand-edited record is refused with a message
+naming the problem — never half-loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+
+from engine import __version__
+from engine.accounting.tdp import steps
+from engine.data.preparation import PreparedData, privacy_note
+from engine.errors import InvalidParameterError
+from engine.evaluation.programs import ProgramConfig
+from engine.guarantee import RELATION_TEXT, Guarantee
+from engine.release import ReleaseConfig, cli_command
+from engine.serialization import Serializable
+from engine.sweeps import SweepConfig, SweepResult
+from engine.theory.feasibility import FeasibilityReport, feasibility_report
+from engine.validation import check_choice, check_integer, check_interval
+
+#: Name of the document type, written as ``"schema"``.
+SCHEMA_ID = "privacy-parameter-studio/decision-record"
+#: Version of the layout. Bump it (and keep reading the old one) whenever a field changes meaning or is removed.
+SCHEMA_VERSION = 1
+
+#: Packages whose versions are recorded (read from installed metadata; nothing is imported).
+SOFTWARE_PACKAGES: tuple[str, ...] = ("numpy", "scipy", "pandas", "scikit-learn", "streamlit", "plotly")
+
+OUT_OF_SCOPE: tuple[str, ...] = (
+    "Metadata and paradata privacy (who communicated with whom, and when) is not covered: the guarantee concerns "
+    "the content of the released feature values only.",
+    "The right to be forgotten (erasure) is not addressed by a privacy guarantee.",
+    "Correlated records: the guarantee bounds what the release adds about a person beyond what other people's "
+    "records already reveal about them (e.g. household members); it does not bound that marginal disclosure.",
+)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Parts of the record
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrivacySpecification(Serializable):
+    """The five building blocks of a DP specification, in words and numbers (spec 004, §7 and §12.1).
+
+    Attributes
+    ----------
+    protection_domain : str
+        What can be protected: the dataset space (columns, n, the map into the unit ball).
+    scope : str
+        To where protection extends: the invariants the release keeps exactly and the datasets it compares.
+    invariants : tuple of str
+        Quantities released exactly (public) — the guarantee holds subject to them.
+    protection_unit : str
+        Who is protected: one person's record.
+    neighbouring_relation : str
+        Which pairs of datasets are protected, with the target distance B written out.
+    b : float
+        Target distance B on the prepared scale (2 = every pair of records: classic DP).
+    b_in_data_units : str
+        What B means in the data's own units.
+    standard : str
+        How protection is measured (d_Pr): (ε, δ)-indistinguishability, restricted to B-neighbours for TDP.
+    epsilon, delta : float
+        Intensity of protection in the standard's native parameters. ``epsilon`` is ``None`` when the mechanism
+        gives no (ε, δ) statement at all (k-anonymity).
+    conversions : tuple of str
+        Derived statements, each labelled as a conversion (e.g. the classic DP implied by the switch lemma).
+    assumptions : tuple of str
+        What the guarantee relies on (secret randomness, data-independent preparation, …).
+    out_of_scope : tuple of str
+        What the guarantee does not address.
+    """
+
+    protection_domain: str
+    scope: str
+    invariants: tuple[str, ...]
+    protection_unit: str
+    neighbouring_relation: str
+    b: float
+    b_in_data_units: str
+    standard: str
+    epsilon: float | None
+    delta: float
+    conversions: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    out_of_scope: tuple[str, ...] = OUT_OF_SCOPE
+
+    def __post_init__(self) -> None:
+        check_interval("b", self.b, 0, 2, closed="right")
+        if self.epsilon is not None:
+            check_interval("epsilon", self.epsilon, 0, None, closed="neither")
+        check_interval("delta", self.delta, 0, 1, closed="both")
+        for name in ("protection_domain", "scope", "protection_unit", "neighbouring_relation", "standard"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise InvalidParameterError(f"the privacy specification's {name.replace('_', ' ')} must be stated")
+
+
+@dataclass(frozen=True)
+class Targets(Serializable):
+    """The accuracy targets, δ and Theorem 1's answers at the chosen ε.
+
+    ``delta_rule`` is ``"1/(n+1)"`` when δ was left at its default, ``"chosen"`` otherwise.
+    """
+
+    gammas: tuple[float, ...]
+    delta: float
+    delta_rule: Literal["1/(n+1)", "chosen"]
+    feasibility: tuple[FeasibilityReport, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.gammas:
+            raise InvalidParameterError("the record must state at least one accuracy target γ")
+        for g in self.gammas:
+            check_interval("gamma", g, 0.5, 1, closed="left")
+        check_interval("delta", self.delta, 0, 1, closed="neither")
+
+
+@dataclass(frozen=True)
+class DataFingerprint(Serializable):
+    """What identifies the data — size, column names and hashes — never a value.
+
+    ``sha256`` is :attr:`PreparedData.fingerprint` (the used columns' content plus the spec); ``file_sha256`` is
+    the SHA-256 of the uploaded file's bytes (None for a demo).
+    """
+
+    source: Literal["demo", "upload"]
+    dataset: str | None
+    title: str
+    synthetic: bool
+    n: int
+    d: int
+    columns: tuple[str, ...]
+    features: tuple[str, ...]
+    target: str | None
+    roles: dict[str, str]
+    sha256: str
+    file_sha256: str | None = None
+
+    def __post_init__(self) -> None:
+        check_choice("data source", self.source, ("demo", "upload"))
+        check_integer("n", self.n, 1, None)
+        check_integer("d", self.d, 1, None)
+        if len(self.features) != self.d:
+            raise InvalidParameterError(f"the data fingerprint lists {len(self.features)} features but d = {self.d}")
+        for name in (self.sha256, self.file_sha256):
+            if name is not None and (len(name) != 64 or any(c not in "0123456789abcdef" for c in name)):
+                raise InvalidParameterError(f"a data hash must be 64 lowercase hex digits; got {name!r}")
+        if self.source == "demo" and not self.dataset:
+            raise InvalidParameterError("a record made on a demo dataset must name it")
+
+
+@dataclass(frozen=True)
+class TableData(Serializable):
+    """A pandas table as JSON: column names, dtypes and rows (NaN stored as null). Lossless for numbers and text."""
+
+    columns: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    rows: tuple[tuple[int | float | bool | str | None, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.columns) != len(self.dtypes):
+            raise InvalidParameterError("a stored table needs one dtype per column")
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise InvalidParameterError(
+                    f"row {i} of a stored table has {len(row)} values for {len(self.columns)} columns"
+                )
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> TableData:
+        def cell(value: Any) -> Any:
+            if isinstance(value, np.generic):
+                value = value.item()
+            if isinstance(value, float) and not math.isfinite(value):
+                return None
+            if value is None or (not isinstance(value, (str, bool, int, float)) and pd.isna(value)):
+                return None
+            return value
+
+        return cls(
+            columns=tuple(str(c) for c in frame.columns),
+            dtypes=tuple(str(t) for t in frame.dtypes),
+            rows=tuple(tuple(cell(v) for v in row) for row in frame.itertuples(index=False, name=None)),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(list(self.rows), columns=list(self.columns))
+        for column, dtype in zip(self.columns, self.dtypes, strict=True):
+            try:
+                if dtype.startswith(("float", "int", "bool", "uint")):
+                    frame[column] = frame[column].astype("float64" if frame[column].isna().any() else dtype)
+            except (TypeError, ValueError):
+                continue
+        return frame
+
+
+@dataclass(frozen=True)
+class TradeoffSummary(Serializable):
+    """The measured tradeoffs: the sweep's configuration, its full tidy table and where it ran."""
+
+    config: SweepConfig
+    table: TableData
+    fingerprint: str
+    n_released: int
+    n_holdout: int
+    complete: bool = True
+    selected: dict[str, Any] | None = None
+
+    @classmethod
+    def from_result(cls, result: SweepResult, *, selected: dict[str, Any] | None = None) -> TradeoffSummary:
+        return cls(
+            config=result.config, table=TableData.from_frame(result.table), fingerprint=result.fingerprint,
+            n_released=int(result.n_released), n_holdout=int(result.n_holdout), complete=bool(result.complete),
+            selected=selected,
+        )
+
+    def to_result(self) -> SweepResult:
+        """The :class:`SweepResult` this summary was made from (timings are not recorded)."""
+        return SweepResult(
+            config=self.config, table=self.table.to_frame(), fingerprint=self.fingerprint,
+            n_released=self.n_released, n_holdout=self.n_holdout, complete=self.complete,
+        )
+
+
+@dataclass(frozen=True)
+class Software(Serializable):
+    """Versions of the engine, Python and the numerical libraries used."""
+
+    engine: str
+    python: str
+    packages: dict[str, str]
+
+    @classmethod
+    def current(cls) -> Software:
+        versions = {}
+        for name in SOFTWARE_PACKAGES:
+            try:
+                versions[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                versions[name] = "not installed"
+        return cls(engine=__version__, python=platform.python_version(), packages=versions)
+
+
+@dataclass(frozen=True)
+class Seeds(Serializable):
+    """Every seed behind the record. ``release`` None means fresh OS randomness (the only private choice)."""
+
+    release: int | None
+    sweep: int | None = None
+    program_folds: int | None = None
+    warning: str | None = None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The record
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecisionRecord(Serializable):
+    """A privacy-parameter decision, versioned (:data:`SCHEMA_VERSION`), lossless through JSON.
+
+    ``release`` is the only top-level field holding both ``data`` and ``mechanism``, which is how
+    ``python -m engine privatize --config record.json`` finds it.
+    """
+
+    KIND: ClassVar[str] = "decision-record"
+
+    created: str
+    title: str
+    specification: PrivacySpecification
+    candidate: Guarantee
+    targets: Targets
+    release: ReleaseConfig
+    guarantee: tuple[str, ...]
+    data: DataFingerprint
+    software: Software
+    seeds: Seeds
+    program: ProgramConfig = field(default_factory=ProgramConfig)
+    rationale: str = ""
+    tradeoffs: TradeoffSummary | None = None
+    studio: dict[str, Any] = field(default_factory=dict)
+    command: str = ""
+    schema: str = SCHEMA_ID
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if self.schema != SCHEMA_ID:
+            raise InvalidParameterError(f"this is not a Studio decision record (schema {self.schema!r})")
+        if self.schema_version != SCHEMA_VERSION:
+            raise InvalidParameterError(_version_message(self.schema_version))
+        if tuple(self.release.data.features) != tuple(self.data.features):
+            raise InvalidParameterError(
+                "the record's data fingerprint and its release configuration name different feature columns "
+                f"({list(self.data.features)} vs {list(self.release.data.features)}) — the file was edited or "
+                "assembled from two sessions; export it again"
+            )
+        if self.data.source == "demo" and self.release.dataset not in (None, self.data.dataset):
+            raise InvalidParameterError(
+                f"the record's release names the dataset {self.release.dataset!r} but its data fingerprint "
+                f"{self.data.dataset!r} — export it again"
+            )
+        if not isinstance(self.rationale, str):
+            raise InvalidParameterError("the rationale must be text")
+
+    def to_json(self, **kwargs: Any) -> str:
+        kwargs.setdefault("indent", 2)
+        kwargs.setdefault("ensure_ascii", False)
+        return super().to_json(**kwargs)
+
+    def release_config_json(self) -> str:
+        """The embedded :class:`ReleaseConfig` alone, for ``privatize --config`` from a separate file."""
+        return self.release.to_json(indent=2, ensure_ascii=False)
+
+
+def _version_message(version: Any) -> str:
+    return (
+        f"this decision record uses schema version {version!r}, but this Studio reads version {SCHEMA_VERSION} — "
+        "open it with the Studio version that wrote it (see its 'software' section)"
+    )
+
+
+def load_decision_record(text: str | bytes) -> DecisionRecord:
+    """Parse and validate a decision record; every problem becomes an ``InvalidParameterError`` with a clear message.
+
+    Raises
+    ------
+    InvalidParameterError
+        Not JSON, not a decision record, another schema version, or a field that fails validation.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidParameterError("the decision record is not UTF-8 text — choose the .json file you exported") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidParameterError(
+            f"the decision record is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}) — the file "
+            "may be truncated or edited; export it again"
+        ) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
+        raise InvalidParameterError(
+            "this file is not a Studio decision record (no 'schema': "
+            f"{SCHEMA_ID!r}) — choose a file exported from the Export page"
+        )
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise InvalidParameterError(_version_message(data.get("schema_version")))
+    try:
+        return DecisionRecord.from_dict(data)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"the decision record is damaged: {exc}") from None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Building a record
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def privacy_specification(
+    guarantee: Any, prepared: PreparedData, *, seeded: bool = False, mechanism_label: str = ""
+) -> PrivacySpecification:
+    """State the five building blocks for ``guarantee`` (a :class:`Guarantee` or the k-anonymity guarantee)."""
+    spec = prepared.spec
+    norm = spec.normalization
+    domain = (
+        f"Tables of n = {prepared.n:,} records with the feature columns {', '.join(spec.features)} (d = "
+        f"{prepared.d}); each record's features are mapped into the unit L2 ball of R^{prepared.d}: "
+        f"{norm.describe()}"
+    )
+    invariants = ["the number of records n (one released row per record, in the same order)"]
+    if not norm.data_independent:
+        used = []
+        if norm.standardize:
+            used.append("the column means and standard deviations")
+        if norm.method == "maxnorm":
+            used.append("the largest row norm")
+        invariants.append(f"{' and '.join(used)} used to prepare the data (computed from the data, not protected)")
+    scope = (
+        "Datasets of the same size n that agree on the invariants listed; the guarantee holds subject to them. "
+        + privacy_note(norm)
+    )
+    relation = getattr(guarantee, "relation", "row")
+    is_dp = isinstance(guarantee, Guarantee)
+    b = float(guarantee.b) if is_dp and relation == "row" else 2.0
+    b_text = prepared.describe_b(b) if is_dp and relation == "row" else ""
+    conversions: list[str] = []
+    assumptions = [
+        "The mechanism's randomness (noise and any random projection matrix) stays secret with the data holder.",
+    ]
+    if seeded:
+        assumptions.append(
+            "A fixed seed was used: anyone with the seed can regenerate the noise, so a seeded output is NOT "
+            "private. Use the seeded configuration for simulations only; release with fresh randomness."
+        )
+    if not is_dp:
+        return PrivacySpecification(
+            protection_domain=domain, scope=scope, invariants=tuple(invariants),
+            protection_unit="one person's record (row)",
+            neighbouring_relation="none: k-anonymity makes no statement about pairs of datasets",
+            b=2.0, b_in_data_units="",
+            standard=str(guarantee.headline()),
+            epsilon=None, delta=1.0, conversions=(), assumptions=tuple(guarantee.describe()),
+        )
+    if relation == "row":
+        s = steps(2.0, b)
+        if s <= 1:
+            neighbours = f"classic neighbours: {RELATION_TEXT['row']}; any two records are B = 2 apart at most"
+            standard = "approximate differential privacy: (ε, δ)-indistinguishability of neighbouring datasets"
+        else:
+            neighbours = (
+                f"B-neighbours (targeted DP): {RELATION_TEXT['row']}, where the substituted record's prepared row "
+                f"moves by at most B = {b:g} in L2 norm"
+            )
+            standard = (
+                "targeted differential privacy (Kohli & Blumenstock): (ε, δ)-indistinguishability of B-neighbouring "
+                "datasets; records further apart are protected less, by the switch lemma"
+            )
+            dp = guarantee.implied_dp()
+            conversions.append(
+                f"Conversion (switch lemma, s = ⌈2/B⌉ = {s}): implies classic (ε' = {dp.epsilon:.6g}, "
+                f"δ' = {dp.delta:.6g})-DP for any two records."
+            )
+    else:
+        neighbours = RELATION_TEXT[relation]
+        standard = "(ε, δ)-indistinguishability for the element-level neighbouring relation"
+    return PrivacySpecification(
+        protection_domain=domain, scope=scope, invariants=tuple(invariants),
+        protection_unit="one person's record (one row of the table)",
+        neighbouring_relation=neighbours, b=b, b_in_data_units=b_text, standard=standard,
+        epsilon=float(guarantee.epsilon), delta=float(guarantee.delta), conversions=tuple(conversions),
+        assumptions=tuple(assumptions),
+    )
+
+
+def build_decision_record(
+    *,
+    prepared: PreparedData,
+    source: Literal["demo", "upload"],
+    dataset: str | None,
+    title: str,
+    synthetic: bool,
+    columns: tuple[str, ...],
+    candidate: Guarantee,
+    gammas: tuple[float, ...],
+    delta_is_default: bool,
+    mechanism: dict[str, Any],
+    seed: int | None = None,
+    program: ProgramConfig | None = None,
+    rationale: str = "",
+    sweep: SweepResult | None = None,
+    selected: dict[str, Any] | None = None,
+    file_sha256: str | None = None,
+    studio: dict[str, Any] | None = None,
+    created: str | None = None,
+) -> DecisionRecord:
+    """Assemble a :class:`DecisionRecord` from the session's choices (the dashboard's Export page calls this).
+
+    ``mechanism`` is the configured mechanism's ``to_dict()``; its guarantee is what the specification states.
+    ``candidate`` is the (B, ε, δ) chosen on the feasibility page (the target the mechanism was set up from).
+    """
+    release = ReleaseConfig(
+        data=prepared.spec, mechanism=mechanism, seed=seed, dataset=dataset if source == "demo" else None
+    )
+    mech = release.build_mechanism()
+    guarantee = mech.guarantee()
+    reports = tuple(feasibility_report(g, candidate.epsilon, candidate.delta) for g in gammas)
+    fingerprint = DataFingerprint(
+        source=source, dataset=dataset if source == "demo" else None, title=title, synthetic=bool(synthetic),
+        n=prepared.n, d=prepared.d, columns=tuple(columns), features=tuple(prepared.feature_names),
+        target=prepared.spec.target, roles=dict(prepared.spec.roles or {}), sha256=prepared.fingerprint,
+        file_sha256=file_sha256,
+    )
+    record_file = "decision-record.json"
+    return DecisionRecord(
+        created=created or datetime.now(UTC).replace(microsecond=0).isoformat(),
+        title=f"Privacy parameters for {title}",
+        specification=privacy_specification(guarantee, prepared, seeded=seed is not None),
+        candidate=candidate,
+        targets=Targets(
+            gammas=tuple(gammas), delta=float(candidate.delta),
+            delta_rule="1/(n+1)" if delta_is_default else "chosen", feasibility=reports,
+        ),
+        release=release,
+        guarantee=tuple(guarantee.describe()),
+        data=fingerprint,
+        software=Software.current(),
+        seeds=Seeds(
+            release=seed, sweep=None if sweep is None else int(sweep.config.seed),
+            program_folds=int(program.cv_seed) if program is not None else None,
+            warning=None if seed is None else "seeded output is NOT private",
+        ),
+        program=program if program is not None else ProgramConfig(),
+        rationale=rationale,
+        tradeoffs=None if sweep is None else TradeoffSummary.from_result(sweep, selected=selected),
+        studio=dict(studio or {}),
+        command=cli_command(record_file, input_file=None if source == "demo" else "YOUR_DATA.csv"),
+    )
+
+
+__all__ = [
+    "SCHEMA_ID",
+    "SCHEMA_VERSION",
+    "DataFingerprint",
+    "DecisionRecord",
+    "PrivacySpecification",
+    "Seeds",
+    "Software",
+    "TableData",
+    "Targets",
+    "TradeoffSummary",
+    "build_decision_record",
+    "load_decision_record",
+    "privacy_specification",
+]
