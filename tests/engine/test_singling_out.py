@@ -186,3 +186,31 @@ def test_bad_inputs_raise_engine_errors():
         singled_out_rows(x, x, -np.ones(3))
     with pytest.raises(EngineError, match="SinglingOutConfig"):
         singling_out(x, x, {"net_sizes": (0.1,)})
+
+
+@pytest.mark.skipif(not REPLICATION.exists(), reason="shared/ reference data not available (set STUDIO_SHARED)")
+@pytest.mark.parametrize("b", [0.05, 0.25, 2.0])
+def test_paper_mode_on_the_as_printed_release_matches_the_authors_private_pso(b):
+    """Their private_pso_metrics csv, at every B: risk 0 at c ∈ {0.1, 0.33}; exactly one row (1/4201, sd ~1e-20
+    over 5 simulations) at c ∈ {0.67, 1}: the X/k + noise release sits near the origin, whose boxes isolate the one
+    original row closest to 0. At c = 0.5 they report 0 or 1 row. At small B the knowledgeable adversary sees more."""
+    pd = pytest.importorskip("pandas")
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    frame = pd.read_csv(REPLICATION)
+    x = frame.drop(columns=["targeting_variable"]).to_numpy(float)
+    x = x / np.max(np.linalg.norm(x, axis=1))
+    mech = PrivateProjection(
+        b=b, epsilon1=3.0, delta1=0.00015, epsilon2=0.9999, delta2=0.00008, k=10_000,
+        output_scale="paper", covariance="centred",
+    )
+    release = mech.release(x, rng=np.random.default_rng(0))
+    scale = release.details["output_scale"]
+    paper = singling_out(x, release.value, SinglingOutConfig.paper(), release_scale=scale)
+    n = len(x)
+    assert paper.risks[0] == 0.0 and paper.risks[1] == 0.0
+    assert paper.risks[2] in (0.0, 1 / n)
+    assert paper.risks[3] == paper.risks[4] == 1 / n
+    knows = singling_out(x, release.value, SinglingOutConfig(net_sizes=AUTHORS_NET_SIZES), release_scale=scale)
+    if b == 0.05:  # little noise: undoing the 1/k scale singles out ~1–2 % of people instead of 1 row (~0.02 %)
+        assert knows.risk > 10 * paper.risk
