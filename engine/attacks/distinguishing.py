@@ -403,7 +403,9 @@ def tradeoff_curve(mechanism, alphas=None, distance: float = 2.0) -> TradeoffCur
         min_total_error=_lines_min_total_error(lines),
         distance=t,
         mu=math.nan,
-        description="(ε, δ) trade-off bound from " + text,
+        description=(
+            "(ε, δ) trade-off bound from " + text + " — guaranteed: the mechanism may protect more than this"
+        ),
     )
 
 
