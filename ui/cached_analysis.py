@@ -196,36 +196,34 @@ def run_sweeps(
     *,
     workers: int,
     on_progress: Callable[[int, int, str], None],
-    on_rows: Callable[[list[dict]], None],
+    on_rows: Callable[[int, list[dict]], None],
 ) -> list[Any]:
     """Run one sweep per configuration (one per mechanism), reporting progress over all of them.
 
-    ``on_progress(done, total, message)`` after every finished cell; ``on_rows(rows)`` with all rows finished so
-    far (each row carries ``mechanism``) whenever a grid point completes, so a page can redraw the curves live. A
-    Streamlit rerun (the Stop button) interrupts this between cells; the rows delivered so far stay with the page.
+    ``on_progress(done, total, message)`` after every finished cell; ``on_rows(i, rows)`` with the rows of sweep
+    ``i`` finished so far whenever a grid point completes its last repetition (and every 10 rows), so a page can
+    redraw the curves live. A Streamlit rerun (the Stop button) interrupts this between cells; the rows
+    delivered so far stay with the page.
     """
     from engine.sweeps import run_sweep
 
     total = sum(int(c.n_cells) for c in configs)
     done_before = 0
-    rows: list[dict] = []
     results = []
-    for config in configs:
+    for index, config in enumerate(configs):
         reps = int(config.repetitions)
-        offset = done_before
+        rows: list[dict] = []
 
-        def progress(p, offset=offset) -> None:
+        def progress(p, offset=done_before) -> None:
             on_progress(offset + p.done, total, p.message)
 
-        def row(r: dict, reps=reps) -> None:
+        def row(r: dict, rows=rows, reps=reps, index=index) -> None:
             rows.append(r)
-            if int(r.get("rep", 0)) == reps - 1 or reps == 1:
-                on_rows(list(rows))
+            if int(r.get("rep", 0)) == reps - 1 or len(rows) % 10 == 0:
+                on_rows(index, list(rows))
 
         result = run_sweep(prepared, config, progress=progress, on_row=row, workers=workers)
-        if result.from_cache:
-            rows.extend(result.table.to_dict(orient="records"))
-            on_rows(list(rows))
+        on_rows(index, result.table.to_dict(orient="records"))
         results.append(result)
         done_before += int(config.n_cells)
     return results

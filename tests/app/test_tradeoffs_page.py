@@ -1,0 +1,72 @@
+"""AppTest: the Tradeoffs page runs engine sweeps with progress, draws the tradeoffs and selects a configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.data.demos import load_demo
+from engine.data.preparation import prepare
+from engine.sweeps import SweepResult, run_sweep
+from tests.app.conftest import assert_clean, open_page, start_app, studio
+
+
+@pytest.fixture(scope="module")
+def swept():
+    at = open_page(start_app(), "tradeoffs")
+    at.radio(key="tradeoffs.preset").set_value("custom")
+    at.text_input(key="tradeoffs.b_values").set_value("0.25, 2")
+    at.text_input(key="tradeoffs.epsilon1").set_value("3")
+    at.text_input(key="tradeoffs.epsilon2").set_value("0.9999")
+    at.number_input(key="tradeoffs.reps").set_value(1)
+    at.button(key="tradeoffs.run").click().run()
+    assert_clean(at)
+    return at
+
+
+def test_sweep_runs_both_mechanisms_and_shows_the_engines_numbers(swept):
+    at = swept
+    results = at.session_state["tradeoffs.results"]
+    assert [r.config.mechanism for r in results] == ["projection", "gaussian"]
+    state = studio(at)
+    assert isinstance(state.sweep_result, SweepResult) and state.sweep_result.complete
+    assert state.sweep_config["b_values"] == [0.25, 2.0]
+    # The table on the page is the engine's summary: recompute the projection sweep independently.
+    demo = load_demo("togo-demo")
+    fresh = run_sweep(prepare(demo.frame, demo.spec), results[0].config, use_cache=False).summary()
+    table = next(df.value for df in at.dataframe if "accuracy_mean" in df.value.columns)
+    shown = table[(table["mechanism"] == "projection") & (table["b"] == 0.25)]["accuracy_mean"].iloc[0]
+    expected = fresh[(fresh["reference"] == "tdp") & (fresh["b"] == 0.25)]["accuracy_mean"].iloc[0]
+    assert shown == pytest.approx(expected, abs=0)
+    assert len(table) == 6  # 2 mechanisms × (non-private, B = 0.25, B = 2)
+    assert {"tradeoffs.fig3.singling_out", "tradeoffs.fig3.attribute_inference"} <= set(at.session_state)
+    assert at.get("download_button")
+
+
+def test_choosing_a_point_makes_it_the_candidate(swept):
+    at = swept
+    results = at.session_state["tradeoffs.results"]
+    point = int(results[0].summary().query("reference == 'tdp' and b == 0.25")["point"].iloc[0])
+    at.selectbox(key="tradeoffs.point").set_value(f"projection:{point}")
+    at.button(key="tradeoffs.use_point").click().run()
+    assert_clean(at)
+    state = studio(at)
+    budget = results[0].config.budgets[0]
+    assert state.candidate.b == 0.25
+    assert state.candidate.epsilon == pytest.approx(budget.epsilon)
+    assert state.candidate.delta == pytest.approx(budget.delta)
+    assert state.mechanism["kind"] == "projection" and state.mechanism["epsilon1"] == 3.0
+    assert state.selected_point["point_id"] == f"projection:{point}"
+    # The Mechanisms page opens on exactly that configuration.
+    open_page(at, "mechanisms")
+    assert at.number_input(key="mechanisms.epsilon1").value == 3.0
+    assert at.number_input(key="mechanisms.b").value == 0.25
+
+
+def test_invalid_grid_shows_the_message_and_keeps_results(swept):
+    at = open_page(swept, "tradeoffs")
+    at.radio(key="tradeoffs.preset").set_value("custom")
+    at.text_input(key="tradeoffs.epsilon2").set_value("1.5")
+    at.button(key="tradeoffs.run").click().run()
+    assert_clean(at)
+    assert any("ε2 values must be in (0, 1)" in e.value for e in at.error)
+    assert at.session_state["tradeoffs.results"]
