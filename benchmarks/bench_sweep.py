@@ -1,0 +1,158 @@
+"""Benchmark: tradeoff sweeps on togo-demo (poverty targeting, all three attacks), and the paper-faithful check.
+
+Rows:
+
+* ``sweep quick`` — the ``quick`` preset (8 B × 1 budget × 10 runs + references = 90 cells), 2 workers.
+  Target: 15 s on the 2-core machine.
+* ``sweep paper`` — the ``paper`` preset (8 B × 4 budgets × 50 runs + references = 1,650 cells), 2 workers.
+  Target: 300 s. Measured in full when ``STUDIO_BENCH_FULL=1``; otherwise 5 of the 50 repetitions are run and the
+  time is extrapolated linearly in the number of cells (the note says which).
+* ``cell <stage>`` — mean seconds per cell of each stage (release, program, singling out, attribute inference,
+  distinguishing), measured inline over a few cells, to show where the time goes.
+* ``paper-faithful B=…`` — our paper-faithful private accuracy on the authors' demo input (5 simulations, their
+  parameters, as-printed scale, one release reused across folds) against their 5 simulations (skipped without
+  the shared folder).
+
+Run: ``python benchmarks/bench_sweep.py`` or ``bash scripts/studio.sh bench sweep``.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+WORKERS = 2
+
+
+def _togo():
+    from engine.data.demos import load_demo
+    from engine.data.preparation import prepare
+
+    demo = load_demo("togo-demo")
+    return prepare(demo.frame, demo.spec)
+
+
+def _sweep_rows(data) -> list[dict]:
+    from engine.sweeps import clear_cache, preset, run_sweep
+
+    rows = []
+    quick = preset("quick", data.n, seed=1)
+    clear_cache()
+    started = time.perf_counter()
+    run_sweep(data, quick, workers=WORKERS, use_cache=False)
+    seconds = time.perf_counter() - started
+    rows.append({"name": "sweep quick (togo-demo, targeting, 3 attacks)", "seconds": seconds, "target": 15.0,
+                 "ratio": seconds / 15.0, "note": f"{quick.n_cells} cells, {WORKERS} workers"})
+
+    full = os.environ.get("STUDIO_BENCH_FULL") == "1"
+    paper = preset("paper", data.n, seed=1, repetitions=None if full else 5)
+    started = time.perf_counter()
+    run_sweep(data, paper, workers=WORKERS, use_cache=False)
+    seconds = time.perf_counter() - started
+    cells_full = preset("paper", data.n).n_cells
+    estimate = seconds if full else seconds * cells_full / paper.n_cells
+    note = (f"{cells_full} cells, {WORKERS} workers, measured in full" if full else
+            f"extrapolated from {paper.n_cells} of {cells_full} cells ({seconds:.1f} s measured); "
+            "STUDIO_BENCH_FULL=1 runs all")
+    rows.append({"name": "sweep paper (togo-demo, targeting, 3 attacks)", "seconds": estimate, "target": 300.0,
+                 "ratio": estimate / 300.0, "note": note})
+    return rows
+
+
+def _stage_rows(data, cells: int = 4) -> list[dict]:
+    """Mean seconds per cell of each stage, inline, at B = 0.25 with the quick preset's budget."""
+    from engine.attacks.attribute_inference import attribute_inference, holdout_split
+    from engine.attacks.distinguishing import distinguishing
+    from engine.attacks.singling_out import singling_out
+    from engine.evaluation.programs import ProgramConfig, evaluate_program
+    from engine.sweeps import preset
+
+    cfg = preset("quick", data.n)
+    mech = cfg.mechanism_for(0.25, cfg.budgets[0])
+    rng = np.random.default_rng(0)
+    rel, hold = holdout_split(data.n, rng=rng)
+    x, xh, y = data.x[rel], data.x[hold], data.y[rel]
+    totals = dict.fromkeys(("release", "program", "singling out", "attribute inference", "distinguishing"), 0.0)
+    for _ in range(cells):
+        t0 = time.perf_counter()
+        release = mech.release(x, rng=rng)
+        t1 = time.perf_counter()
+        evaluate_program(release.value, y, ProgramConfig())
+        t2 = time.perf_counter()
+        singling_out(x, release.value)
+        t3 = time.perf_counter()
+        attribute_inference(x, release.value, xh, rng=rng)
+        t4 = time.perf_counter()
+        distinguishing(mech)
+        t5 = time.perf_counter()
+        for key, dt in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+            totals[key] += dt
+    return [{"name": f"cell {stage}", "seconds": total / cells, "note": f"mean of {cells} cells, B = 0.25, inline"}
+            for stage, total in totals.items()]
+
+
+def paper_comparison(sims: int = 5, seed: int = 20240813) -> pd.DataFrame | None:
+    """Our paper-faithful private accuracies vs the authors' 5 simulations, per B (None without shared/)."""
+    from engine.evaluation.programs import ProgramConfig, evaluate_program
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    shared = pathlib.Path(os.environ.get("STUDIO_SHARED", HERE.parent / ".." / "shared"))
+    folder = shared / "reference" / "tdp-replication"
+    reference = next((folder / "outputs").glob("private_prediction_metrics*.csv"), None)
+    if reference is None or not (folder / "replication_input.csv").exists():
+        return None
+    frame = pd.read_csv(folder / "replication_input.csv")
+    x = frame[[str(i) for i in range(10)]].to_numpy(float)
+    x = x / np.linalg.norm(x, axis=1).max()  # the authors' preparation
+    y = frame["targeting_variable"].to_numpy(float)
+    theirs = pd.read_csv(reference)
+    cfg = ProgramConfig.paper()
+    rows = []
+    for b, group in theirs.groupby("B"):
+        mech = PrivateProjection(b=float(b), epsilon1=3.0, delta1=0.00015, epsilon2=0.9999, delta2=0.00008,
+                                 k=10_000, output_scale="paper", covariance="centred")
+        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(sims)]
+        ours = np.array([evaluate_program(mech.release(x, rng=r).value, y, cfg).metrics["accuracy"] for r in rngs])
+        rows.append({"B": float(b), "ours_mean": ours.mean(), "ours_sd": ours.std(ddof=1),
+                     "theirs_mean": group["accuracy"].mean(), "theirs_sd": group["accuracy"].std(ddof=1),
+                     "theirs_min": group["accuracy"].min(), "theirs_max": group["accuracy"].max()})
+    nonprivate = evaluate_program(x, y, cfg).metrics["accuracy"]
+    rows.append({"B": float("nan"), "ours_mean": nonprivate, "ours_sd": 0.0,
+                 "theirs_mean": 0.9095430609818245, "theirs_sd": 0.0, "theirs_min": 0.9095430609818245,
+                 "theirs_max": 0.9095430609818245})
+    return pd.DataFrame(rows)
+
+
+def run() -> list[dict]:
+    data = _togo()
+    rows = _stage_rows(data)
+    rows += _sweep_rows(data)
+    started = time.perf_counter()
+    table = paper_comparison()
+    if table is not None:
+        seconds = time.perf_counter() - started
+        for rec in table.to_dict(orient="records"):
+            label = "non-private" if np.isnan(rec["B"]) else f"B={rec['B']:g}"
+            rows.append({
+                "name": f"paper-faithful {label}",
+                "seconds": seconds / len(table),
+                "note": (f"accuracy ours {rec['ours_mean']:.4f} ± {rec['ours_sd']:.4f} vs theirs "
+                         f"{rec['theirs_mean']:.4f} ± {rec['theirs_sd']:.4f} "
+                         f"[{rec['theirs_min']:.4f}, {rec['theirs_max']:.4f}]"),
+            })
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run():
+        extras = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+                           if k != "name")
+        print(f"{row['name']}: {extras}", flush=True)
