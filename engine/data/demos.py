@@ -69,7 +69,7 @@ TOGO_RHO = 0.85
 NIGERIA_RHO = 0.85
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DemoDataset:
     """A built-in dataset with its default spec and the program it illustrates.
 

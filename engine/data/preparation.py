@@ -454,8 +454,14 @@ def table_problems(frame: pd.DataFrame, spec: DataSpec) -> list[TableProblem]:
     list of TableProblem
         In the order above; ``problem.control`` says which control fixes it.
     """
+    return _check_table(frame, spec)[0]
+
+
+def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem], dict[str, np.ndarray]]:
+    """:func:`table_problems` plus the float64 values of every valid used column (converted once)."""
     if not isinstance(frame, pd.DataFrame):
-        return [TableProblem(f"expected a table (pandas DataFrame); got {type(frame).__name__}", control="file")]
+        problem = TableProblem(f"expected a table (pandas DataFrame); got {type(frame).__name__}", control="file")
+        return [problem], {}
     if not isinstance(spec, DataSpec):
         raise InvalidParameterError(f"spec must be a DataSpec; got {type(spec).__name__}")
     problems: list[TableProblem] = []
@@ -545,7 +551,7 @@ def table_problems(frame: pd.DataFrame, spec: DataSpec) -> list[TableProblem]:
                 control="table",
             )
         )
-    return problems
+    return problems, {k: v for k, v in numeric.items() if v.size == len(frame)}
 
 
 def validate_table(frame: pd.DataFrame, spec: DataSpec) -> None:
@@ -757,7 +763,7 @@ def _read_csv(label: str, data: bytes) -> pd.DataFrame:
     except csv.Error as exc:
         raise _file_error(label, kind, f"{exc} (near line {reader.line_num})", fix) from None
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True)
+        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise TableProblem(f"{label} is empty — choose a file with a header row and data rows", control="file") from None
     except (pd.errors.ParserError, ValueError) as exc:
@@ -798,6 +804,10 @@ def fingerprint(frame: pd.DataFrame, spec: DataSpec | None = None) -> str:
     >>> fingerprint(a) == fingerprint(pd.DataFrame({"x": [1.0, 2.0, 4.0]}))
     False
     """
+    return _fingerprint(frame, spec, {})
+
+
+def _fingerprint(frame: pd.DataFrame, spec: DataSpec | None, known: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256(_FINGERPRINT_VERSION)
     names = [str(c) for c in frame.columns]
     columns = list(spec.columns) if spec is not None else names
@@ -808,9 +818,9 @@ def fingerprint(frame: pd.DataFrame, spec: DataSpec | None = None) -> str:
             h.update(b"absent\x00")
             continue
         series = frame.iloc[:, names.index(column)]
-        values, text_pos, _ = _numeric(series)
+        values, text_pos = (known[column], None) if column in known else _numeric(series)[:2]
         if text_pos is None:
-            canon = np.where(np.isnan(values), np.nan, values + 0.0).astype("<f8")
+            canon = np.where(np.isnan(values), np.nan, values + 0.0).astype("<f8", copy=False)
             h.update(b"f8\x00" + canon.tobytes())
         else:
             h.update(b"text\x00" + "\x1f".join(map(str, series.astype(object).tolist())).encode("utf-8"))
@@ -824,11 +834,11 @@ def fingerprint(frame: pd.DataFrame, spec: DataSpec | None = None) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PreparedData:
     r"""A table prepared for a record-level mechanism: rows of ``x`` lie in the unit L2 ball.
 
-    Arrays are read-only. The prepared row is :math:`x_i = g(z_i)` with :math:`z_{ij} = (v_{ij} - c_j)/h_j`
+    Arrays are read-only; equality is identity (compare ``fingerprint`` to compare contents). The prepared row is :math:`x_i = g(z_i)` with :math:`z_{ij} = (v_{ij} - c_j)/h_j`
     (``centre`` c, ``scale`` h, both in the data's units) and the row map g of the normalisation
     (:math:`g(z) = z/\max(1,\lVert z\rVert)` for ``clip``, :math:`z \cdot` ``row_factor`` otherwise).
 
@@ -1016,13 +1026,10 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
     >>> p.n, p.d, round(float(p.row_norms().max()), 12)
     (20, 2, 1.0)
     """
-    validate_table(frame, spec)
-    names = [str(c) for c in frame.columns]
-
-    def column(name: str) -> np.ndarray:
-        return _numeric(frame.iloc[:, names.index(name)])[0]
-
-    raw = np.column_stack([column(f) for f in spec.features]).astype(np.float64)
+    problems, values = _check_table(frame, spec)
+    if problems:
+        raise problems[0]
+    raw = np.column_stack([values[f] for f in spec.features])
     n, d = raw.shape
     norm = spec.normalization
     clipped_rows = clipped_values = 0
@@ -1048,18 +1055,17 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
         else:
             centre = np.zeros(d)
             scale = np.ones(d)
-        z = (raw - centre) / scale
-        input_norms = np.linalg.norm(z, axis=1)
+        x = raw - centre  # z, then scaled in place into x
+        x /= scale
+        input_norms = np.linalg.norm(x, axis=1)
         if norm.method == "clip":
             row_factor = 1.0
-            over = input_norms > 1.0
-            clipped_rows = int(over.sum())
-            x = z.copy()
-            x[over] /= input_norms[over][:, None]
+            clipped_rows = int((input_norms > 1.0).sum())
+            x /= np.maximum(input_norms, 1.0)[:, None]  # rows of norm ≤ 1 are divided by exactly 1
         else:
             biggest = float(input_norms.max())
             row_factor = 1.0 / biggest
-            x = z / biggest
+            x /= biggest
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
         bad = int(np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))[0]) if not np.all(scale > 0) else 0
         raise TableProblem(
@@ -1069,15 +1075,15 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
             column=spec.features[bad],
         )
     _shrink_into_ball(x)
-    y = column(spec.target) if spec.target is not None else None
-    extras = {role: _readonly(column(col)) for role, col in (spec.roles or {}).items()}
+    y = values[spec.target].copy() if spec.target is not None else None
+    extras = {role: _readonly(values[col].copy()) for role, col in (spec.roles or {}).items()}
     return PreparedData(
         x=_readonly(np.ascontiguousarray(x)),
         y=None if y is None else _readonly(y),
         feature_names=tuple(spec.features),
         spec=spec,
         extras=extras,
-        fingerprint=fingerprint(frame, spec),
+        fingerprint=_fingerprint(frame, spec, values),
         centre=_readonly(np.asarray(centre, dtype=float)),
         scale=_readonly(np.asarray(scale, dtype=float)),
         row_factor=float(row_factor),
