@@ -41,10 +41,10 @@ def _togo():
 
 
 def _sweep_rows(data) -> list[dict]:
-    from engine.sweeps import clear_cache, preset, run_sweep
+    from engine.sweeps import clear_cache, preset, released_rows, run_sweep
 
     rows = []
-    quick = preset("quick", data.n, seed=1)
+    quick = preset("quick", released_rows(data.n), seed=1)
     clear_cache()
     started = time.perf_counter()
     run_sweep(data, quick, workers=WORKERS, use_cache=False)
@@ -53,11 +53,11 @@ def _sweep_rows(data) -> list[dict]:
                  "ratio": seconds / 15.0, "note": f"{quick.n_cells} cells, {WORKERS} workers"})
 
     full = os.environ.get("STUDIO_BENCH_FULL") == "1"
-    paper = preset("paper", data.n, seed=1, repetitions=None if full else 5)
+    paper = preset("paper", released_rows(data.n), seed=1, repetitions=None if full else 5)
     started = time.perf_counter()
     run_sweep(data, paper, workers=WORKERS, use_cache=False)
     seconds = time.perf_counter() - started
-    cells_full = preset("paper", data.n).n_cells
+    cells_full = preset("paper", released_rows(data.n)).n_cells
     estimate = seconds if full else seconds * cells_full / paper.n_cells
     note = (f"{cells_full} cells, {WORKERS} workers, measured in full" if full else
             f"extrapolated from {paper.n_cells} of {cells_full} cells ({seconds:.1f} s measured); "
@@ -73,9 +73,9 @@ def _stage_rows(data, cells: int = 4) -> list[dict]:
     from engine.attacks.distinguishing import distinguishing
     from engine.attacks.singling_out import singling_out
     from engine.evaluation.programs import ProgramConfig, evaluate_program
-    from engine.sweeps import preset
+    from engine.sweeps import preset, released_rows
 
-    cfg = preset("quick", data.n)
+    cfg = preset("quick", released_rows(data.n))
     mech = cfg.mechanism_for(0.25, cfg.budgets[0])
     rng = np.random.default_rng(0)
     rel, hold = holdout_split(data.n, rng=rng)

@@ -364,21 +364,22 @@ def preset(
     ----------
     name : {"paper", "quick"}
     n : int
-        Rows of the prepared data. δ is set from the rows actually privatized, n' = :func:`released_rows`
-        (n minus the attribute-inference holdout; ⌈n'/m⌉ with ``partitions`` m > 1, as the paper's Nigeria setup).
+        Rows that will be PRIVATIZED: the prepared rows minus the attribute-inference holdout
+        (:func:`released_rows`). δ = 1/(n + 1); with ``partitions`` m > 1, δ = 1/(⌈n/m⌉ + 1) as the paper's
+        Nigeria setup.
     mechanism, program, seed, repetitions, partitions, **overrides
         Passed to :class:`SweepConfig` (``repetitions`` overrides the preset's count).
 
     Examples
     --------
-    >>> cfg = preset("quick", 4201)
+    >>> cfg = preset("quick", released_rows(4201))
     >>> cfg.n_cells, len(cfg.budgets), cfg.repetitions, round(1 / cfg.budgets[0].delta - 1)
     (90, 1, 10, 3701)
-    >>> preset("paper", 4201).n_cells
+    >>> preset("paper", 3701).n_cells
     1650
     """
     check_choice("preset", name, ("paper", "quick"))
-    n_priv = released_rows(n, overrides.get("attacks", ATTACKS), overrides.get("holdout"))
+    n_priv = check_integer("n", n, 1, None)
     if name == "paper":
         budgets = paper_budgets(n_priv, partitions=partitions)
         reps = 50

@@ -21,7 +21,7 @@ from engine.cli._common import parse_float_list, print_json
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.rng import fresh_seed
-from engine.sweeps import ATTACKS, preset, run_sweep
+from engine.sweeps import ATTACKS, preset, released_rows, run_sweep
 
 
 def register(subparsers) -> None:
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful))
     config = preset(
         args.preset,
-        data.n,
+        released_rows(data.n, attacks),
         mechanism=args.mechanism,
         program=program,
         seed=seed,

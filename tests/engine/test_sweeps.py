@@ -67,8 +67,9 @@ def _config(**kw):
 
 
 def test_paper_and_quick_presets_grid():
-    paper = preset("paper", 4201)
-    n_priv = 4201 - 500  # the attribute-inference holdout is not privatized
+    n_priv = released_rows(4201)  # the attribute-inference holdout (500 rows) is not privatized
+    assert n_priv == 3701
+    paper = preset("paper", n_priv)
     assert paper.b_values == PAPER_B_VALUES == (0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0)
     assert [(b.epsilon1, b.epsilon2) for b in paper.budgets] == [(2.0, 0.5), (2.0, 0.9999), (3.0, 0.5),
                                                                   (3.0, 0.9999)]
@@ -78,12 +79,12 @@ def test_paper_and_quick_presets_grid():
     assert paper.repetitions == 50 and paper.k == 10_000
     # 1 non-private + 8 B × 4 budgets (B = 2 is in the grid: the classic-DP points), × 50
     assert paper.n_cells == (1 + 32) * 50
-    quick = preset("quick", 4201)
+    quick = preset("quick", n_priv)
     assert [(b.epsilon1, b.epsilon2) for b in quick.budgets] == [(3.0, 0.9999)]
     assert quick.repetitions == 10 and quick.n_cells == 9 * 10
     assert [p.reference for p in quick.points()] == ["non-private"] + ["tdp"] * 7 + ["classic-dp"]
-    assert preset("quick", 4201, repetitions=3, attacks=("singling_out",)).budgets[0].delta == pytest.approx(
-        1 / 4202)
+    assert released_rows(4201, ("singling_out",)) == 4201
+    assert preset("quick", 4201, repetitions=3).budgets[0].delta == pytest.approx(1 / 4202)
     # Partitioned release (Nigeria): δ from the part size ⌈n/m⌉.
     assert paper_budgets(20_788, partitions=6)[0].delta == pytest.approx(1 / (math.ceil(20_788 / 6) + 1))
     assert released_rows(1000) == 800
