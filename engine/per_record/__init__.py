@@ -1,6 +1,17 @@
 """Per-record differential privacy: policy functions and slowly scaling mechanisms for sums.
 
 Importing this package registers every sum mechanism in :data:`SUM_MECHANISMS` (KIND → class).
+
+Modules (one concept each): ``units`` (ε ↔ ρ, ρ → (ε, δ)), ``base`` (the SumMechanism interface and registry),
+``baseline`` (Gaussian, unit splitting), ``transformation`` (k-th root, log), ``generalized_gaussian``, ``epl``
+(exponential polylogarithmic), ``calibration`` (equal accuracy, target loss), ``accuracy`` (error curves,
+simulation, frontier), ``cells`` (per-cell releases), ``losses`` (per-record losses and summaries, policy curves,
+composition), ``tdp`` (targeted DP as a per-record guarantee).
+
+References
+----------
+.. [1] Finley, Caruso, Doty, Machanavajjhala, Meyer, Pujol, Sexton, Terner, "Slowly Scaling Per-Record
+       Differential Privacy", arXiv:2409.18118 (2024). Digest: ``shared/spec/003-per-record-dp.md``.
 """
 
 from engine.per_record import baseline, epl, generalized_gaussian, transformation  # noqa: F401  (registration)

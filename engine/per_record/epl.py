@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -465,6 +465,11 @@ class EPLNumeric:
         return w.reshape(shape)
 
 
+@lru_cache(maxsize=64)
+def _epl_numeric(p: float, d: float, a: float) -> EPLNumeric:
+    return EPLNumeric(p, d, a)
+
+
 @register_sum
 @dataclass(frozen=True)
 class EPL(_EPLBase):
@@ -515,9 +520,10 @@ class EPL(_EPLBase):
         _check_a(self.a, self.p)
         check_interval("sigma", self.sigma, 0, None, closed="neither")
 
-    @cached_property
+    @property
     def _dist(self) -> EPLNumeric:
-        return EPLNumeric(self.p, self.d, self.a)
+        # σ only rescales the noise, so calibrating σ reuses the same numerical distribution
+        return _epl_numeric(float(self.p), float(self.d), float(self.a))
 
     def _policy(self, x):
         la = math.log(self.a)
