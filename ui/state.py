@@ -330,3 +330,111 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
 
         attempt("seed", set_seed)
     return messages
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Decision records: session → record (export) and record → session (import).
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
+#: shows results of the replaced session.
+PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.")
+
+
+def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
+    """The mechanism a record states when none was configured: the Gaussian TDP mechanism at the candidate."""
+    return {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta}
+
+
+def record_from_state(state: StudioState, loaded: Any, *, created: str | None = None):
+    """Build the :class:`~engine.decision_record.DecisionRecord` of this session (``loaded``: ui.cached.LoadedData)."""
+    from engine.decision_record import build_decision_record
+    from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
+
+    candidate = state.candidate_or_default()
+    if state.program is not None:
+        program = ProgramConfig.from_dict(state.program)
+    elif isinstance(loaded.program, str) and loaded.program in PROGRAM_KINDS:
+        program = ProgramConfig(kind=loaded.program)
+    else:
+        program = ProgramConfig()
+    return build_decision_record(
+        prepared=loaded.prepared,
+        source=state.source,
+        dataset=state.demo_name if state.source == "demo" else None,
+        title=loaded.title,
+        synthetic=loaded.synthetic,
+        columns=tuple(str(c) for c in loaded.frame.columns),
+        candidate=candidate,
+        gammas=state.gammas,
+        delta_is_default=state.delta is None,
+        mechanism=state.mechanism or default_mechanism(candidate),
+        seed=state.seed,
+        program=program,
+        rationale=state.rationale,
+        sweep=state.sweep_result,
+        selected=state.selected_point,
+        file_sha256=state.upload_fingerprint if state.source == "upload" else None,
+        studio={"eps_max": state.eps_max, "per_record": dict(state.per_record)},
+        created=created,
+    )
+
+
+def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, list[str]]:
+    """A new :class:`StudioState` holding everything ``record`` states; ``current`` is only read (uploaded bytes).
+
+    Returns the state and messages for the user (e.g. "upload the same file"). Nothing is changed here: the caller
+    swaps the state in only when this succeeded, so a failed import loses nothing.
+    """
+    messages: list[str] = []
+    new = StudioState(link_restored=True)
+    data = record.data
+    if data.source == "demo":
+        from engine.data.demos import demo_names, load_demo
+
+        if data.dataset not in demo_names():
+            raise EngineError(
+                f"the record was made on the demo dataset {data.dataset!r}, which is not available here; "
+                f"available: {', '.join(demo_names())}"
+            )
+        new.source, new.demo_name = "demo", data.dataset
+        new.spec = None if load_demo(data.dataset).spec == record.release.data else record.release.data
+    else:
+        new.source = "upload"
+        new.upload_fingerprint = data.file_sha256
+        new.spec = record.release.data
+        if current.upload_bytes is not None and current.upload_fingerprint == data.file_sha256:
+            new.upload_bytes, new.upload_name = current.upload_bytes, current.upload_name
+        else:
+            messages.append(
+                f"The record was made on an uploaded file ({data.title}, fingerprint "
+                f"{(data.file_sha256 or '')[:12]}…), which records never contain. Upload the same file on the Data "
+                "page to continue with it; every setting is already restored."
+            )
+    new.gammas = tuple(record.targets.gammas)
+    new.delta = None if record.targets.delta_rule == "1/(n+1)" else record.targets.delta
+    new.candidate = record.candidate
+    new.mechanism = dict(record.release.mechanism)
+    new.seed = record.release.seed
+    new.program = record.program.to_dict()
+    new.rationale = record.rationale
+    if record.tradeoffs is not None:
+        result = record.tradeoffs.to_result()
+        new.sweep_result = result
+        new.sweep_config = result.config.to_dict()
+        new.selected_point = record.tradeoffs.selected
+    studio = record.studio or {}
+    if isinstance(studio.get("eps_max"), (int, float)) and 1 <= studio["eps_max"] <= 50:
+        new.eps_max = float(studio["eps_max"])
+    if isinstance(studio.get("per_record"), dict):
+        new.per_record = dict(studio["per_record"])
+    return new, messages
+
+
+def install_state(new: StudioState) -> None:
+    """Make ``new`` this session's state and drop the pages' transient values (call outside widget callbacks of
+    those pages; the importing page's own widget keys are kept)."""
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and key.startswith(PAGE_PREFIXES):
+            del st.session_state[key]
+    st.session_state[STATE_KEY] = new

@@ -1,0 +1,188 @@
+"""Export: the decision record (JSON), the HTML report, the sweep table, the release command — and import."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engine.decision_record import load_decision_record
+from engine.errors import EngineError
+from engine.release import cli_command
+from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceiling
+from ui.common import HELP, field_error, user_errors
+from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
+from ui.figures.theme import fmt
+from ui.report import html_report
+from ui.state import (
+    get_state,
+    install_state,
+    record_from_state,
+    seed_widget,
+    state_from_record,
+)
+
+state = get_state()
+if st.session_state.pop("export.imported", False):
+    st.session_state.pop("export.rationale", None)  # reseed from the imported record
+
+st.title("Export")
+st.markdown(
+    "Write the decision down so others can check it and a data holder can carry it out: a **decision record** "
+    "(JSON, versioned) stating every building block of the guarantee, a self-contained **HTML report** with the "
+    "charts, the **sweep table** and the exact **command** that makes the release. Loading a record brings the "
+    "whole session back."
+)
+
+
+def tradeoff_figures(result) -> list:
+    """Figure-3-style chart of the stored sweep (dashboard B's figure builders), or nothing if unavailable."""
+    from engine.evaluation.programs import METRICS
+    from engine.sweeps import PROTECTION_COLUMNS
+    from ui.cached_analysis import points_frame
+    from ui.figures.tradeoffs import tradeoff_figure
+
+    config = result.config
+    metric = config.program.headline_metric
+    summary = result.summary()
+    frames = []
+    for protection in result.protection_columns:
+        points = points_frame(summary, x_metric=protection, y_metric=metric, series=config.mechanism,
+                              kind=config.mechanism)
+        if not points.empty:
+            label = next((k for k, v in PROTECTION_COLUMNS.items() if v == protection), protection)
+            frames.append((f"Program effectiveness against {label.replace('_', ' ')} protection",
+                           tradeoff_figure(points, x_label=f"{label.replace('_', ' ')} protection",
+                                           y_label=METRICS[metric].label if metric in METRICS else metric,
+                                           title=f"{config.mechanism}: {metric} vs {label.replace('_', ' ')}")))
+    return frames
+
+
+loaded = None
+record = None
+with user_errors():
+    loaded = current_data(state)
+if loaded is None:
+    st.info("No data loaded: open the Data page (or import a decision record below).")
+else:
+    # ------------------------------------------------------------------------------------------------------------
+    # The decision
+    # ------------------------------------------------------------------------------------------------------------
+    seed_widget("export.rationale", state.rationale)
+    st.text_area("Rationale", key="export.rationale", height=140, help=HELP["rationale"],
+                 placeholder="e.g. The program must keep 99 % of eligibility decisions; we protect people from being "
+                 "told apart from anyone within B of them …")
+    state.rationale = st.session_state["export.rationale"]
+    if state.mechanism is None:
+        st.info("No mechanism was configured on the Mechanisms page, so the record states the Gaussian TDP mechanism "
+                "at the candidate (B, ε, δ).", icon=":material/info:")
+    with user_errors():
+        record = record_from_state(state, loaded)
+
+if record is not None:
+    spec = record.specification
+    st.subheader("What the release guarantees")
+    for line in record.guarantee:
+        st.markdown("- " + line)
+    if record.seeds.release is not None:
+        st.warning(f"Seed {record.seeds.release}: this configuration is reproducible and therefore NOT private. "
+                   "Clear the seed on the Mechanisms page before a real release.", icon=":material/warning:")
+    blocks = pd.DataFrame(
+        [
+            ("Protection domain", spec.protection_domain),
+            ("Scope of protection", spec.scope + " Invariants: " + "; ".join(spec.invariants) + "."),
+            ("Protection unit", spec.protection_unit),
+            ("Neighbouring relation", spec.neighbouring_relation),
+            ("B in the data's units", spec.b_in_data_units or "—"),
+            ("Standard of protection", spec.standard),
+            ("Intensity", f"ε = {fmt(spec.epsilon, 4)}, δ = {fmt(spec.delta)}" if spec.epsilon is not None
+             else "no (ε, δ) statement"),
+            ("Conversions", " ".join(spec.conversions) or "—"),
+            ("Out of scope", " ".join(spec.out_of_scope)),
+        ],
+        columns=["building block", "statement"],
+    )
+    st.dataframe(blocks, hide_index=True, width="stretch")
+
+    # ------------------------------------------------------------------------------------------------------------
+    # Downloads
+    # ------------------------------------------------------------------------------------------------------------
+    st.subheader("Downloads")
+    record_json = record.to_json()
+    release_json = record.release_config_json()
+    cand = record.candidate
+    delta = cand.delta
+    surface = feasibility_surface(state.gammas, delta, state.eps_max)
+    ceiling = gamma_ceiling(delta, state.eps_max, tuple(sorted(set(CEILING_BS) | {round(float(cand.b), 6)})))
+    sweep = state.sweep_result
+    gammas = state.gammas
+
+    def report_html() -> str:
+        figures = [
+            ("Feasible (B, ε) region (Theorem 1)", region_figure(surface, candidate=(cand.epsilon, cand.b))),
+            ("Largest feasible B against ε", b_max_figure(surface, candidate=(cand.epsilon, cand.b))),
+            ("Accuracy ceiling γ_max", gamma_max_figure(ceiling[0], ceiling[1], gammas,
+                                                        candidate_b=round(float(cand.b), 6))),
+        ]
+        tables = []
+        if sweep is not None:
+            figures += tradeoff_figures(sweep)
+            tables.append(("Measured tradeoffs (mean per grid point)", sweep.summary()))
+        return html_report(record, figures, tables)
+
+    d1, d2, d3, d4 = st.columns(4)
+    d1.download_button("Decision record (JSON)", record_json, file_name="decision-record.json",
+                       mime="application/json", key="export.download_record", on_click="ignore",
+                       icon=":material/description:", type="primary")
+    d2.download_button("Release configuration (JSON)", release_json, file_name="release-config.json",
+                       mime="application/json", key="export.download_config", on_click="ignore",
+                       icon=":material/settings:")
+    d3.download_button("HTML report", report_html, file_name="privacy-decision-report.html", mime="text/html",
+                       key="export.download_report", on_click="ignore", icon=":material/article:")
+    if sweep is not None:
+        d4.download_button("Sweep table (CSV)", lambda: sweep.table.to_csv(index=False), file_name="sweep.csv",
+                           mime="text/csv", key="export.download_sweep", on_click="ignore", icon=":material/table:")
+    else:
+        d4.caption("Run a sweep on the Tradeoffs page to export its table.")
+
+    st.subheader("Make the release")
+    st.markdown("The data holder saves the decision record next to the data and runs:")
+    st.code(record.command, language="bash")
+    alt_input = None if state.source == "demo" else "YOUR_DATA.csv"
+    st.caption(
+        "The command reads the release configuration embedded in the record (data spec, mechanism, seed). With "
+        "the separate configuration file: `" + cli_command("release-config.json", input_file=alt_input) + "`. "
+        "Released values are on the prepared scale (rows in the unit ball), not in the data's original units."
+    )
+    with st.expander("Show the decision record (JSON)"):
+        st.code(record_json, language="json")
+
+# ----------------------------------------------------------------------------------------------------------------
+# Import
+# ----------------------------------------------------------------------------------------------------------------
+st.subheader("Import a decision record")
+st.caption("Restores the dataset choice, every parameter, the chosen point, the mechanism, the sweep results and the "
+           "rationale. Uploaded data are never in a record: you will be asked for the same file.")
+st.file_uploader("Decision record (.json)", type=["json"], key="export.import")
+incoming = st.session_state.get("export.import")
+if incoming is not None and st.session_state.get("export.import_seen") != incoming.file_id:
+    st.session_state["export.import_seen"] = incoming.file_id
+    try:
+        imported = load_decision_record(incoming.getvalue())
+        new_state, messages = state_from_record(imported, state)
+    except EngineError as exc:
+        st.session_state["export.import_error"] = f"{exc}. Nothing in your session was changed."
+    else:
+        st.session_state["export.import_error"] = None
+        with user_errors():
+            check = current_data(new_state)
+            if check is not None and check.prepared.fingerprint != imported.data.sha256:
+                messages.append(
+                    "The data in this session differ from the data the record was made on (fingerprint "
+                    f"{check.prepared.fingerprint[:12]}… instead of {imported.data.sha256[:12]}…): the numbers you "
+                    "see now may differ from the record's."
+                )
+        new_state.notices = [f"Decision record from {imported.created} loaded: {imported.title}.", *messages]
+        install_state(new_state)
+        st.session_state["export.imported"] = True
+        st.rerun()
+field_error(st.session_state.get("export.import_error"))
