@@ -423,10 +423,30 @@ def lending_amounts(n: int, config: ProgramConfig, extras: Mapping[str, object] 
 
 
 def _ridge_predict(x_train, y_train, x_test, alpha: float) -> np.ndarray:
-    from sklearn.linear_model import LinearRegression, Ridge
+    r"""Ridge regression with an unpenalised intercept, fitted on the training rows, predicted on the test rows.
 
-    model = Ridge(alpha=alpha) if alpha > 0 else LinearRegression()
-    return model.fit(x_train, y_train).predict(x_test)
+    Closed form on centred data, :math:`w = (X_c^\top X_c + \alpha I)^{-1} X_c^\top y_c`, intercept
+    :math:`\bar y - \bar x^\top w` — the same estimator and the same Cholesky solve as scikit-learn's
+    ``Ridge(alpha)`` (``solver="auto"`` on dense data), without its per-call validation overhead (≈ 10× faster on a
+    few thousand rows; a sweep fits it five times per cell). ``alpha = 0`` is ordinary least squares (minimum-norm
+    solution via ``lstsq``, as ``LinearRegression``).
+    """
+    from scipy.linalg import LinAlgError, lstsq, solve
+
+    x_mean = x_train.mean(axis=0)
+    y_mean = y_train.mean()
+    xc = x_train - x_mean
+    yc = y_train - y_mean
+    if alpha > 0:
+        gram = xc.T @ xc
+        gram.flat[:: gram.shape[0] + 1] += alpha
+        try:
+            w = solve(gram, xc.T @ yc, assume_a="pos", overwrite_a=True, check_finite=False)
+        except LinAlgError:  # pragma: no cover - numerically singular despite alpha > 0
+            w = lstsq(xc, yc, check_finite=False)[0]
+    else:
+        w = lstsq(xc, yc, check_finite=False)[0]
+    return x_test @ w + (y_mean - x_mean @ w)
 
 
 def _logistic_proba(x_train, y_train, x_test, c: float, notes: list[str]) -> np.ndarray:

@@ -355,3 +355,18 @@ def test_paper_faithful_private_accuracy_within_authors_spread():
         ours = paper_faithful_private_accuracy(x, y, float(b), 5, seed=20240813)
         lo, hi = group["accuracy"].min() - PAPER_TOLERANCE, group["accuracy"].max() + PAPER_TOLERANCE
         assert lo <= ours.mean() <= hi, (b, ours.mean(), lo, hi)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.01, 1.0, 100.0])
+def test_closed_form_ridge_equals_sklearn(alpha):
+    from sklearn.linear_model import LinearRegression, Ridge
+
+    from engine.evaluation.programs import _ridge_predict
+
+    rng = np.random.default_rng(9)
+    x, y, xt = rng.normal(size=(300, 5)), rng.normal(size=300), rng.normal(size=(40, 5))
+    for scale in (1.0, 1e-4):  # also on the paper's as-printed 1/k scale, where alpha dominates
+        model = Ridge(alpha=alpha) if alpha > 0 else LinearRegression()
+        expected = model.fit(scale * x, y).predict(scale * xt)
+        np.testing.assert_allclose(_ridge_predict(scale * x, y, scale * xt, alpha), expected, rtol=1e-10,
+                                   atol=1e-12)
