@@ -323,9 +323,9 @@ def row_label(position: int) -> str:
     """How a 0-based row position is shown to users: the data row counted from 1 below the header.
 
     >>> row_label(0)
-    'data row 1'
+    'data row 1 (counting data rows from 1)'
     """
-    return f"data row {position + 1}"
+    return f"data row {position + 1} (counting data rows from 1)"
 
 
 def _file_error(label: str, kind: str, reason: str, fix: str) -> TableProblem:
@@ -403,7 +403,7 @@ def _column_problem(
         more = int(nan.sum()) - 1
         return TableProblem(
             f"{role_text} {column!r} has a missing value in {row_label(first)}"
-            + (f" (and {more} more row{'s' if more != 1 else ''})" if more else "")
+            + (f" and in {more} more row{'s' if more != 1 else ''}" if more else "")
             + " — fill in the missing cells or drop those rows",
             control=control,
             column=column,

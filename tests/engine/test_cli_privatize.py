@@ -222,7 +222,7 @@ def test_malformed_input_files_exit_2_naming_the_problem(tmp_path, capsys):
     cases = [
         (["--input", str(ragged), "--features", "a,b"], "line 7 has 5 fields, expected 4"),
         (["--input", str(junk), "--features", "a"], "it contains binary data"),
-        (["--input", str(nan), "--features", "a,b"], "feature column 'b' has a missing value in data row 8"),
+        (["--input", str(nan), "--features", "a,b"], "feature column 'b' has a missing value in data row 8 (counting data rows from 1)"),
         (["--config", str(bad_json)], "is not valid JSON (line 1, column 2"),
     ]
     for args, message in cases:

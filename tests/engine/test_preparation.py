@@ -139,8 +139,8 @@ def test_nan_cell_names_column_and_one_based_data_row():
     err = info.value
     assert (err.column, err.row, err.control) == ("sms", 6, "features")
     assert str(err) == (
-        "feature column 'sms' has a missing value in data row 7 (and 1 more row) — fill in the missing cells or "
-        "drop those rows"
+        "feature column 'sms' has a missing value in data row 7 (counting data rows from 1) and in 1 more row — "
+        "fill in the missing cells or drop those rows"
     )
 
 
@@ -151,7 +151,7 @@ def test_text_in_numeric_column_from_a_csv_names_the_cell():
     with pytest.raises(DataValidationError) as info:
         validate_table(frame, DataSpec(("calls", "sms")))
     assert (info.value.column, info.value.row) == ("sms", 12)
-    assert "must be numeric, but data row 13 holds the text 'five'" in str(info.value)
+    assert "must be numeric, but data row 13 (counting data rows from 1) holds the text 'five'" in str(info.value)
 
 
 def test_infinite_constant_and_huge_values():
@@ -161,7 +161,7 @@ def test_infinite_constant_and_huge_values():
     frame.loc[0, "data_mb"] = 1e200
     problems = table_problems(frame, DataSpec(FEATURES))
     assert [(p.column, p.row) for p in problems] == [("calls", 3), ("sms", None), ("data_mb", 0)]
-    assert "infinite value in data row 4" in str(problems[0])
+    assert "infinite value in data row 4 (counting data rows from 1)" in str(problems[0])
     assert "same value (4) in every row" in str(problems[1]) and "remove it from the features" in str(problems[1])
     assert "too large" in str(problems[2])
 

@@ -106,7 +106,7 @@ def test_run_release_rejects_bad_data_and_bad_arguments():
     demo = load_demo("togo-demo")
     frame = demo.frame.copy()
     frame.loc[4, "sms_out"] = np.nan
-    with pytest.raises(DataValidationError, match="'sms_out' has a missing value in data row 5"):
+    with pytest.raises(DataValidationError, match=r"'sms_out' has a missing value in data row 5 \(counting data rows from 1\)"):
         run_release(frame, ReleaseConfig(SPEC, GAUSS), rng=make_rng(0))
     with pytest.raises(InvalidParameterError, match="rng must be a numpy.random.Generator"):
         run_release(demo.frame, ReleaseConfig(SPEC, GAUSS), rng=0)
