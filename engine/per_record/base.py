@@ -63,6 +63,13 @@ def ret(arr) -> float | np.ndarray:
     return float(arr) if arr.ndim == 0 else arr
 
 
+#: Shown once on any page that samples these mechanisms (spec gotcha 21).
+FLOATING_POINT_NOTE = (
+    "The samplers use floating-point arithmetic, which is open to known attacks on naive DP samplers (Mironov "
+    "2012); they are for planning and illustration. Use a vetted DP library for a real release."
+)
+
+
 def check_beta(beta: float) -> float:
     return check_interval("beta", beta, 0, 1, closed="neither", hint="β = 0.05 gives a 95% interval")
 
@@ -114,6 +121,10 @@ class SumMechanism(Serializable):
         kind = "PRzCDP" if self.UNIT == "rho" else "PRDP"
         return f"{self.LABEL} ({ps}): P-{kind}, losses in {UNIT_LABELS[self.UNIT]}"
 
+    def cautions(self) -> tuple[str, ...]:
+        """Plain-language warnings about this configuration for the UI (empty when there is nothing to say)."""
+        return ()
+
     # ----- policy --------------------------------------------------------------------------------------------
     def _policy(self, x: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must define _policy")
@@ -148,7 +159,9 @@ class SumMechanism(Serializable):
         """Raw noisy output for true total(s) ``q`` ≥ 0 (vectorised; one independent draw per entry)."""
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameterError("rng must be a numpy Generator (engine.rng.make_rng(seed))")
-        return ret(self._sample(as_values("q", q), rng))
+        qq = as_values("q", q)
+        with np.errstate(over="ignore", divide="ignore"):  # extremely heavy tails (EPL d → 1, tiny p) can exceed float64: ±inf
+            return ret(self._sample(qq, rng))
 
     def estimate(self, output):
         """Mean-unbiased estimate of q from a raw output (identity for additive mechanisms)."""
@@ -166,12 +179,14 @@ class SumMechanism(Serializable):
 
     def variance(self, q=0.0):
         """Variance of :meth:`estimate` when the true total is ``q`` (a planning value; data-independent for
-        additive mechanisms)."""
-        return ret(self._variance(as_values("q", q)))
+        additive mechanisms). ``inf`` when it exceeds the float range."""
+        qq = as_values("q", q)
+        with np.errstate(over="ignore"):
+            return ret(self._variance(qq))
 
     def sd(self, q=0.0):
         """Standard deviation of :meth:`estimate` at total ``q`` (planning)."""
-        return ret(np.sqrt(self._variance(as_values("q", q))))
+        return ret(np.sqrt(np.asarray(self.variance(q), dtype=float)))
 
     def variance_estimate(self, output):
         """Unbiased estimate of the variance of :meth:`estimate`, computed from the output only."""
@@ -184,7 +199,8 @@ class SumMechanism(Serializable):
     def interval(self, output, beta: float = 0.05):
         """Exact (1−β) confidence interval for q from a raw output: ``(low, high)``, with ``low ≥ 0``."""
         b = check_beta(beta)
-        lo, hi = self._interval(as_output("output", output), b)
+        with np.errstate(over="ignore"):
+            lo, hi = self._interval(as_output("output", output), b)
         lo = np.maximum(lo, 0.0)
         hi = np.maximum(hi, lo)
         return ret(lo), ret(hi)
@@ -201,7 +217,8 @@ class SumMechanism(Serializable):
         draw is zero (additive: the noise's (1−β/2) quantile; ours for transformation mechanisms)."""
         b = check_beta(beta)
         qq = as_values("q", q)
-        return ret(self._half_width(qq, b))
+        with np.errstate(over="ignore"):
+            return ret(self._half_width(qq, b))
 
     def _half_width(self, q: np.ndarray, beta: float) -> np.ndarray:
         return np.broadcast_to(self._noise_quantile(1.0 - beta / 2.0), q.shape).astype(float)

@@ -34,6 +34,15 @@ from engine.validation import check_choice, check_interval
 _SCALE_FAMILIES = ("additive", "baseline")
 
 
+def _finite(value: float, what: str) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise InfeasibleTargetError(
+            f"the mechanism's {what} is {value:g} at its current parameters (beyond floating point); choose a less "
+            "extreme shape (larger p or d) before calibrating"
+        )
+    return value
+
+
 def _solve_increasing(
     mechanism: SumMechanism, quantity: Callable[[SumMechanism], float], target: float, what: str
 ) -> SumMechanism:
@@ -87,7 +96,7 @@ def calibrate_sd(mechanism: SumMechanism, target_sd: float, q_ref: float = 0.0) 
     target = check_interval("target_sd", target_sd, 0, None, closed="neither")
     q = check_interval("q_ref", q_ref, 0, None, hint="a planning total, not the confidential one")
     if mechanism.FAMILY in _SCALE_FAMILIES:
-        return mechanism.with_noise(mechanism.noise * target / float(mechanism.sd(q)))
+        return mechanism.with_noise(mechanism.noise * target / _finite(float(mechanism.sd(q)), "standard deviation"))
     return _solve_increasing(mechanism, lambda m: float(m.sd(q)), target, f"SD {target:g} at q = {q:g}")
 
 
@@ -102,7 +111,8 @@ def calibrate_half_width(
     q = check_interval("q_ref", q_ref, 0, None, hint="a planning total, not the confidential one")
     b = check_beta(beta)
     if mechanism.FAMILY in _SCALE_FAMILIES:
-        return mechanism.with_noise(mechanism.noise * target / float(mechanism.half_width(q, b)))
+        width = _finite(float(mechanism.half_width(q, b)), "interval half-width")
+        return mechanism.with_noise(mechanism.noise * target / width)
     return _solve_increasing(
         mechanism, lambda m: float(m.half_width(q, b)), target, f"half-width {target:g} at q = {q:g}"
     )

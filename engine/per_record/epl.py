@@ -69,6 +69,15 @@ def _check_a(a: float, p: float) -> None:
     )
 
 
+def _moment_cautions(d: float) -> tuple[str, ...]:
+    if d <= 2.0:
+        return (f"d = {d:g} ≤ 2: the noise has no mean, so no estimate is unbiased; use the median estimate and "
+                "the interval.",)
+    if d <= 3.0:
+        return (f"d = {d:g} ≤ 3: the noise has infinite variance; report intervals, not standard deviations.",)
+    return ()
+
+
 def _check_mean(d: float) -> None:
     if d <= 2.0:
         raise InvalidParameterError(
@@ -166,6 +175,9 @@ class EPL1(_EPLBase):
     @property
     def has_variance(self) -> bool:
         return self.d > 3.0
+
+    def cautions(self) -> tuple[str, ...]:
+        return _moment_cautions(self.d)
 
     def _policy(self, x):
         return self.d * np.log1p(x / self.scale)
@@ -519,6 +531,9 @@ class EPL(_EPLBase):
             check_interval("d", self.d, 0, None, closed="neither", hint="EPL with p > 1 needs d > 0")
         _check_a(self.a, self.p)
         check_interval("sigma", self.sigma, 0, None, closed="neither")
+
+    def cautions(self) -> tuple[str, ...]:
+        return _moment_cautions(self.d) if self.p == 1.0 else ()
 
     @property
     def _dist(self) -> EPLNumeric:

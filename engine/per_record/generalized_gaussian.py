@@ -77,6 +77,13 @@ class GeneralizedGaussian(SumMechanism):
             return f"Laplace (sigma={self.sigma:g}): P-PRDP, losses in ε (per-record pure DP)"
         return super().describe()
 
+    def cautions(self) -> tuple[str, ...]:
+        if self.p < 0.5:
+            ratio = float(np.exp(gammaln(3.0 / self.p) - gammaln(1.0 / self.p)))
+            return (f"p = {self.p:g} gives a very heavy tail: the variance is {ratio:.3g}·σ²; compare mechanisms at "
+                    "equal accuracy, not equal σ.",)
+        return ()
+
     def _policy(self, x):
         return (x / self.sigma) ** self.p
 
@@ -86,11 +93,11 @@ class GeneralizedGaussian(SumMechanism):
     def _sample(self, q, rng):
         g = rng.gamma(1.0 / self.p, 1.0, size=q.shape)
         sign = np.where(rng.random(size=q.shape) < 0.5, -1.0, 1.0)
-        return q + sign * self.sigma * g ** (1.0 / self.p)
+        return q + sign * np.exp(np.log(self.sigma) + np.log(g) / self.p)
 
     def _variance(self, q):
-        ratio = math.exp(gammaln(3.0 / self.p) - gammaln(1.0 / self.p))
-        return np.full(q.shape, self.sigma**2 * ratio)
+        log_ratio = float(gammaln(3.0 / self.p) - gammaln(1.0 / self.p)) + 2.0 * math.log(self.sigma)
+        return np.full(q.shape, math.exp(log_ratio) if log_ratio < 709.0 else math.inf)
 
     def noise_pdf(self, z):
         """Density p/(2σΓ(1/p))·exp(−(|z|/σ)^p) of the noise at z (vectorised)."""
@@ -108,4 +115,5 @@ class GeneralizedGaussian(SumMechanism):
 
     def _noise_quantile(self, u):
         # P(|Z| ≤ c) = P(1/p, (c/σ)^p) = 2u − 1 for u > 1/2.
-        return float(self.sigma * gammaincinv(1.0 / self.p, 2.0 * u - 1.0) ** (1.0 / self.p))
+        log_c = math.log(float(gammaincinv(1.0 / self.p, 2.0 * u - 1.0))) / self.p + math.log(self.sigma)
+        return math.exp(log_c) if log_c < 709.0 else math.inf

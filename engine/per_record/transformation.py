@@ -33,6 +33,11 @@ from scipy.stats import norm
 from engine.per_record.base import SumMechanism, register_sum
 from engine.validation import check_integer, check_interval
 
+VARIANCE_CAUTION = (
+    "The variance of a transformation mechanism grows with the confidential total: publish the variance estimate "
+    "or the interval computed from the output, never the variance at the true total."
+)
+
 _TRANSFORM_SOURCES = {
     "variance_estimate": "ours: σ^m He_m(ṽ/σ) is unbiased for v^m (Monte Carlo checked)",
     "median": "ours: f⁻¹(ṽ) − a, median-unbiased because ṽ has median f(q + a) (paper appendix missing)",
@@ -94,6 +99,13 @@ class KthRootTransformation(SumMechanism):
         object.__setattr__(self, "k", k)
         check_interval("a", self.a, 0, None, hint="the k-th root is defined on [a, ∞) with a ≥ 0")
         check_interval("sigma", self.sigma, 0, None, closed="neither")
+
+    def cautions(self) -> tuple[str, ...]:
+        notes = [VARIANCE_CAUTION]
+        if self.a == 0.0 and self.k > 1:
+            notes.append("With a = 0 the root has an infinite slope at 0: tiny records pay a steep loss; a > 0 "
+                         "flattens the policy near zero.")
+        return tuple(notes)
 
     # transform and its monotone extension of the inverse to all of R
     def _f(self, x):
@@ -195,6 +207,9 @@ class LogTransformation(SumMechanism):
     def __post_init__(self) -> None:
         check_interval("a", self.a, 0, None, closed="neither", hint="ln is defined on [a, ∞) only for a > 0")
         check_interval("sigma", self.sigma, 0, None, closed="neither")
+
+    def cautions(self) -> tuple[str, ...]:
+        return (VARIANCE_CAUTION, "The offset a is the crucial knob: a small a makes small records pay heavily.")
 
     def _policy(self, x):
         g = np.log1p(x / self.a)

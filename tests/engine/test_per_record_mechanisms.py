@@ -357,3 +357,23 @@ def test_unknown_kind_and_missing_kind():
         sum_mechanism_from_dict({"kind": "nope"})
     with pytest.raises(InvalidParameterError, match="'kind' field"):
         sum_mechanism_from_dict({"sigma": 1.0})
+
+
+def test_cautions_flag_risky_configurations():
+    assert GaussianSum().cautions() == ()
+    assert any("confidential total" in c for c in LogTransformation(a=1.0).cautions())
+    assert any("a = 0" in c for c in KthRootTransformation(k=4, a=0.0).cautions())
+    assert not any("a = 0" in c for c in KthRootTransformation(k=4, a=1.0).cautions())
+    assert "6.65e+06·σ²" in GeneralizedGaussian(p=0.25).cautions()[0]
+    assert GeneralizedGaussian(p=1.0).cautions() == ()
+    assert "no mean" in EPL1(d=1.5).cautions()[0] and "infinite variance" in EPL1(d=2.5).cautions()[0]
+    assert EPL1(d=4.0).cautions() == () and "no mean" in EPL(p=1.0, d=2.0, a=1.0).cautions()[0]
+
+
+def test_extreme_shapes_give_inf_not_warnings_or_crashes():
+    rng = np.random.default_rng(0)
+    assert GeneralizedGaussian(p=0.002, sigma=1.0).variance() == math.inf
+    assert GeneralizedGaussian(p=0.002, sigma=1.0).half_width() == math.inf
+    assert EPL2(d=0.001, a=math.e, sigma=1.0).variance() == math.inf
+    z = EPL1(d=1.01, scale=1.0).sample(np.zeros(10_000), rng=rng)
+    assert np.isinf(z).any() and not np.isnan(z).any()
