@@ -7,14 +7,10 @@ changed) and writes the current scenario back into the address bar.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from ui.common import render_sidebar, show_notices
 from ui.state import apply_scenario_params, get_state, scenario_params
-
-ROOT = Path(__file__).resolve().parent
 
 #: (file, title, icon) in workflow order.
 PAGES: tuple[tuple[str, str, str], ...] = (
@@ -37,11 +33,7 @@ if not state.link_restored:
         state.notices.extend(apply_scenario_params(state, link))
 
 navigation = st.navigation(
-    [
-        st.Page(path, title=title, icon=icon, default=(i == 0))
-        for i, (path, title, icon) in enumerate(PAGES)
-        if (ROOT / path).exists()
-    ]
+    [st.Page(path, title=title, icon=icon, default=(i == 0)) for i, (path, title, icon) in enumerate(PAGES)]
 )
 sidebar = st.sidebar.container()
 show_notices(state)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from ui.cached import current_data
@@ -33,13 +31,9 @@ steps = [
     ("Per-record", "pages/per_record.py", "who is most exposed, and how per-record policies compare."),
     ("Export", "pages/export.py", "the decision record, an HTML report and the command that makes the release."),
 ]
-ROOT = Path(__file__).resolve().parents[1]
 for i, (title, path, text) in enumerate(steps, start=1):
     cols = st.columns([0.32, 0.68], vertical_alignment="center")
-    if (ROOT / path).exists():
-        cols[0].page_link(path, label=f"{i}. {title}")
-    else:
-        cols[0].markdown(f"{i}. {title}")
+    cols[0].page_link(path, label=f"{i}. {title}")
     cols[1].markdown(text)
 
 st.subheader("Loaded dataset")
