@@ -12,7 +12,9 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,8 +25,8 @@ from engine.validation import check_array_interval
 if TYPE_CHECKING:  # engine.guarantee imports this module; import Guarantee lazily at run time
     from engine.guarantee import Guarantee
 
-#: Ratios t/B within this relative distance of a whole number count as that whole number, so that a user who
-#: types B = 0.4 gets ⌈2/0.4⌉ = 5 steps and not 6 because 2/0.4 is not exact in binary floating point.
+#: Tolerance of :func:`tolerant_ceil`, used ONLY where rounding down is the conservative direction (Theorem 1's
+#: right-hand side ⌈ln Q/ε⌉): ratios within this relative distance above a whole number count as that number.
 _STEP_TOLERANCE = 1e-9
 STEP_TOLERANCE = _STEP_TOLERANCE
 
@@ -37,10 +39,10 @@ def tolerant_ceil(ratio):
     r"""Ceiling that treats a ratio within a relative ``STEP_TOLERANCE`` above a whole number as that number.
 
     :math:`\lceil r - \tau \max(r, 1) \rceil` with :math:`\tau` = ``STEP_TOLERANCE``, never below 0, as a
-    float array (exact for whole numbers up to 2**53; saturates at :data:`MAX_STEPS`). This is the one rounding
-    rule of the TDP calculus: :func:`steps` (⌈t/B⌉) and Theorem 1's ⌈ln Q/ε⌉
-    (:mod:`engine.theory.feasibility`) both use it, so a ratio that is a whole number in exact arithmetic is
-    never pushed to the next whole number by floating-point noise.
+    float array (exact for whole numbers up to 2**53; saturates at :data:`MAX_STEPS`). Theorem 1's ⌈ln Q/ε⌉
+    (:mod:`engine.theory.feasibility`) uses it, so a ratio that is a whole number in exact arithmetic is
+    never pushed to the next whole number by floating-point noise. Rounding down is the conservative direction
+    only for Theorem 1's right-hand side (fewer parameters ruled out); :func:`steps` therefore does NOT use it.
 
     >>> float(tolerant_ceil(2.0 / 0.4))
     5.0
@@ -55,9 +57,13 @@ def tolerant_ceil(ratio):
 
 
 def steps(distance, b):
-    r"""Number of B-steps needed to move a record by ``distance``: :math:`s = \lceil t / B \rceil`.
+    r"""Number of B-steps needed to move a record by ``distance``: :math:`s = \lceil t / B \rceil`, exactly.
 
-    Vectorised. Returns an int for scalar input, an int array otherwise.
+    The ceiling is taken of the EXACT ratio of the two floating-point numbers (rational arithmetic where the
+    float quotient is within 1e-9 of a whole number), so s is never rounded down: a larger s is the
+    conservative direction both for the switch lemma (more loss) and for Theorem 1's left-hand side (fewer
+    parameters ruled out). Every decimal B = 2/s with up to six decimals (0.4, 0.1, 0.05, 0.025, ...) gives
+    exactly s, because its nearest float lies above the decimal. Vectorised; an int for scalar input.
 
     >>> steps(2.0, 0.4)
     5
@@ -65,12 +71,21 @@ def steps(distance, b):
     7
     >>> steps(0.0, 0.5)
     0
+    >>> steps(2.0, 0.4 * (1 - 5e-10))  # just below 0.4: six steps, not five
+    6
     """
     t = check_array_interval("distance", distance, 0, None)
     bb = check_array_interval("b", b, 0, None, closed="neither")
+    t, bb = np.broadcast_arrays(t, bb)
     with np.errstate(over="ignore"):
         ratio = t / bb
-    s = tolerant_ceil(ratio).astype(np.int64)
+    s = np.ceil(ratio)
+    near = np.isfinite(ratio) & (np.abs(ratio - np.round(ratio)) <= 1e-9 * np.maximum(ratio, 1.0))
+    if near.any():
+        s = np.array(s, copy=True)
+        for i in np.flatnonzero(near):
+            s.flat[i] = math.ceil(Fraction(float(t.flat[i])) / Fraction(float(bb.flat[i])))
+    s = np.clip(np.where(np.isposinf(ratio), float(MAX_STEPS), s), 0.0, float(MAX_STEPS)).astype(np.int64)
     return int(s) if s.ndim == 0 else s
 
 
@@ -89,10 +104,13 @@ def switch_loss(epsilon, delta, b, distance):
     dlt = check_array_interval("delta", delta, 0, 1, closed="both")
     s = np.asarray(steps(distance, b))
     eps_prime = s * eps
-    # (e^{sε} − 1)/(e^ε − 1) computed stably; equals s in the limit ε → 0.
-    growth = np.expm1(eps_prime) / np.expm1(eps)
-    delta_prime = np.minimum(1.0, growth * dlt)
-    delta_prime = np.where(s == 0, 0.0, delta_prime)
+    # growth = (e^{sε} − 1)/(e^ε − 1), in log space so that huge sε neither overflows nor gives inf/inf:
+    # log growth = sε + log(1 − e^{−sε}) − ε − log(1 − e^{−ε}). δ = 0 stays exactly 0 (no inf·0).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_growth = eps_prime + np.log(-np.expm1(-eps_prime)) - eps - np.log(-np.expm1(-eps))
+        log_delta = np.where(dlt > 0, np.log(np.where(dlt > 0, dlt, 1.0)), -np.inf)
+        delta_prime = np.minimum(1.0, np.exp(np.minimum(log_growth + log_delta, 0.0)))
+    delta_prime = np.where((s == 0) | (dlt == 0), 0.0, delta_prime)
     if np.ndim(eps_prime) == 0:
         return float(eps_prime), float(delta_prime)
     return eps_prime, delta_prime

@@ -23,10 +23,11 @@ Conventions
 * Pure and vectorised: arguments broadcast (numpy rules); scalar input gives a Python ``float``/``int``/``bool``,
   array input an ndarray.
 * Inputs are validated: ``epsilon > 0`` (finite), ``delta`` in [0, 1), ``gamma`` in [1/2, 1), ``b`` in (0, 2].
-* Rounding: both ceilings use :func:`engine.accounting.tdp.tolerant_ceil` — a ratio within a relative 1e-9 of
-  a whole number counts as that whole number. Theorem 1 is a negative result, so we only declare a target
-  impossible when the exact arithmetic says so: floating-point noise never rules out a parameter (and never
-  pushes a designer towards a smaller, less protective B).
+* Rounding: Theorem 1 is a negative result, so each side is rounded in the direction that rules out less.
+  The left side ⌈2/B⌉ is the exact ceiling of the exact ratio of the floats (:func:`engine.accounting.tdp.steps`,
+  never rounded down); the right side ⌈ln Q/ε⌉ uses :func:`engine.accounting.tdp.tolerant_ceil` (a ratio within
+  a relative 1e-9 above a whole number counts as that number). Floating-point noise therefore never rules out
+  a parameter (and never pushes a designer towards a smaller, less protective B).
 
 References
 ----------
@@ -392,7 +393,7 @@ def gamma_max(b, epsilon, delta):
 
     .. math:: \gamma_{\max} = \min\Bigl(1, \frac{K c + (K - 1)\delta}{(K + 1) c}\Bigr)
 
-    (solve :math:`\gamma \le K(1-\gamma) + (K-1)\delta/c` for γ). γ ∈ [1/2, 1) is feasible iff γ ≤ γ_max.
+    (solve :math:`\gamma \le K(1-\gamma) + (K-1)\delta/c` for γ). γ ∈ [1/2, 1) is feasible iff γ ≤ γ_max (up to the floating-point resolution of γ near 1).
     Evaluated as ``(c + δ(1 − 1/K)) / (c(1 + 1/K))`` with ``exp(−sε)`` and ``expm1``, which stays finite
     when e^{sε} overflows.
 

@@ -134,3 +134,26 @@ def test_composition_is_order_free_and_parallel_never_costs_more(items, rnd):
     assert seq.epsilon == pytest.approx(seq2.epsilon) and seq.delta == pytest.approx(seq2.delta)
     assert (par.epsilon, par.delta) == (par2.epsilon, par2.delta)
     assert par.epsilon <= seq.epsilon + 1e-12 and par.delta <= seq.delta + 1e-12
+
+
+def test_steps_never_round_down_just_below_a_whole_ratio():
+    # Review finding: a relative tolerance rounded ⌈2/B⌉ down for B just below 0.4 (overstating privacy).
+    from engine.accounting.tdp import steps, switch_loss
+
+    b = 0.4 * (1 - 5e-10)
+    assert steps(2.0, b) == 6
+    assert switch_loss(1.0, 1e-6, b, 2.0)[0] == 6.0
+    # Typed decimals B = 2/s give exactly s steps (their nearest floats lie above the decimal).
+    for b_typed, s in ((0.4, 5), (0.1, 20), (0.05, 40), (0.025, 80), (0.02, 100), (0.008, 250), (0.075, 27)):
+        assert steps(2.0, b_typed) == s
+
+
+def test_switch_loss_is_finite_for_huge_losses_and_zero_delta():
+    from engine.accounting.tdp import switch_loss
+    from engine.guarantee import Guarantee
+
+    assert switch_loss(1.0, 0.0, 0.001, 2.0) == (2000.0, 0.0)
+    assert switch_loss(800.0, 1e-5, 1.0, 2.0) == (1600.0, 1.0)
+    eps, dlt = switch_loss(1e-9, 1e-6, 0.5, 2.0)  # tiny ε: growth → s = 4
+    assert dlt == pytest.approx(4e-6, rel=1e-6)
+    assert Guarantee(1.0, 0.0, b=0.001).implied_dp().delta == 0.0
