@@ -73,6 +73,7 @@ __all__ = [
     "SweepResult",
     "clear_cache",
     "paper_budgets",
+    "pareto_mask",
     "preset",
     "released_rows",
     "run_sweep",
@@ -413,8 +414,14 @@ class SweepResult:
     table : pandas.DataFrame
         Tidy table, one row per cell in cell order: descriptor columns (:data:`DESCRIPTOR_COLUMNS`), ``rep``,
         the program's metrics, ``<headline>_change`` and the program-specific relative metrics against the
-        non-private model on the same rows, ``noise_sd`` and the protection columns (:data:`PROTECTION_COLUMNS`)
-        with attack details.
+        non-private model on the same rows, ``noise_sd`` (per-coordinate noise sd on the unbiased scale; 0 for the
+        non-private release) and the protection columns (:data:`PROTECTION_COLUMNS`) with attack details:
+        ``protection_singling_out`` (1 − worst-case share singled out) with ``singling_out_risk`` and
+        ``singling_out_worst_net_size``; ``protection_attribute_inference`` (the paper's relative protection,
+        worst cell) with the Anonymeter-style ``attribute_inference_risk`` and its ``_ci_low``/``_ci_high``;
+        ``protection_distinguishing`` (smallest total error α + β of the best test telling two records apart —
+        the hypothesis-testing view, comparable across mechanisms) and ``distinguishing_paper_d`` (the paper's
+        D = 1/(U + 1)). The non-private release has distinguishing protection 0.
     fingerprint : str
         Data fingerprint the sweep ran on.
     n_released, n_holdout : int
