@@ -28,6 +28,10 @@ from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.validation import check_integer, check_interval
 
 
+#: Provenance shown by the UI next to accuracy curves, simulations and frontiers.
+SOURCE = "ours: the paper's empirical section is missing; planning formulas from the paper, Monte Carlo ours"
+
+
 def _name(m: SumMechanism) -> str:
     return m.describe().split(":")[0]
 

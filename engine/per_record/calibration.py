@@ -31,6 +31,9 @@ from engine.errors import InfeasibleTargetError
 from engine.per_record.base import SumMechanism, check_beta
 from engine.validation import check_choice, check_interval
 
+#: Provenance shown by the UI next to calibrated parameters.
+SOURCE = "ours: calibration to equal accuracy / target loss (digest §5.4, §7.1; not in the paper)"
+
 _SCALE_FAMILIES = ("additive", "baseline")
 
 

@@ -29,6 +29,10 @@ from engine.per_record.losses import CONFIDENTIAL_NOTE, LossSummary, LossUnit, _
 from engine.per_record.losses import summarize_losses, value_column
 
 
+#: Provenance shown by the UI next to per-cell releases.
+SOURCE = "paper Lemma 2.14 (parallel composition) and Def. 4.2; the per-cell evaluation is ours (digest §4.3)"
+
+
 @dataclass(frozen=True)
 class CellRelease:
     """One simulated release of per-cell sums.

@@ -37,6 +37,10 @@ from engine.per_record.losses import CONFIDENTIAL_NOTE, LossSummary, summarize_l
 from engine.per_record.units import UNIT_LABELS
 from engine.validation import check_interval, check_matrix
 
+#: Provenance shown by the UI next to TDP per-record losses.
+SOURCE = ("switch lemma: Kohli & Blumenstock Lemma 4; reading TDP as a per-record policy and the nearest-neighbour "
+          "distance are ours")
+
 #: Rows of prepared data may exceed norm 1 by this much (rounding in normalisation).
 _NORM_TOLERANCE = 1e-9
 

@@ -201,3 +201,22 @@ def test_policy_curves_share_one_unit():
         policy_curves(ms, x, unit="native")
     with pytest.raises(InvalidParameterError, match="no mechanism has ε"):
         policy_curves(ms[:1], x, unit="epsilon")
+
+
+def test_cell_rows_align_with_record_cells_including_missing_keys():
+    rng = np.random.default_rng(8)
+    n = 400
+    df = pd.DataFrame({
+        "industry": rng.choice(np.array(["b", "a", None, "c"], dtype=object), n),
+        "county": rng.choice(np.array(["y", None, "x"], dtype=object), n),
+        "payroll": rng.lognormal(2, 1, n),
+    })
+    r = release_cells(df, "payroll", ["industry", "county"], GaussianSum(sigma=1.0), rng=np.random.default_rng(9))
+    assert r.cells["n_records"].sum() == n
+    for i, row in r.cells.iterrows():
+        members = r.records[r.records["cell"] == i]
+        assert len(members) == row["n_records"]
+        assert members["payroll"].sum() == pytest.approx(row["true_sum"], rel=1e-12)
+        for col in ("industry", "county"):
+            keys = members[col]
+            assert (keys.isna().all() and pd.isna(row[col])) or (keys == row[col]).all()
