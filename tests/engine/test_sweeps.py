@@ -299,3 +299,24 @@ def test_pareto_flags_by_hand():
     assert flags["pareto"].tolist() == [True, True, False]
     with pytest.raises(InvalidParameterError, match="not in this sweep"):
         SweepResult(cfg, table).pareto("profit")
+
+
+def test_cancel_in_worker_pool_keeps_finished_rows_identical_to_full_run():
+    data = _tiny(seed=7)
+    cfg = _config(attacks=("singling_out",), repetitions=4)  # 12 cells
+    token = CancelToken()
+
+    def progress(p):
+        if p.done == 1:
+            token.cancel()
+
+    with pytest.raises(CancelledError) as info:
+        run_sweep(data, cfg, progress=progress, cancel=token, workers=2, use_cache=False)
+    partial = info.value.partial.table
+    # running cells finish (at most 2 × workers in flight), nothing new starts
+    assert 1 <= len(partial) <= 4
+    full = run_sweep(data, cfg, use_cache=False).table.set_index(["point", "rep"])
+    for _, row in partial.iterrows():
+        expected = full.loc[(row["point"], row["rep"])]
+        assert row["protection_singling_out"] == expected["protection_singling_out"]
+        assert row["accuracy"] == expected["accuracy"]
