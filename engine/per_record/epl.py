@@ -45,7 +45,7 @@ from scipy.special import erfcx, log_ndtr, ndtri_exp
 
 from engine.errors import InvalidParameterError, ResourceLimitError
 from engine.per_record.base import SumMechanism, register_sum
-from engine.validation import check_interval
+from engine.validation import check_array_interval, check_interval
 
 _COMMON_SOURCES = {
     "estimator": "paper §5 (identity; unbiased when the mean exists)",
@@ -112,8 +112,7 @@ class _EPLBase(SumMechanism):
 
     def noise_quantile(self, u):
         """Quantile function of the noise Z at probability level u ∈ (0, 1) (vectorised)."""
-        uu = check_interval("u", u, 0, 1, closed="neither") if np.ndim(u) == 0 else np.asarray(u, float)
-        uu = np.asarray(uu, dtype=float)
+        uu = check_array_interval("u", u, 0, 1, closed="neither")
         mag = self._abs_quantile(np.abs(2.0 * uu - 1.0))
         out = np.sign(uu - 0.5) * mag
         return float(out) if out.ndim == 0 else out

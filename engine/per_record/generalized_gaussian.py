@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import gammainc, gammaincinv, gammaln
 
 from engine.per_record.base import SumMechanism, register_sum
-from engine.validation import check_interval
+from engine.validation import check_array_interval, check_interval
 
 
 @register_sum
@@ -111,6 +111,14 @@ class GeneralizedGaussian(SumMechanism):
         zz = np.asarray(z, dtype=float)
         half = 0.5 * gammainc(1.0 / self.p, (np.abs(zz) / self.sigma) ** self.p)
         out = 0.5 + np.sign(zz) * half
+        return float(out) if out.ndim == 0 else out
+
+    def noise_quantile(self, u):
+        """Quantile function of the noise at levels u ∈ (0, 1) (vectorised)."""
+        uu = check_array_interval("u", u, 0, 1, closed="neither")
+        with np.errstate(over="ignore"):
+            mag = self.sigma * gammaincinv(1.0 / self.p, np.abs(2.0 * uu - 1.0)) ** (1.0 / self.p)
+        out = np.sign(uu - 0.5) * mag
         return float(out) if out.ndim == 0 else out
 
     def _noise_quantile(self, u):

@@ -159,3 +159,12 @@ def test_general_p_table_cdf_matches_adaptive_quadrature_and_quantiles_round_tri
     np.testing.assert_allclose(many, single, rtol=1e-11, atol=1e-13)
     for u in (0.3, 0.55, 0.9, 0.999):
         assert m.noise_cdf(m.noise_quantile(u)) == pytest.approx(u, rel=1e-10)
+
+
+def test_noise_quantile_validates_levels():
+    from engine.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=r"^u must be in \(0, 1\)"):
+        EPL2(d=1.0, a=E, sigma=1.0).noise_quantile([0.5, 1.0])
+    with pytest.raises(InvalidParameterError, match=r"^u must be in \(0, 1\)"):
+        EPL1(d=3.0, scale=1.0).noise_quantile(0.0)

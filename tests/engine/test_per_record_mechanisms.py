@@ -212,6 +212,8 @@ def test_generalized_gaussian_matches_scipy_gennorm():
         np.testing.assert_allclose(m.noise_cdf(z), ref.cdf(z), rtol=1e-10)
         np.testing.assert_allclose(m.noise_pdf(z), ref.pdf(z), rtol=1e-10)
         assert m.half_width(beta=0.05) == pytest.approx(ref.ppf(0.975), rel=1e-9)
+        u = np.array([0.01, 0.3, 0.5, 0.8, 0.999])
+        np.testing.assert_allclose(m.noise_quantile(u), ref.ppf(u), rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize(
