@@ -149,7 +149,9 @@ def test_lending_demo_keeps_its_program_columns_in_the_config(tmp_path, capsys):
                             "--output", str(tmp_path / "n.parquet"))
     assert code == 0
     assert summary["config"]["data"]["target"] == "low_risk"
-    assert summary["config"]["data"]["roles"] == {"loan_amount": "loan_amount", "interest": "interest"}
+    assert summary["config"]["data"]["roles"] == {
+        "loan_amount": "loan_amount", "revenue": "interest", "interest": "interest",
+    }
     assert summary["rows"] == 20788 and len(summary["columns"]) == 15
 
 
