@@ -8,6 +8,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from engine.data.preparation import (
     MIN_ROWS,
@@ -446,3 +449,28 @@ def test_bounds_from_frame_orders_by_features():
         bounds_from_frame(table, FEATURES)
     with pytest.raises(DataValidationError, match="needs the columns"):
         bounds_from_frame(pd.DataFrame({"feature": ["a"]}), ["a"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(MIN_ROWS, 60), st.integers(1, 6)),
+        elements=st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+    ),
+    method=st.sampled_from(["clip", "maxnorm"]),
+    standardize=st.booleans(),
+)
+def test_unit_ball_invariant_holds_for_any_finite_table(data, method, standardize):
+    frame = pd.DataFrame(data, columns=[f"c{j}" for j in range(data.shape[1])])
+    spec = DataSpec(tuple(frame.columns), normalization=Normalization(method, standardize))
+    problems = table_problems(frame, spec)
+    constant = [c for c in frame.columns if frame[c].nunique() == 1]
+    assert [p.column for p in problems] == constant  # the only possible problem here is a constant column
+    if problems:
+        return
+    prepared = prepare(frame, spec)
+    norms = np.linalg.norm(prepared.x, axis=1)
+    assert np.all(np.isfinite(prepared.x)) and norms.max() <= 1.0
+    if method == "maxnorm":
+        assert norms.max() >= 1.0 - 1e-12
