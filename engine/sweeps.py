@@ -461,8 +461,10 @@ class SweepResult:
         """
         check_choice("interval", interval, ("mean", "runs"))
         level = check_interval("confidence", confidence, 0, 1, closed="neither")
-        metrics = self.metric_columns
         descriptors = [c for c in DESCRIPTOR_COLUMNS if c in self.table.columns]
+        if self.table.empty or "point" not in self.table.columns:  # e.g. cancelled before the first cell
+            return pd.DataFrame(columns=[*descriptors, "runs"])
+        metrics = self.metric_columns
         rows = []
         for _, group in self.table.groupby("point", sort=True):
             row: dict[str, Any] = {c: group[c].iloc[0] for c in descriptors}

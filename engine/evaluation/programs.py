@@ -31,7 +31,8 @@ Programs (``ProgramConfig.kind``):
 
     with loan amount :math:`l_j`, revenue :math:`r_j` and interest :math:`i_j` taken from the column roles
     ``"loan_amount"``, ``"revenue"``, ``"interest"`` in ``extras`` when given, else from the defaults
-    ``loan_amount``, ``revenue_rate · l_j`` and ``interest_rate · l_j``. Total profit :math:`\pi = \sum_j \pi_j`
+    ``loan_amount``, ``revenue_rate · l_j`` and ``interest_rate · l_j`` (without a revenue column, the interest
+    column, when there is one, is the revenue: a repaid loan earns its interest; see :func:`lending_amounts`). Total profit :math:`\pi = \sum_j \pi_j`
     over the out-of-fold decisions (every applicant is in exactly one test fold).
 
 ``classification``
@@ -401,6 +402,10 @@ def lending_amounts(n: int, config: ProgramConfig, extras: Mapping[str, object] 
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(l, r, i) per applicant: from the ``extras`` roles when present, else the config's defaults.
 
+    l_j = ``loan_amount`` column or the default amount; i_j = ``interest`` column or ``interest_rate`` × l_j;
+    r_j = ``revenue`` column, else the ``interest`` column (the revenue of a repaid loan is its interest), else
+    ``revenue_rate`` × l_j.
+
     >>> l, r, i = lending_amounts(2, ProgramConfig(kind="lending", loan_amount=10, revenue_rate=0.2,
     ...                                             interest_rate=0.1))
     >>> l.tolist(), r.tolist(), i.tolist()
@@ -409,12 +414,13 @@ def lending_amounts(n: int, config: ProgramConfig, extras: Mapping[str, object] 
     loan = _role_values(extras, "loan_amount", n)
     if loan is None:
         loan = np.full(n, float(config.loan_amount))
+    interest_column = _role_values(extras, "interest", n)
+    interest = config.interest_rate * loan if interest_column is None else interest_column
     revenue = _role_values(extras, "revenue", n)
     if revenue is None:
-        revenue = config.revenue_rate * loan
-    interest = _role_values(extras, "interest", n)
-    if interest is None:
-        interest = config.interest_rate * loan
+        # The lender's revenue on a repaid loan is the interest it earns: use the interest column when there is
+        # one, else the default rate.
+        revenue = config.revenue_rate * loan if interest_column is None else interest_column
     return loan, revenue, interest
 
 

@@ -81,10 +81,15 @@ def test_profit_four_cases_hand_example():
 
 def test_lending_amounts_prefer_columns_over_defaults():
     cfg = ProgramConfig(kind="lending", loan_amount=10.0, revenue_rate=0.2, interest_rate=0.1)
-    loan, rev, intr = lending_amounts(3, cfg, {"loan_amount": [5.0, 10.0, 20.0], "interest": [1.0, 1.0, 1.0]})
+    loan, rev, intr = lending_amounts(3, cfg, {"loan_amount": [5.0, 10.0, 20.0]})
     assert loan.tolist() == [5.0, 10.0, 20.0]
     assert rev.tolist() == pytest.approx([1.0, 2.0, 4.0])  # 0.2 × column loan amount
-    assert intr.tolist() == [1.0, 1.0, 1.0]
+    assert intr.tolist() == pytest.approx([0.5, 1.0, 2.0])  # 0.1 × column loan amount
+    # an interest column is also the revenue of a repaid loan unless a revenue column is given
+    _, rev, intr = lending_amounts(2, cfg, {"interest": [1.0, 3.0]})
+    assert rev.tolist() == intr.tolist() == [1.0, 3.0]
+    _, rev, _ = lending_amounts(2, cfg, {"interest": [1.0, 3.0], "revenue": [7.0, 8.0]})
+    assert rev.tolist() == [7.0, 8.0]
     with pytest.raises(DataValidationError, match="'revenue' column must have 3 values"):
         lending_amounts(3, cfg, {"revenue": [1.0]})
     with pytest.raises(DataValidationError, match="non-negative"):

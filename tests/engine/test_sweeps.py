@@ -281,6 +281,7 @@ def test_summary_mean_sd_and_intervals_by_hand():
     r = runs[runs.point == 1].iloc[0]
     assert r["accuracy_lo"] == pytest.approx(0.5 + 0.025 * 2 * 0.2)  # linear quantile of (0.5, 0.7, 0.9)
     assert r["accuracy_hi"] == pytest.approx(0.9 - 0.025 * 2 * 0.2)
+    assert SweepResult(_config(), pd.DataFrame()).summary().empty  # nothing finished yet
     refs = _known_result().reference_points()
     assert list(refs["reference"]) == ["non-private", "classic-dp"]
 
