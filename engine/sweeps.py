@@ -849,8 +849,11 @@ def run_sweep(
 def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken | None,
               finished: Callable[[dict], None]) -> bool:
     """Run cells in worker processes, at most 2 × workers in flight; returns True when cancelled."""
-    mp_context = multiprocessing.get_context("forkserver")
-    mp_context.set_forkserver_preload(["engine.sweeps"])
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        mp_context = multiprocessing.get_context("forkserver")
+        mp_context.set_forkserver_preload(["engine.sweeps"])  # workers fork with the engine already imported
+    else:  # pragma: no cover - Windows
+        mp_context = multiprocessing.get_context("spawn")
     cancelled = False
     with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=mp_context, initializer=_init_worker,
                                 initargs=(ctx,)) as pool:
