@@ -94,10 +94,10 @@ class Guarantee(Serializable):
     def headline(self) -> str:
         """One line: the standard, its parameters and the unit."""
         if self.relation == "element":
-            return f"(ε = {self.epsilon:.4g}, δ = {self.delta:.3g})-DP for a bounded change of one entry"
+            return f"(ε = {self.epsilon:.6g}, δ = {self.delta:.3g})-DP for a bounded change of one entry"
         if self.is_classic_dp:
-            return f"(ε = {self.epsilon:.4g}, δ = {self.delta:.3g})-DP for one record (classic DP, B = 2)"
-        return f"(B = {self.b:.4g}, ε = {self.epsilon:.4g}, δ = {self.delta:.3g})-targeted DP for one record"
+            return f"(ε = {self.epsilon:.6g}, δ = {self.delta:.3g})-DP for one record (classic DP, B = 2)"
+        return f"(B = {self.b:.6g}, ε = {self.epsilon:.6g}, δ = {self.delta:.3g})-targeted DP for one record"
 
     def describe(self) -> list[str]:
         """Plain-language statement, one sentence a line, for the UI, the CLI and the decision record."""

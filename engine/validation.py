@@ -174,3 +174,29 @@ def check_matrix(name: str, value: object, *, min_rows: int = 1, min_cols: int =
             f"{name} has a missing or infinite value at row {int(r)}, column {int(c)} — clean or drop it first"
         )
     return arr
+
+
+#: Rows may exceed the unit ball by this much (rounding in the preparation step) and still count as inside.
+UNIT_BALL_TOLERANCE = 1e-9
+
+
+def check_unit_ball(x: object, *, mechanism: str) -> np.ndarray:
+    """Return ``x`` as a finite 2-D float array whose rows all lie in the unit L2 ball, else raise.
+
+    Record-level guarantees in the Studio are stated for prepared rows (L2 norm ≤ 1): B = 2 means "any two
+    records" only under that assumption. The error names the first row outside and the way to fix it.
+    """
+    from engine.errors import DataValidationError
+
+    arr = check_matrix("data", x)
+    sq = np.einsum("ij,ij->i", arr, arr)
+    bad = np.flatnonzero(sq > (1.0 + UNIT_BALL_TOLERANCE) ** 2)
+    if bad.size:
+        row = int(bad[0])
+        raise DataValidationError(
+            f"row {row} has L2 norm {math.sqrt(sq[row]):.4g} > 1 ({bad.size} row(s) outside the unit ball): "
+            f"the guarantee of {mechanism} assumes every row in the unit L2 ball — prepare the data first "
+            "(clip, maxnorm or public bounds)",
+            row=row,
+        )
+    return arr

@@ -173,11 +173,14 @@ def guarantee_expected_loss(epsilon, delta):
 # ---------------------------------------------------------------------------------------------- trade-off curves
 def _eps_delta_lines(epsilon: float, delta: float) -> list[tuple[float, float]]:
     """β(α) ≥ max_i (a_i + b_i α): the three lines of the (ε, δ) trade-off bound (ε finite)."""
-    return [(0.0, 0.0), (1.0 - delta, -math.exp(epsilon)), (math.exp(-epsilon) * (1.0 - delta), -math.exp(-epsilon))]
+    big = math.exp(epsilon) if epsilon <= 700.0 else math.inf  # e^ε overflows past ~709: then the slope is −inf
+    return [(0.0, 0.0), (1.0 - delta, -big), ((1.0 - delta) / big, -1.0 / big)]
 
 
 def _lines_curve(lines: list[tuple[float, float]], alphas: np.ndarray) -> np.ndarray:
-    return np.max([a + b * alphas for a, b in lines], axis=0)
+    with np.errstate(invalid="ignore"):  # −inf·0 at α = 0: the line's value there is its intercept
+        values = [np.where(alphas == 0, a, a + b * alphas) for a, b in lines]
+    return np.max(values, axis=0)
 
 
 def _lines_min_total_error(lines: list[tuple[float, float]]) -> float:
@@ -318,7 +321,8 @@ def _statements(mechanism, distance: float) -> tuple[list[tuple[float, float]], 
     if getattr(guarantee, "relation", "row") == "element":
         return (
             [(float(guarantee.epsilon), float(guarantee.delta))],
-            "element-level guarantee as stated (one entry changed by at most 1); a whole record is not covered",
+            "element-level guarantee as stated (one entry changed by at most "
+            f"{getattr(mechanism, 'element_bound', 1.0):g}); a whole record is not covered",
         )
     whole = guarantee.loss_at_distance(distance)
     statements = [(float(whole[0]), float(whole[1]))]
