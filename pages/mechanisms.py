@@ -16,7 +16,7 @@ from engine.mechanisms import MECHANISMS, mechanism_from_dict
 from engine.rng import SEEDED_WARNING, fresh_seed
 from engine.validation import check_integer
 from ui.cached import current_data
-from ui.cached_analysis import mechanism_noise, mechanism_run, nonprivate_program, program_config
+from ui.cached_analysis import default_split, mechanism_noise, mechanism_run, nonprivate_program, program_config
 from ui.common import HELP, b_in_data_units, seed_badge, user_errors
 from ui.figures.mechanisms import comparison_figure, noise_by_coordinate_figure, original_vs_private_figure
 from ui.figures.theme import exact, fmt
@@ -27,8 +27,6 @@ state = get_state()
 KINDS = ("projection", "gaussian", "mondrian")
 #: A dict's bound ``get`` pickles (AppTest and enforceSerializableSessionState need picklable format_func).
 KIND_LABELS = {k: MECHANISMS[k].LABEL for k in KINDS}
-#: Largest ε2 the default split gives the covariance step (its classical Gaussian needs ε2 < 1).
-EPS2_CAP = 0.9999
 
 HELP_KIND = (
     "Private projection: Algorithm 1 of the targeted-DP paper (random projection + Gaussian noise; the paper's "
@@ -41,17 +39,6 @@ HELP_SPLIT = (
     "covariance; the total guarantee is (ε1 + ε2, δ1 + δ2). Default: ε2 = min(ε/4, 0.9999), ε1 = ε − ε2, "
     "δ1 = 2δ/3, δ2 = δ/3 (the paper's δ split)."
 )
-
-
-def default_split(epsilon: float, delta: float) -> dict[str, float]:
-    """The page's default budget split of a candidate (ε, δ) for Algorithm 1 (a UI preset, not privacy math).
-
-    ε2 = min(ε/4, 0.9999) (the covariance step's classical Gaussian needs ε2 < 1), ε1 = ε − ε2; δ1 = 2δ/3,
-    δ2 = δ/3 as in the paper. For ε ≤ 4 this is ε1 = 3ε/4; above, ε1 takes the rest so the whole candidate
-    budget is spent.
-    """
-    eps2 = min(epsilon / 4.0, EPS2_CAP)
-    return {"epsilon1": epsilon - eps2, "epsilon2": eps2, "delta1": 2.0 * delta / 3.0, "delta2": delta / 3.0}
 
 
 def candidate_mechanisms(candidate: Guarantee) -> dict[str, dict]:
@@ -357,7 +344,7 @@ if run.kind == "projection":
     g_mech = {"kind": "gaussian", "b": mech["b"], "epsilon": mech["epsilon1"] + mech["epsilon2"],
               "delta": mech["delta1"] + mech["delta2"]}
     with user_errors(prefix="Gaussian comparison: "):
-        comparison_sd["Gaussian, same (B, ε, δ)"] = mechanism_noise(json.dumps(g_mech), prepared.d)["sigma"]
+        comparison_sd["Gaussian at the same guarantee"] = mechanism_noise(json.dumps(g_mech), prepared.d)["sigma"]
 right.plotly_chart(
     noise_by_coordinate_figure(names, run.measured_sd, reported_sd=reported_sd, comparison_sd=comparison_sd),
     key="mechanisms.noise",

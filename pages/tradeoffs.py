@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 
 import numpy as np
@@ -19,6 +20,7 @@ from engine.sweeps import ATTACKS, PAPER_B_VALUES, PROTECTION_COLUMNS, Budget, S
 from engine.validation import check_interval
 from ui.cached import current_data
 from ui.cached_analysis import (
+    default_split,
     mechanism_run,
     partial_summary,
     points_frame,
@@ -507,12 +509,16 @@ distance_choice = st.radio(
 )
 distance = 2.0 if distance_choice == "any" else float(c.b)
 curve_mechs = []
-if state.selected_point and state.selected_point.get("mechanism") == "projection":
-    sp = state.selected_point
-    curve_mechs.append(("Private projection (chosen)", "projection",
-                        {"kind": "projection", "b": sp["b"], "epsilon1": sp["epsilon1"], "delta1": sp["delta1"],
-                         "epsilon2": sp["epsilon2"], "delta2": sp["delta2"]}))
-curve_mechs.append(("Gaussian (TDP), same (B, ε, δ)", "gaussian",
+if state.mechanism and state.mechanism.get("kind") == "projection" and all(
+    math.isclose(a, b, rel_tol=1e-9) for a, b in (
+        (state.mechanism["b"], c.b), (state.mechanism["epsilon1"] + state.mechanism["epsilon2"], c.epsilon),
+        (state.mechanism["delta1"] + state.mechanism["delta2"], c.delta))
+):
+    projection = {k: state.mechanism[k] for k in ("kind", "b", "epsilon1", "delta1", "epsilon2", "delta2")}
+else:
+    projection = {"kind": "projection", "b": c.b, **default_split(c.epsilon, c.delta)}
+curve_mechs.append(("Private projection, candidate (B, ε, δ)", "projection", projection))
+curve_mechs.append(("Gaussian (TDP), candidate (B, ε, δ)", "gaussian",
                     {"kind": "gaussian", "b": c.b, "epsilon": c.epsilon, "delta": c.delta}))
 curve_mechs.append(("Gaussian, classic DP (B = 2), same (ε, δ)", "classic-dp",
                     {"kind": "gaussian", "b": 2.0, "epsilon": c.epsilon, "delta": c.delta}))
@@ -532,8 +538,8 @@ with user_errors():
 st.subheader("Results table")
 shown_cols = ["mechanism", "reference", "b", "epsilon", "delta", "implied_epsilon", "runs", f"{utility}_mean",
               f"{utility}_lo", f"{utility}_hi"] + [f"{PROTECTION_COLUMNS[a]}_mean" for a in attacks_run]
-table = pd.concat([s.assign(mechanism=s["mechanism"].where(s["reference"] != "non-private", "none"))
-                   for s in summaries], ignore_index=True)
+table = pd.concat([s if i == 0 else s[s["reference"] != "non-private"] for i, s in enumerate(summaries)],
+                  ignore_index=True)
 st.dataframe(table[[c for c in shown_cols if c in table]], hide_index=True, width="stretch", key="tradeoffs.table")
 tidy = pd.concat([r.table for r in results], ignore_index=True)
 st.download_button("Download the tidy table (CSV)", tidy.to_csv(index=False).encode("utf-8"),

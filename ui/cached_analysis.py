@@ -65,6 +65,24 @@ class MechanismRun:
     seconds: float
 
 
+#: Largest ε2 the default split gives Algorithm 1's covariance step (its classical Gaussian needs ε2 < 1).
+EPS2_CAP = 0.9999
+
+
+def default_split(epsilon: float, delta: float) -> dict[str, float]:
+    """The dashboard's default budget split of a candidate (ε, δ) for Algorithm 1 (a UI preset, not privacy math).
+
+    ε2 = min(ε/4, 0.9999) (the covariance step's classical Gaussian needs ε2 < 1), ε1 = ε − ε2; δ1 = 2δ/3,
+    δ2 = δ/3 as in the paper. For ε ≤ 4 this is ε1 = 3ε/4; above, ε1 takes the rest so the whole candidate
+    budget is spent.
+
+    >>> default_split(1.0, 3e-4)["epsilon1"], default_split(8.0, 3e-4)["epsilon2"]
+    (0.75, 0.9999)
+    """
+    eps2 = min(epsilon / 4.0, EPS2_CAP)
+    return {"epsilon1": epsilon - eps2, "epsilon2": eps2, "delta1": 2.0 * delta / 3.0, "delta2": delta / 3.0}
+
+
 def program_config(program: dict[str, Any] | None, demo_program: str | None) -> ProgramConfig | None:
     """The session's program: the Data page's choice, else the demo's program, else None (no outcome to score)."""
     if program is not None:

@@ -37,7 +37,7 @@ def test_sweep_runs_both_mechanisms_and_shows_the_engines_numbers(swept):
     shown = table[(table["mechanism"] == "projection") & (table["b"] == 0.25)]["accuracy_mean"].iloc[0]
     expected = fresh[(fresh["reference"] == "tdp") & (fresh["b"] == 0.25)]["accuracy_mean"].iloc[0]
     assert shown == pytest.approx(expected, abs=0)
-    assert len(table) == 6  # 2 mechanisms × (non-private, B = 0.25, B = 2)
+    assert len(table) == 5  # non-private once, then 2 mechanisms × (B = 0.25, B = 2)
     assert {"tradeoffs.fig3.singling_out", "tradeoffs.fig3.attribute_inference"} <= set(at.session_state)
     assert at.get("download_button")
 

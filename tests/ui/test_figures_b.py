@@ -24,7 +24,7 @@ def test_original_vs_private_plots_the_chosen_columns_of_the_same_rows():
     x = np.arange(12.0).reshape(4, 3) / 20
     x_priv = x + 1.0
     fig = fm.original_vs_private_figure(x, x_priv, ["a", "b", "c"], 0, 2)
-    original, private = fig.data
+    private, original = fig.data  # the release is drawn first so that the original stays visible on top
     assert list(original.x) == pytest.approx(x[:, 0].tolist())
     assert list(original.y) == pytest.approx(x[:, 2].tolist())
     assert list(private.x) == pytest.approx(x_priv[:, 0].tolist())
@@ -37,7 +37,7 @@ def test_original_vs_private_subsamples_large_data_and_says_so():
     x = np.zeros((5000, 2))
     fig = fm.original_vs_private_figure(x, x, ["a", "b"], 0, 1, max_points=100)
     assert len(fig.data[0].x) == 100
-    assert "100 of 5,000 rows shown" in fig.layout.title.text
+    assert fig.layout.title.subtitle.text == "100 of 5,000 rows shown"
 
 
 def test_noise_by_coordinate_bars_and_reference_lines():
@@ -157,6 +157,9 @@ def test_policy_figure_log_axes_drop_zero_losses_and_label_ours():
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert "ρ (per-record zCDP)" in fig.layout.yaxis.title.text
     assert sorted((s.x0, s.y0) for s in fig.layout.shapes) == [(0, 1.0), (10.0, 0)]
+    # Labels of vertical lines on a log axis sit at log10(x) (plotly's annotation coordinates on log axes).
+    (label,) = [a for a in fig.layout.annotations if a.text.startswith("median")]
+    assert label.x == pytest.approx(1.0) and label.text == "median 10"
 
 
 def test_loss_ecdf_is_a_sorted_step_function():

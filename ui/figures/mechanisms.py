@@ -53,9 +53,10 @@ def original_vs_private_figure(
     x_priv = np.asarray(x_priv, dtype=float)
     rows = display_rows(x.shape[0], max_points)
     fig = go.Figure()
+    # The private release first, the original on top: the original is often a small cloud inside the noise.
     for label, data, color, opacity in (
-        ("original (prepared)", x, COLORS["original"], 0.55),
-        (private_label, x_priv, COLORS["private"], 0.55),
+        (private_label, x_priv, COLORS["private"], 0.5),
+        ("original (prepared)", x, COLORS["original"], 0.7),
     ):
         fig.add_trace(
             go.Scattergl(
@@ -71,9 +72,10 @@ def original_vs_private_figure(
                 ),
             )
         )
-    shown = "" if rows.size == x.shape[0] else f" ({rows.size:,} of {x.shape[0]:,} rows shown)"
+    shown = "" if rows.size == x.shape[0] else f"{rows.size:,} of {x.shape[0]:,} rows shown"
     fig.update_layout(
-        title=f"Original vs private: {feature_names[i]} × {feature_names[j]}{shown}",
+        title={"text": "Original vs private", "subtitle": {"text": shown}} if shown else "Original vs private",
+        legend={"orientation": "h", "y": -0.2, "x": 0.0},
         xaxis_title=f"{feature_names[i]} (prepared scale)",
         yaxis_title=f"{feature_names[j]} (prepared scale)",
     )
@@ -114,8 +116,8 @@ def noise_by_coordinate_figure(
         fig.add_hline(
             y=float(reported_sd),
             line={"color": COLORS["text"], "dash": "dash", "width": 2},
-            annotation_text=f"reported noise sd {fmt(reported_sd)}",
-            annotation_position="top left",
+            annotation_text=f"reported {fmt(reported_sd)}",
+            annotation_position="top right",
         )
     for index, (label, sd) in enumerate((comparison_sd or {}).items()):
         if sd is None or not np.isfinite(sd):
@@ -128,9 +130,10 @@ def noise_by_coordinate_figure(
         )
     fig.update_layout(
         title="Noise per coordinate (prepared scale)",
-        xaxis_title="feature",
-        yaxis_title="standard deviation (prepared scale)",
+        xaxis_title="",
+        yaxis_title="standard deviation",
         showlegend=True,
+        legend={"orientation": "h", "y": -0.35, "x": 0.0},
     )
     return apply_theme(fig, height=420)
 

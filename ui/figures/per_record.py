@@ -19,6 +19,17 @@ from ui.figures.theme import COLORS, LINE_WIDTH, SEQUENCE, apply_theme, fmt
 OURS_DASH = "dash"
 
 
+def _vline(fig: go.Figure, x: float, *, text: str, color: str, dash: str, log_x: bool, top: bool = True) -> None:
+    """Vertical line with a label. On a log axis plotly places ``add_vline`` labels wrongly, so the label is an
+    annotation at log10(x) (annotations on log axes use exponent coordinates)."""
+    fig.add_vline(x=float(x), line={"color": color, "dash": dash, "width": 2})
+    fig.add_annotation(
+        x=float(np.log10(x)) if log_x else float(x), xref="x", y=0.98 if top else 0.02, yref="paper",
+        yanchor="top" if top else "bottom", xanchor="left", text=text, showarrow=False,
+        font={"size": 13, "color": color}, bgcolor="rgba(255,255,255,0.75)",
+    )
+
+
 @dataclass(frozen=True)
 class PolicyCurve:
     """One mechanism's policy function sampled at record values ``x`` (losses in the figure's single unit)."""
@@ -76,15 +87,10 @@ def policy_figure(
                 hovertemplate="x = %{x:.6g}<br>loss = %{y:.6g} " + unit_label + "<extra>" + label + "</extra>",
             )
         )
-    for label, value in (percentiles or {}).items():
+    for index, (label, value) in enumerate((percentiles or {}).items()):
         if value is not None and np.isfinite(value) and value > 0:
-            fig.add_vline(
-                x=float(value),
-                line={"color": COLORS["text"], "dash": "dot", "width": 1.5},
-                annotation_text=f"{label} {fmt(value)}",
-                annotation_position="top left",
-                annotation_textangle=-90,
-            )
+            _vline(fig, value, text=f"{label} {fmt(value)}", color=COLORS["text"], dash="dot", log_x=True,
+                   top=index % 2 == 0)
     if threshold is not None and np.isfinite(threshold) and threshold > 0:
         fig.add_hline(
             y=float(threshold),
@@ -131,19 +137,11 @@ def loss_ecdf_figure(
     )
     for index, (label, value) in enumerate((highlights or {}).items()):
         if value is not None and np.isfinite(value) and (value > 0 or not log_x):
-            fig.add_vline(
-                x=float(value),
-                line={"color": SEQUENCE[(index + 1) % len(SEQUENCE)], "dash": "dot", "width": 2},
-                annotation_text=f"{label} {fmt(value)}",
-                annotation_position="top left" if index % 2 == 0 else "bottom right",
-            )
+            _vline(fig, value, text=f"{label} {fmt(value)}", color=SEQUENCE[(index + 1) % len(SEQUENCE)],
+                   dash="dot", log_x=log_x, top=True)
     if threshold is not None and np.isfinite(threshold) and (threshold > 0 or not log_x):
-        fig.add_vline(
-            x=float(threshold),
-            line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
-            annotation_text=f"acceptable {fmt(threshold)}",
-            annotation_position="bottom left",
-        )
+        _vline(fig, threshold, text=f"acceptable {fmt(threshold)}", color=COLORS["classic_dp"], dash="dash",
+               log_x=log_x, top=False)
     fig.update_layout(
         title=title,
         xaxis_title=f"per-record loss, {unit_label}",
@@ -195,7 +193,7 @@ def tdp_policy_figure(
                 annotation_position="bottom right",
             )
     fig.update_layout(
-        title="Targeted DP's policy: loss against the distance to the record it is confused with",
+        title="Targeted DP's policy function ε(t)",
         xaxis_title="L2 distance t between the two records (prepared units)",
         yaxis_title="privacy loss ε(t) of (ε, δ)-DP (switch lemma)",
         showlegend=False,
@@ -208,7 +206,7 @@ def distance_loss_histogram(
     *,
     unit_label: str,
     worst_case: float | None = None,
-    title: str = "Targeted DP: each record's loss against its nearest neighbour",
+    title: str = "Each record's loss against its nearest neighbour",
     height: int = 420,
 ) -> go.Figure:
     """Histogram of per-record losses (e.g. ε at each record's nearest-neighbour distance), worst case marked."""
