@@ -564,6 +564,17 @@ class _Context:
 
 
 _WORKER_CONTEXT: _Context | None = None
+#: Modules the forkserver imports once, so that forked workers start with them loaded.
+_WORKER_MODULES: tuple[str, ...] = (
+    "engine.sweeps",
+    "engine.mechanisms.private_projection",
+    "engine.mechanisms.gaussian",
+    "engine.attacks.singling_out",
+    "engine.attacks.attribute_inference",
+    "engine.attacks.distinguishing",
+    "sklearn.linear_model",
+    "threadpoolctl",
+)
 _CACHE: collections.OrderedDict[str, SweepResult] = collections.OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
@@ -851,7 +862,8 @@ def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken |
     """Run cells in worker processes, at most 2 × workers in flight; returns True when cancelled."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         mp_context = multiprocessing.get_context("forkserver")
-        mp_context.set_forkserver_preload(["engine.sweeps"])  # workers fork with the engine already imported
+        # Workers fork from a server that has already imported everything a cell needs.
+        mp_context.set_forkserver_preload(list(_WORKER_MODULES))
     else:  # pragma: no cover - Windows
         mp_context = multiprocessing.get_context("spawn")
     cancelled = False

@@ -241,14 +241,22 @@ class ProgramResult:
 
 @functools.lru_cache(maxsize=64)
 def _fold_tests(n: int, folds: int, seed: int) -> tuple[np.ndarray, ...]:
-    """Test indices of ``KFold(folds, shuffle=True, random_state=seed)`` on n rows (cached; read-only arrays)."""
-    from sklearn.model_selection import KFold
+    """Sorted test indices of ``KFold(folds, shuffle=True, random_state=seed)`` on n rows (cached, read-only).
 
+    Re-expressed without importing scikit-learn (sweep workers stay light): the rows are shuffled by
+    ``RandomState(seed)`` and cut into consecutive folds, the first ``n % folds`` one row longer — scikit-learn's
+    algorithm, checked against it in the tests.
+    """
+    order = np.random.RandomState(seed).permutation(n)
+    sizes = np.full(folds, n // folds)
+    sizes[: n % folds] += 1
     out = []
-    for _, test in KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.empty((n, 1))):
-        test = np.asarray(test)
+    start = 0
+    for size in sizes:
+        test = np.sort(order[start : start + size])
         test.setflags(write=False)
         out.append(test)
+        start += size
     return tuple(out)
 
 

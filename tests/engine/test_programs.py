@@ -99,12 +99,12 @@ def test_lending_amounts_prefer_columns_over_defaults():
 def test_fold_indices_match_kfold_with_integer_seed():
     from sklearn.model_selection import KFold
 
-    cfg = ProgramConfig(folds=4, cv_seed=7)
-    ours = fold_indices(23, cfg)
-    theirs = list(KFold(4, shuffle=True, random_state=7).split(np.zeros((23, 1))))
-    assert len(ours) == 4
-    for (a_tr, a_te), (b_tr, b_te) in zip(ours, theirs, strict=True):
-        assert np.array_equal(a_tr, b_tr) and np.array_equal(a_te, b_te)
+    for n, folds, seed in [(23, 4, 7), (4201, 5, 0), (10, 10, 3), (101, 2, 2**32 - 1)]:
+        ours = fold_indices(n, ProgramConfig(folds=folds, cv_seed=seed))
+        theirs = list(KFold(folds, shuffle=True, random_state=seed).split(np.zeros((n, 1))))
+        assert len(ours) == folds
+        for (a_tr, a_te), (b_tr, b_te) in zip(ours, theirs, strict=True):
+            assert np.array_equal(a_tr, b_tr) and np.array_equal(a_te, b_te)
 
 
 # ---------------------------------------------------------------------------------------------------------------
