@@ -139,6 +139,15 @@ def run_release(
     return prepared, mechanism.release(prepared.x, rng=rng)
 
 
+def release_frame(prepared: PreparedData, release: Release) -> pd.DataFrame:
+    """The released values as a table: one column per feature, or ``z1 … zk`` when the mechanism changes the
+    dimension (the JL–Laplace release lives in k projected dimensions, not in the features)."""
+    values = np.asarray(release.value, dtype=float)
+    if values.shape[1] == prepared.d:
+        return prepared.as_frame(values)
+    return pd.DataFrame(values, columns=[f"z{i + 1}" for i in range(values.shape[1])])
+
+
 def release_summary(
     prepared: PreparedData, release: Release, config: ReleaseConfig, *, seconds: float | None = None
 ) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from engine.data.preparation import (
 )
 from engine.errors import InvalidParameterError
 from engine.mechanisms import MECHANISMS
-from engine.release import ReleaseConfig, release_summary, run_release
+from engine.release import ReleaseConfig, release_frame, release_summary, run_release
 from engine.rng import make_rng
 
 #: Command-line flag (argparse dest) → (mechanism field, type, help).
@@ -57,6 +57,10 @@ PARAMETER_FLAGS: dict[str, tuple[str, type, str]] = {
     "anonymity_k": ("k", int, "minimum class size k (mondrian)"),
     "implementation": ("implementation", str, "fast (default) or reference (projection)"),
     "output_scale": ("output_scale", str, "unbiased (default; ×k) or paper (as printed: X/k + noise) (projection)"),
+    "relation": ("relation", str, "row (one record changes by at most B) or element (one entry) (jl-laplace)"),
+    "element_bound": ("element_bound", float, "largest change of one entry protected, element-wise (jl-laplace; default 1)"),
+    "t": ("t", float, "row-wise per-coordinate threshold t ≥ t_min (jl-laplace)"),
+    "target_delta": ("target_delta", float, "row-wise: choose t so the paper's failure bound equals this δ (jl-laplace)"),
 }
 
 
@@ -129,7 +133,7 @@ def _read_config(path: str) -> ReleaseConfig:
     return ReleaseConfig.from_dict(data)
 
 
-def _mechanism_dict(args: argparse.Namespace, base: dict[str, Any] | None) -> dict[str, Any]:
+def _mechanism_dict(args: argparse.Namespace, base: dict[str, Any] | None, n_features: int) -> dict[str, Any]:
     kind = args.mechanism or (base or {}).get("kind")
     if not kind:
         raise InvalidParameterError(
@@ -155,6 +159,8 @@ def _mechanism_dict(args: argparse.Namespace, base: dict[str, Any] | None) -> di
                 f"{flag} does not apply to the {kind} mechanism; its parameters are: {', '.join(sorted(fields))}"
             )
         out[name] = value
+    if "d" in fields and "d" not in out:
+        out["d"] = n_features  # the data's column count (jl-laplace)
     for item in args.param:
         name, sep, text = item.partition("=")
         name = name.strip()
@@ -289,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
 
     notes: list[str] = []
     spec = _data_spec(args, base_spec, [str(c) for c in frame.columns], notes)
-    mechanism = _mechanism_dict(args, config.mechanism if config else None)
+    mechanism = _mechanism_dict(args, config.mechanism if config else None, len(spec.features))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
     if args.save_config:
@@ -301,13 +307,14 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     prepared, release = run_release(frame, release_config, rng=make_rng(seed))
     seconds = time.perf_counter() - t0
-    _write(prepared.as_frame(release.value), output)
+    released = release_frame(prepared, release)
+    _write(released, output)
 
     summary = release_summary(prepared, release, release_config, seconds=seconds)
     summary = {
         "output": str(output),
         "rows": prepared.n,
-        "columns": list(prepared.feature_names),
+        "columns": [str(c) for c in released.columns],
         **summary,
         "seconds_total": time.perf_counter() - started,
         "notes": notes,

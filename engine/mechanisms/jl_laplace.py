@@ -31,6 +31,7 @@ Corrections to the paper (digest §5, §7), all implemented and tested:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -133,6 +134,34 @@ def per_pair_delta(c, k: int, relation: Relation, *, b: float = 2.0, element_bou
     return float(out) if np.ndim(c) == 0 else out
 
 
+@functools.lru_cache(maxsize=256)
+def c_for_target_delta(target_delta: float, k: int, relation: Relation, *, b: float = 2.0,
+                       element_bound: float = 1.0) -> float:
+    """Smallest c whose per-pair δ bound (:func:`per_pair_delta`) is at most ``target_delta`` (ours).
+
+    The bound decreases in c; bisection in log space returns a c on the safe side (bound ≤ target).
+    """
+    target = check_interval("target_delta", target_delta, 0, 1, closed="neither")
+    k = check_integer("k", k, 1, None)
+    scale = element_bound if relation == "element" else b
+
+    def bound(c: float) -> float:
+        return per_pair_delta(c, k, relation, b=b, element_bound=element_bound)
+
+    lo, hi = 1e-6 * scale, scale * (k + 10.0)
+    while bound(hi) > target:
+        hi *= 2.0
+    for _ in range(200):  # bisection; keep hi feasible
+        mid = math.sqrt(lo * hi)
+        if bound(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+        if hi / lo < 1 + 1e-10:
+            break
+    return hi
+
+
 def element_failure_bound(c, k: int, d: int, element_bound: float = 1.0):
     r"""The paper's element-wise bound (Lemma 2): :math:`d\,e^{-(c/\text{bound} - \sqrt{k})^2/2}` for c/bound > √k.
 
@@ -200,10 +229,12 @@ class JLLaplace(RecordMechanism):
     element_bound : float
         Element-wise change bound (the paper: 1).
     t : float, optional
-        Row-wise per-coordinate threshold (c = k t), at least t_min. Default: from ``target_delta`` if given,
-        else t_min (the paper's apparent choice, whose bound is exactly 1 — vacuous).
+        Row-wise per-coordinate threshold (c = k t), at least t_min (Theorem 5). The paper's rule for a target δ is
+        ``t = row_t_for_delta(k, b, δ)``. Default: t_min (the paper's apparent choice, whose bound is exactly 1).
     target_delta : float, optional
-        Row-wise: choose t so that the paper's bound equals this δ.
+        Choose the SMALLEST c (least noise) whose rigorous per-pair bound on δ_fail (:attr:`delta_fail`) is at
+        most this value — ours; for both relations. The paper's rules (c = 2√k element-wise,
+        t = √((2α/k) ln(2k/δ)) row-wise) add more noise for the same δ.
     """
 
     KIND: ClassVar[str] = "jl-laplace"
@@ -225,10 +256,8 @@ class JLLaplace(RecordMechanism):
         check_choice("relation", self.relation, ["row", "element"])
         check_interval("b", self.b, 0, 2, closed="right")
         check_interval("element_bound", self.element_bound, 0, None, closed="neither")
-        if self.relation == "element" and (self.t is not None or self.target_delta is not None):
-            raise InvalidParameterError(
-                "t and target_delta apply only to relation='row'; got them with relation='element' — remove them"
-            )
+        if self.relation == "element" and self.t is not None:
+            raise InvalidParameterError("t applies only to relation='row'; got it with relation='element' — remove it")
         if self.t is not None and self.target_delta is not None:
             raise InvalidParameterError("give either t or target_delta for the row-wise relation, not both")
         if self.t is not None:
@@ -242,19 +271,18 @@ class JLLaplace(RecordMechanism):
     # --- calibration -------------------------------------------------------------------------------------
     @property
     def threshold_t(self) -> float:
-        """Row-wise t in use (t_min unless ``t`` or ``target_delta`` says otherwise)."""
-        if self.t is not None:
-            return self.t
-        if self.target_delta is not None:
-            return max(row_t_for_delta(self.k, self.b, self.target_delta), row_t_min(self.k, self.b))
-        return row_t_min(self.k, self.b)
+        """Row-wise per-coordinate threshold t = c/k in use."""
+        return self.c / self.k
 
     @property
     def c(self) -> float:
         """L1-sensitivity bound c of the projected data that the Laplace noise is calibrated to."""
+        if self.target_delta is not None:
+            return c_for_target_delta(self.target_delta, self.k, self.relation, b=self.b,
+                                      element_bound=self.element_bound)
         if self.relation == "element":
             return 2.0 * math.sqrt(self.k) * self.element_bound
-        return self.k * self.threshold_t
+        return self.k * (self.t if self.t is not None else row_t_min(self.k, self.b))
 
     @property
     def laplace_scale(self) -> float:
@@ -307,7 +335,7 @@ class JLLaplace(RecordMechanism):
         elif self.delta_fail > 1e-3:
             out.append(
                 f"δ_fail = {self.delta_fail:.3g} is large: with that probability the secret projection makes the "
-                "ε statement fail. Increase k (element-wise) or choose a smaller target_delta (row-wise)."
+                "ε statement fail. Set a small target_delta (e.g. 1/(n+1))."
             )
         if self.relation == "element" and self.k < 2 * math.log(self.d):
             out.append(f"k = {self.k} < 2 ln d = {2 * math.log(self.d):.3g}: the element-wise bound is vacuous.")
@@ -359,6 +387,7 @@ class JLLaplace(RecordMechanism):
                 "delta_fail_proof_event": self.delta_fail_event,
                 "delta_fail_paper_bound": self.delta_fail_paper,
                 "threshold_t": self.threshold_t if self.relation == "row" else None,
+                "c_rule": "target δ, per-pair bound (ours)" if self.target_delta is not None else "paper",
             },
         )
 

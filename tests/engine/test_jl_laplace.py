@@ -18,6 +18,7 @@ from engine.mechanisms.jl_laplace import (
     element_failure_probability,
     known_record_reconstruction,
     l1_tail_bound,
+    per_pair_delta,
     recover_squared_distance,
     row_failure_bound,
     row_failure_probability,
@@ -178,8 +179,12 @@ def test_release_shape_guarantee_and_determinism():
     np.testing.assert_array_equal(r1.value, r2.value)
     g = r1.guarantee
     assert g.relation == "row" and g.b == 2.0 and g.epsilon == 2.0
-    assert 0 < g.delta < mech.delta_fail_event < 1e-6  # per-pair bound ≤ proof event < paper's bound (= target)
-    assert mech.delta_fail_paper == pytest.approx(1e-6, rel=1e-9)
+    # target_delta picks the smallest c whose per-pair bound meets the target: δ ≤ target, tight, and less noise
+    # than the paper's rule for the same δ.
+    assert g.delta <= 1e-6 and g.delta == pytest.approx(1e-6, rel=1e-6)
+    paper_rule = JLLaplace(k=3, epsilon=2.0, d=5, relation="row", b=2.0, t=row_t_for_delta(3, 2.0, 1e-6))
+    assert paper_rule.delta_fail_paper == pytest.approx(1e-6, rel=1e-9)
+    assert mech.c < paper_rule.c
     assert "jl-laplace" in MECHANISMS
     assert mechanism_from_dict(mech.to_dict()) == mech
     with pytest.raises(InvalidParameterError, match="d must equal the number of data columns"):
@@ -198,7 +203,7 @@ def test_release_shape_guarantee_and_determinism():
         {"k": 2, "epsilon": 1.0, "d": 3, "b": 2.5},
         {"k": 2, "epsilon": 1.0, "d": 3, "t": 0.1},
         {"k": 2, "epsilon": 1.0, "d": 3, "t": 2.0, "target_delta": 1e-3},
-        {"k": 2, "epsilon": 1.0, "d": 3, "relation": "element", "target_delta": 1e-3},
+        {"k": 2, "epsilon": 1.0, "d": 3, "relation": "element", "t": 2.0},
         {"k": 2, "epsilon": 1.0, "d": 3, "target_delta": 1.0},
     ],
 )
@@ -232,3 +237,30 @@ def test_blob_experiment_reproduces_table1_orderings():
     # Paired comparison (common random numbers): row-wise noise is smaller at k=2, larger at k=20.
     assert small.mean("row") >= small.mean("element")
     assert large.mean("row") < large.mean("element")
+
+
+@pytest.mark.parametrize("relation", ["element", "row"])
+def test_target_delta_calibration_is_tight_and_valid(relation):
+    for target in (1e-3, 1e-6, 1 / 4202):
+        mech = JLLaplace(k=8, epsilon=1.0, d=10, relation=relation, target_delta=target)
+        assert mech.delta_fail <= target
+        assert mech.guarantee().delta <= target
+        # The smallest such c: 1e-6 less noise would break the target.
+        assert per_pair_delta(mech.c * (1 - 1e-6), 8, relation, b=2.0) > target
+
+
+def test_cli_privatize_runs_jl_laplace_with_d_from_the_data(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from engine.cli import main
+
+    out = tmp_path / "z.csv"
+    code = main(["privatize", "--dataset", "togo-demo", "--mechanism", "jl-laplace", "--k", "3", "--epsilon", "2",
+                 "--relation", "row", "--target-delta", "1e-6", "--seed", "4", "--output", str(out)])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert summary["columns"] == ["z1", "z2", "z3"]
+    assert summary["guarantee"]["dict"]["delta"] <= 1e-6
+    assert pd.read_csv(out).shape == (4201, 3)
