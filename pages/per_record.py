@@ -110,7 +110,8 @@ st.markdown(
 )
 st.warning(CONFIDENTIAL_NOTE, icon=":material/lock:")
 
-seed_widget("per_record.source", state.per_record.get("source", "establishments"))
+saved = state.per_record  # this page's durable settings (survive page switches; go into the decision record)
+seed_widget("per_record.source", saved.get("source", "establishments"))
 source = st.radio("Data", tuple(SOURCES), key="per_record.source", format_func=SOURCES.get, horizontal=True,
                   help="The establishments demo is synthetic long-tailed payroll (ours). Table 1 is the paper's toy "
                   "data. The loaded dataset is whatever the Data page holds (any non-negative numeric column).")
@@ -127,12 +128,16 @@ if not numeric:
     st.stop()
 c1, c2 = st.columns(2)
 default_value = "payroll" if "payroll" in numeric else ("employees" if "employees" in numeric else numeric[0])
+if saved.get("value") in numeric:
+    default_value = saved["value"]
 if st.session_state.get("per_record.value") not in numeric:
     st.session_state["per_record.value"] = default_value
 value = c1.selectbox("Column to sum", numeric, key="per_record.value",
                      help="Each record's value is its per-record sensitivity: its own contribution to the sum. Values "
                      "must be non-negative.")
 default_by = [c for c in CELL_COLUMNS if c in categorical] if source == "establishments" else []
+if saved.get("by") and all(c in categorical for c in saved["by"]):
+    default_by = list(saved["by"])
 if any(c not in categorical for c in st.session_state.get("per_record.by", [])):
     st.session_state["per_record.by"] = default_by
 seed_widget("per_record.by", default_by)
@@ -150,25 +155,25 @@ st.caption(
 )
 with st.form("per_record.form"):
     f1, f2, f3, f4 = st.columns(4)
-    seed_widget("per_record.mechanisms", ["gaussian", "kth-root", "log", "generalized-gaussian", "epl2"])
+    seed_widget("per_record.mechanisms", saved.get("mechanisms", ["gaussian", "kth-root", "log", "generalized-gaussian", "epl2"]))
     f1.multiselect("Mechanisms", tuple(SHAPE_PARAMETERS), key="per_record.mechanisms", format_func=MECH_LABELS.get,
                    help="Gaussian and unit splitting are the baselines; k-th root and log transform the total "
                    "(ρ, per-record zCDP); generalized Gaussian and EPL add heavy-tailed noise (ε, per-record pure DP).")
-    seed_widget("per_record.accuracy", "relative_sd")
+    seed_widget("per_record.accuracy", saved.get("accuracy", "relative_sd"))
     f2.selectbox("Accuracy measure", tuple(ACCURACY_CHOICES), key="per_record.accuracy",
                  format_func=ACCURACY_CHOICES.get, help="What is held equal across mechanisms.")
-    seed_widget("per_record.target", 0.01)
+    seed_widget("per_record.target", saved.get("target", 0.01))
     f3.number_input("Target accuracy", key="per_record.target", min_value=0.0, format="%.4g",
                     help="E.g. 0.01 = 1 % relative standard deviation at the planning total.")
-    seed_widget("per_record.q_ref", 1e5 if source != "table1" else 1e4)
+    seed_widget("per_record.q_ref", saved.get("q_ref", 1e5 if source != "table1" else 1e4))
     f4.number_input("Planning total q₀", key="per_record.q_ref", min_value=0.0, format="%.6g",
                     help="A typical cell total you plan for (public knowledge, e.g. last year's published figure).")
     g1, g2 = st.columns(2)
-    seed_widget("per_record.unit", "rho")
+    seed_widget("per_record.unit", saved.get("unit", "rho"))
     g1.radio("Loss unit on the axis", tuple(UNIT_CHOICES), key="per_record.unit", format_func=UNIT_CHOICES.get,
              horizontal=True, help="ρ (zCDP) lets every mechanism share one axis: ε-losses are converted with "
              "ρ = ε·tanh(ε/2) (Lemma 5.2). ε shows only the additive mechanisms, in their own unit.")
-    seed_widget("per_record.threshold", 1.0)
+    seed_widget("per_record.threshold", saved.get("threshold", 1.0))
     g2.number_input("Acceptable loss per record (in the unit shown)", key="per_record.threshold", min_value=0.0,
                     format="%.4g", help="Records whose loss exceeds this are counted as exposed.")
     with st.expander("Shape parameters", icon=":material/tune:"):
@@ -176,7 +181,7 @@ with st.form("per_record.form"):
         i = 0
         for kind, params in SHAPE_PARAMETERS.items():
             for name, default in params.items():
-                seed_widget(f"per_record.{kind}.{name}", default)
+                seed_widget(f"per_record.{kind}.{name}", saved.get("shapes", {}).get(kind, {}).get(name, default))
                 cols[i % 4].number_input(f"{MECH_LABELS[kind]}: {name}", key=f"per_record.{kind}.{name}",
                                          help=PARAMETER_HELP[name], format="%g" if name != "k" else "%d",
                                          step=1 if name == "k" else None)
@@ -185,6 +190,15 @@ with st.form("per_record.form"):
 
 unit = st.session_state["per_record.unit"]
 threshold = float(st.session_state["per_record.threshold"]) or None
+state.per_record.update({
+    "source": source, "value": value, "by": list(by),
+    "mechanisms": list(st.session_state["per_record.mechanisms"]),
+    "accuracy": st.session_state["per_record.accuracy"], "target": float(st.session_state["per_record.target"]),
+    "q_ref": float(st.session_state["per_record.q_ref"]), "unit": unit,
+    "threshold": float(st.session_state["per_record.threshold"]),
+    "shapes": {kind: {name: st.session_state.get(f"per_record.{kind}.{name}", default)
+                      for name, default in params.items()} for kind, params in SHAPE_PARAMETERS.items()},
+})
 calibrated: list[dict] = []
 with user_errors():
     shapes = mechanism_configs()
@@ -194,6 +208,7 @@ with user_errors():
         tuple(json.dumps(m) for m in shapes), float(st.session_state["per_record.target"]),
         float(st.session_state["per_record.q_ref"]), st.session_state["per_record.accuracy"],
     )
+    state.per_record["calibrated"] = calibrated
 values = None
 with user_errors():
     from engine.per_record.losses import value_column

@@ -67,3 +67,15 @@ def test_epsilon_unit_keeps_only_additive_mechanisms(page):
     calibration = next(df.value for df in at.dataframe if "guarantee unit" in df.value.columns)
     assert set(calibration["guarantee unit"]) == {"ε (per-record pure DP)"}
     assert any(m.label == "Median ε" for m in at.metric)
+
+
+def test_settings_survive_a_page_switch():
+    at = open_page(start_app(), "per_record")
+    at.number_input(key="per_record.target").set_value(0.05)
+    at.button(key="per_record.run").click().run()
+    assert_clean(at)
+    assert studio(at).per_record["target"] == 0.05
+    assert studio(at).per_record["calibrated"][0]["kind"] == "gaussian"
+    open_page(at, "start")
+    open_page(at, "per_record")
+    assert at.number_input(key="per_record.target").value == 0.05
