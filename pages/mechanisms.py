@@ -260,10 +260,11 @@ with st.spinner("Releasing the data, scoring the program and running the attacks
 if outcome.failed:
     last = st.session_state.get("mechanisms.last_good")
     if last and last != args:
-        st.caption("Showing the previous successful run.")
-        st.session_state["mechanisms.args"] = args = last
-        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(args["mechanism"]),
-                            program_json, int(args["seed"]), bool(args["user_seed"]), dataset, loaded.frame)
+        with user_errors(prefix="The previous run cannot be shown either: "):
+            run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(last["mechanism"]),
+                                program_json, int(last["seed"]), bool(last["user_seed"]), dataset, loaded.frame)
+            st.session_state["mechanisms.args"] = args = last
+            st.caption("Showing the previous successful run.")
 if run is None:
     st.stop()
 st.session_state["mechanisms.last_good"] = args

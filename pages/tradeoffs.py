@@ -8,6 +8,7 @@ import functools
 import json
 import math
 import os
+import time
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,8 @@ from ui.state import get_state, seed_widget
 state = get_state()
 
 SWEEP_MECHANISMS = ("projection", "gaussian")
+#: Smallest interval between two redraws of the live curves while a sweep runs.
+LIVE_REDRAW_SECONDS = 1.5
 MECH_LABELS = {"projection": "Private projection (TDP)", "gaussian": "Gaussian (TDP)"}
 PRESET_LABELS = {
     "quick": "quick — 8 B values, ε ≈ 4, 10 repetitions",
@@ -254,6 +257,14 @@ def redraw_live(placeholder, configs: list[SweepConfig], partial: dict, draw: in
     )
 
 
+# ---- results of another dataset are not shown -------------------------------------------------------------------
+old = st.session_state.get("tradeoffs.results")
+if old and old[0].fingerprint and old[0].fingerprint != prepared.fingerprint:
+    for stale in ("tradeoffs.results", "tradeoffs.partial", "tradeoffs.stopped"):
+        st.session_state.pop(stale, None)
+    st.info("The data changed since the last sweep, so its results were set aside. Run the sweep again.",
+            icon=":material/info:")
+
 # ---- running (with progress, live curves and a stop button) -----------------------------------------------------
 pending = st.session_state.get("tradeoffs.pending")
 if pending and st.session_state.get("tradeoffs.stop"):
@@ -270,6 +281,7 @@ if pending:
     live = st.empty()
     partial: dict[int, list] = {}
     draws = [0]
+    last_draw = [0.0]
 
     def on_progress(done: int, total_: int, message: str) -> None:
         bar.progress(min(1.0, done / max(total_, 1)), text=f"{done} of {total_} cells — {message}")
@@ -277,6 +289,10 @@ if pending:
     def on_rows(index: int, rows: list) -> None:
         partial[index] = rows
         st.session_state["tradeoffs.partial"] = dict(partial)
+        now = time.monotonic()
+        if now - last_draw[0] < LIVE_REDRAW_SECONDS and len(rows) < configs[index].n_cells:
+            return  # redraw at most every LIVE_REDRAW_SECONDS (summaries of large partial tables cost time)
+        last_draw[0] = now
         draws[0] += 1
         redraw_live(live, configs, partial, draws[0])
 

@@ -70,3 +70,14 @@ def test_invalid_grid_shows_the_message_and_keeps_results(swept):
     assert_clean(at)
     assert any("ε2 values must be in (0, 1)" in e.value for e in at.error)
     assert at.session_state["tradeoffs.results"]
+
+
+def test_results_of_another_dataset_are_set_aside(swept):
+    at = start_app()
+    at.session_state["tradeoffs.results"] = swept.session_state["tradeoffs.results"]
+    state = studio(at)
+    state.demo_name = "nigeria-demo"
+    state.spec = None
+    open_page(at, "tradeoffs")
+    assert "tradeoffs.results" not in at.session_state
+    assert any("data changed since the last sweep" in i.value for i in at.info)
