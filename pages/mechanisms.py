@@ -472,8 +472,9 @@ st.caption(
     "Values are on the prepared scale (each row of the input mapped into the unit ball as set on the Data page), "
     "not in the data's original units. " + prepared.privacy_note()
 )
-csv = prepared.as_frame(run.value).to_csv(index=False).encode("utf-8")
-st.download_button("Download the release (CSV)", csv, file_name=f"private-{run.kind}.csv", mime="text/csv",
+release_frame = prepared.as_frame(run.value)
+st.download_button("Download the release (CSV)", lambda: release_frame.to_csv(index=False).encode("utf-8"),
+                   file_name=f"private-{run.kind}.csv", mime="text/csv", on_click="ignore",
                    key="mechanisms.download", icon=":material/download:",
                    help="The privatized feature matrix of this run, one row per record, in input order.")
 st.caption("A data holder reproduces this kind of release with (config from the Export page):")

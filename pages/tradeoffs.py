@@ -558,8 +558,8 @@ table = pd.concat([s if i == 0 else s[s["reference"] != "non-private"] for i, s 
                   ignore_index=True)
 st.dataframe(table[[c for c in shown_cols if c in table]], hide_index=True, width="stretch", key="tradeoffs.table")
 tidy = pd.concat([r.table for r in results], ignore_index=True)
-st.download_button("Download the tidy table (CSV)", tidy.to_csv(index=False).encode("utf-8"),
-                   file_name="sweep-results.csv", mime="text/csv", key="tradeoffs.download",
+st.download_button("Download the tidy table (CSV)", lambda: tidy.to_csv(index=False).encode("utf-8"),
+                   file_name="sweep-results.csv", mime="text/csv", key="tradeoffs.download", on_click="ignore",
                    icon=":material/download:",
                    help="One row per cell (grid point × repetition) with every metric; seeds and configuration are on "
                    "the Export page's decision record.")
