@@ -178,3 +178,46 @@ def test_tdp_policy_and_histogram():
     hist = fp.distance_loss_histogram([1.0, 1.0, 2.0, np.inf], unit_label="ε", worst_case=5.0)
     assert list(hist.data[0].x) == [1.0, 1.0, 2.0]
     assert [s.x0 for s in hist.layout.shapes] == [5.0]
+
+
+# ------------------------------------------------------------------------------------ adapters feeding the figures
+def test_points_frame_from_a_sweep_summary():
+    from ui.cached_analysis import points_frame
+
+    summary = pd.DataFrame(
+        {
+            "point": [0, 1, 2],
+            "reference": ["non-private", "tdp", "classic-dp"],
+            "b": [np.nan, 0.25, 2.0],
+            "epsilon1": [np.nan, 3.0, 3.0],
+            "epsilon2": [np.nan, 0.9999, 0.9999],
+            "epsilon": [np.nan, 3.9999, 3.9999],
+            "delta": [np.nan, 2e-4, 2e-4],
+            "implied_epsilon": [np.nan, 31.9992, 3.9999],
+            "accuracy_mean": [0.9, 0.8, 0.7],
+            "accuracy_lo": [0.9, 0.78, 0.69],
+            "accuracy_hi": [0.9, 0.82, 0.71],
+            "protection_singling_out_mean": [0.0, 0.5, 0.9],
+            "protection_singling_out_lo": [0.0, 0.4, 0.85],
+            "protection_singling_out_hi": [0.0, 0.6, 0.95],
+        }
+    )
+    frame = points_frame(summary, x_metric="protection_singling_out", y_metric="accuracy", series="TDP",
+                         kind="projection")
+    assert frame["point_id"].tolist() == ["projection:1", "projection:2"]  # the non-private point is a marker
+    assert frame["x"].tolist() == [0.5, 0.9] and frame["y"].tolist() == [0.8, 0.7]
+    assert frame["y_err"].tolist() == pytest.approx([0.02, 0.01])
+    assert frame["x_err"].tolist() == pytest.approx([0.1, 0.05])
+    assert frame["series"].unique().tolist() == ["TDP"]
+    empty = points_frame(summary, x_metric="missing", y_metric="accuracy", series="TDP", kind="projection")
+    assert empty.empty
+
+
+def test_default_split_spends_the_candidate_budget():
+    from ui.cached_analysis import default_split
+
+    small = default_split(1.0, 3e-4)
+    assert small["epsilon1"] == 0.75 and small["epsilon2"] == 0.25
+    assert small["delta1"] == pytest.approx(2e-4) and small["delta2"] == pytest.approx(1e-4)
+    large = default_split(8.0, 3e-4)
+    assert large["epsilon2"] == 0.9999 and large["epsilon1"] + large["epsilon2"] == pytest.approx(8.0)
