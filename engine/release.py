@@ -180,8 +180,12 @@ def release_summary(
         "preparation": {
             "description": norm.describe(),
             "privacy_note": privacy_note(norm),
-            "clipped_rows": prepared.clipped_rows,
-            "clipped_values": prepared.clipped_values,
+            # Exact counts computed from the data: for the data holder's own log, NOT covered by the guarantee.
+            "internal_not_private": {
+                "clipped_rows": prepared.clipped_rows,
+                "clipped_values": prepared.clipped_values,
+                "note": "exact counts from the confidential data: keep internal, do not publish with the release",
+            },
             "output_units": (
                 "prepared scale: each input row was mapped into the unit L2 ball as described; the released "
                 "values are not in the data's original units"

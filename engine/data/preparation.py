@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import csv
 import difflib
-import hashlib
 import io
 import json
 import math
@@ -64,6 +63,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
+from engine.fingerprint import keyed_hasher
 from engine.serialization import Serializable
 from engine.validation import check_bool, check_choice, check_interval, check_real
 
@@ -791,7 +791,10 @@ def _read_parquet(label: str, data: bytes) -> pd.DataFrame:
 
 
 def fingerprint(frame: pd.DataFrame, spec: DataSpec | None = None) -> str:
-    """SHA-256 (hex) of a table's content in a canonical form, plus the spec when given; never the data itself.
+    """Keyed SHA-256 (HMAC, hex; :mod:`engine.fingerprint`) of a table's content in a canonical form, plus the spec.
+
+    Never the data itself, and not testable without the key: a plain hash published with a release would let an
+    adversary who knows all rows but one recover the missing value by trying candidates.
 
     Canonical form: a version tag, then for each column (the spec's :attr:`DataSpec.columns` in order, or all
     columns in table order when ``spec`` is None) its name and its values — numeric columns as little-endian
@@ -808,7 +811,8 @@ def fingerprint(frame: pd.DataFrame, spec: DataSpec | None = None) -> str:
 
 
 def _fingerprint(frame: pd.DataFrame, spec: DataSpec | None, known: dict[str, np.ndarray]) -> str:
-    h = hashlib.sha256(_FINGERPRINT_VERSION)
+    h = keyed_hasher()  # keyed: a plain hash would let anyone test guesses about the rows (engine.fingerprint)
+    h.update(_FINGERPRINT_VERSION)
     names = [str(c) for c in frame.columns]
     columns = list(spec.columns) if spec is not None else names
     h.update(f"rows={len(frame)}\n".encode())
@@ -958,7 +962,10 @@ class PreparedData:
         return " ".join(lines)
 
     def fingerprint_summary(self) -> dict[str, Any]:
-        """What identifies the data in a decision record: size, column names and hash — never the values."""
+        """What identifies the data in a decision record: size, column names and a keyed hash — never the values.
+
+        The hash is keyed (:mod:`engine.fingerprint`): only the holder of the key can match it to data.
+        """
         return {
             "n": self.n,
             "d": self.d,
