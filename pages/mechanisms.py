@@ -236,6 +236,8 @@ with st.form("mechanisms.form", border=True):
     st.text_input("Seed (leave empty for a real release)", key="mechanisms.seed", help=HELP["seed"],
                   placeholder="empty = fresh randomness from the operating system")
     st.form_submit_button("Run the mechanism", type="primary", key="mechanisms.run", on_click=on_run,
+                          help="Release the data once with these settings, then score the program and run the "
+                          "attacks on the release (a few seconds).",
                           icon=":material/play_arrow:")
 
 if st.session_state.get("mechanisms.form_error"):

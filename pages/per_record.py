@@ -186,7 +186,8 @@ with st.form("per_record.form"):
                                          help=PARAMETER_HELP[name], format="%g" if name != "k" else "%d",
                                          step=1 if name == "k" else None)
                 i += 1
-    st.form_submit_button("Compare", type="primary", key="per_record.run", icon=":material/compare_arrows:")
+    st.form_submit_button("Compare", type="primary", key="per_record.run", icon=":material/compare_arrows:",
+                          help="Calibrate every chosen mechanism to the target accuracy and redraw.")
 
 unit = st.session_state["per_record.unit"]
 threshold = float(st.session_state["per_record.threshold"]) or None

@@ -230,6 +230,8 @@ with st.form("tradeoffs.form"):
     a4.number_input("Worker processes", key="tradeoffs.workers", min_value=1, max_value=max(os.cpu_count() or 1, 1),
                     step=1, help="Run cells in parallel processes; the table does not depend on it.")
     st.form_submit_button("Run the sweep", type="primary", key="tradeoffs.run", on_click=on_run,
+                          help="Privatize, score and attack over the whole grid; the curves fill in as it runs and "
+                          "you can stop it at any time.",
                           icon=":material/play_arrow:")
 if st.session_state.get("tradeoffs.form_error"):
     st.error(st.session_state["tradeoffs.form_error"], icon=":material/error:")
@@ -505,6 +507,7 @@ if choices:
                  help="The same as clicking a point in the charts: it becomes the candidate (B, ε, δ) and the "
                  "Mechanisms page's configuration (including the budget split).")
     c2.button("Use this configuration", key="tradeoffs.use_point", on_click=on_use_point, type="primary",
+              help="Make the selected configuration the candidate (B, ε, δ) and the Mechanisms page's setup.",
               icon=":material/check:")
 if state.selected_point:
     sp = state.selected_point
