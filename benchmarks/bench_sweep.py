@@ -40,6 +40,14 @@ def _togo():
     return prepare(demo.frame, demo.spec)
 
 
+def _load() -> str:
+    """The machine's 1-minute load average (other users' work inflates wall times on a shared machine)."""
+    try:
+        return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except OSError:  # pragma: no cover - not available on this platform
+        return "load average unknown"
+
+
 def _sweep_rows(data) -> list[dict]:
     from engine.sweeps import clear_cache, preset, released_rows, run_sweep
 
@@ -47,23 +55,27 @@ def _sweep_rows(data) -> list[dict]:
     quick = preset("quick", released_rows(data.n), seed=1)
     clear_cache()
     started = time.perf_counter()
-    run_sweep(data, quick, workers=WORKERS, use_cache=False)
+    result = run_sweep(data, quick, workers=WORKERS, use_cache=False)
     seconds = time.perf_counter() - started
     rows.append({"name": "sweep quick (togo-demo, targeting, 3 attacks)", "seconds": seconds, "target": 15.0,
-                 "ratio": seconds / 15.0, "note": f"{quick.n_cells} cells, {WORKERS} workers"})
+                 "ratio": seconds / 15.0, "cpu_seconds": result.cpu_seconds,
+                 "note": f"{quick.n_cells} cells, {WORKERS} workers; idle-machine estimate "
+                         f"{result.cpu_seconds / WORKERS:.1f} s + pool start-up ({_load()})"})
 
     full = os.environ.get("STUDIO_BENCH_FULL") == "1"
     paper = preset("paper", released_rows(data.n), seed=1, repetitions=None if full else 5)
     started = time.perf_counter()
-    run_sweep(data, paper, workers=WORKERS, use_cache=False)
+    result = run_sweep(data, paper, workers=WORKERS, use_cache=False)
     seconds = time.perf_counter() - started
     cells_full = preset("paper", released_rows(data.n)).n_cells
-    estimate = seconds if full else seconds * cells_full / paper.n_cells
+    factor = 1.0 if full else cells_full / paper.n_cells
+    estimate = seconds * factor
     note = (f"{cells_full} cells, {WORKERS} workers, measured in full" if full else
             f"extrapolated from {paper.n_cells} of {cells_full} cells ({seconds:.1f} s measured); "
             "STUDIO_BENCH_FULL=1 runs all")
     rows.append({"name": "sweep paper (togo-demo, targeting, 3 attacks)", "seconds": estimate, "target": 300.0,
-                 "ratio": estimate / 300.0, "note": note})
+                 "ratio": estimate / 300.0, "cpu_seconds": result.cpu_seconds * factor,
+                 "note": f"{note}; idle-machine estimate {result.cpu_seconds * factor / WORKERS:.0f} s ({_load()})"})
     return rows
 
 
@@ -81,22 +93,23 @@ def _stage_rows(data, cells: int = 4) -> list[dict]:
     rel, hold = holdout_split(data.n, rng=rng)
     x, xh, y = data.x[rel], data.x[hold], data.y[rel]
     totals = dict.fromkeys(("release", "program", "singling out", "attribute inference", "distinguishing"), 0.0)
+    clock = time.process_time  # CPU time: robust to other users' load on a shared machine
     for _ in range(cells):
-        t0 = time.perf_counter()
+        t0 = clock()
         release = mech.release(x, rng=rng)
-        t1 = time.perf_counter()
+        t1 = clock()
         evaluate_program(release.value, y, ProgramConfig())
-        t2 = time.perf_counter()
+        t2 = clock()
         singling_out(x, release.value)
-        t3 = time.perf_counter()
+        t3 = clock()
         attribute_inference(x, release.value, xh, rng=rng)
-        t4 = time.perf_counter()
+        t4 = clock()
         distinguishing(mech)
-        t5 = time.perf_counter()
+        t5 = clock()
         for key, dt in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
             totals[key] += dt
-    return [{"name": f"cell {stage}", "seconds": total / cells, "note": f"mean of {cells} cells, B = 0.25, inline"}
-            for stage, total in totals.items()]
+    return [{"name": f"cell {stage}", "seconds": total / cells,
+             "note": f"CPU seconds, mean of {cells} cells, B = 0.25, inline"} for stage, total in totals.items()]
 
 
 def paper_comparison(sims: int = 5, seed: int = 20240813) -> pd.DataFrame | None:

@@ -430,6 +430,9 @@ class SweepResult:
         False for the partial result attached to a :class:`~engine.errors.CancelledError`.
     seconds : float
         Wall time of the run (not part of the table, which is deterministic).
+    cpu_seconds : float
+        CPU time spent in the cells, summed over workers (independent of how busy the machine is: divided by the
+        number of free cores it predicts the wall time on an idle machine, pool start-up excluded).
     from_cache : bool
     """
 
@@ -440,6 +443,7 @@ class SweepResult:
     n_holdout: int = 0
     complete: bool = True
     seconds: float = math.nan
+    cpu_seconds: float = math.nan
     from_cache: bool = False
 
     @property
@@ -661,6 +665,7 @@ def _distinguishing_columns(ctx: _Context, point: GridPoint, mechanism) -> dict[
 
 
 def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
+    cpu_started = time.process_time()
     point = ctx.points[point_index]
     config = ctx.config
     rng = np.random.default_rng(seed)
@@ -701,7 +706,8 @@ def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.ran
             row.update(protection_distinguishing=0.0, distinguishing_paper_d=0.0)
         else:
             row.update(_distinguishing_columns(ctx, point, mechanism))
-    return {"cell": cell, **row}
+    # CPU time is a diagnostic (it varies run to run), kept out of the deterministic table.
+    return {"cell": cell, **row, "_cpu_seconds": time.process_time() - cpu_started}
 
 
 def _init_worker(ctx: _Context) -> None:
@@ -811,7 +817,10 @@ def run_sweep(
     total = len(tasks)
     rows: dict[int, dict] = {}
 
+    cpu = [0.0]
+
     def finished(row: dict) -> None:
+        cpu[0] += float(row.pop("_cpu_seconds", 0.0))
         rows[row["cell"]] = row
         if on_row is not None:
             on_row(dict(row))
@@ -842,6 +851,7 @@ def run_sweep(
         n_holdout=n_holdout,
         complete=not cancelled,
         seconds=time.perf_counter() - started,
+        cpu_seconds=cpu[0],
     )
     if cancelled:
         err = CancelledError(

@@ -131,6 +131,7 @@ def test_table_columns_and_reference_rows():
     t = res.table
     assert len(t) == res.config.n_cells == 6
     assert res.n_released == 100 and res.n_holdout == 20
+    assert res.cpu_seconds > 0 and not any(c.startswith("_") for c in t.columns)  # timing stays out of the table
     assert list(t["point"]) == [0, 0, 1, 1, 2, 2] and list(t["rep"]) == [0, 1] * 3
     assert list(t["reference"]) == ["non-private"] * 2 + ["tdp"] * 2 + ["classic-dp"] * 2
     for col in ("accuracy", "exclusion_errors_population", "accuracy_change", "protection_singling_out",
