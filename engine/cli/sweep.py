@@ -145,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
             "output": str(output),
             "rows": len(result.table),
             "seconds": round(result.seconds, 3),
+            "cpu_seconds": round(result.cpu_seconds, 3),
             "seed": seed,
             "fingerprint": result.fingerprint,
             "n_released": result.n_released,
