@@ -56,7 +56,7 @@ from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval, check_matrix
 
 Knowledge = Literal["one", "half", "all-but-one"]
-SuccessRule = Literal["relative", "anonymeter"]
+SuccessRule = Literal["spread", "relative", "anonymeter"]
 
 KNOWLEDGE_TEXT: dict[str, str] = {
     "one": "knows one other column (chosen at random)",
@@ -64,6 +64,10 @@ KNOWLEDGE_TEXT: dict[str, str] = {
     "all-but-one": "knows every column except the secret one",
 }
 SUCCESS_RULE_TEXT: dict[str, str] = {
+    "spread": (
+        "|guess − true| ≤ tolerance × (standard deviation of that column in the original data) — does not depend "
+        "on where the column's zero lies (default)"
+    ),
     "relative": "|guess − true| ≤ tolerance × |true| (relative error; a true value of 0 needs an exact guess)",
     "anonymeter": (
         "Anonymeter 1.0: |guess − true| / (guess + 1e-12) ≤ tolerance — relative to the SIGNED guess, so every "
@@ -122,12 +126,22 @@ def holdout_split(n: int, n_holdout: int | None = None, *, rng: np.random.Genera
 
 
 def inference_success(
-    guesses: np.ndarray, secrets: np.ndarray, *, tolerance: float = 0.05, rule: SuccessRule = "relative"
+    guesses: np.ndarray,
+    secrets: np.ndarray,
+    *,
+    tolerance: float = 0.05,
+    rule: SuccessRule = "spread",
+    spread: float | None = None,
 ) -> np.ndarray:
     r"""Whether each guess of a numerical secret counts as correct.
 
-    ``rule="relative"`` (default): :math:`|g - s| \le \tau |s|` — the relative error of the guess with
-    respect to the true value is at most τ; a true value of exactly 0 requires an exact guess.
+    ``rule="spread"`` (default): :math:`|g - s| \le \tau\,\mathrm{sd}_j` with ``spread`` = the column's standard
+    deviation in the original data. Invariant to shifting and rescaling the column, so the score says what the
+    release reveals rather than where the column's zero happens to be (ours; the paper's relative error on
+    centred, standardised features makes most secrets near 0 unguessable).
+
+    ``rule="relative"``: :math:`|g - s| \le \tau |s|` — the relative error of the guess with respect to the
+    true value is at most τ; a true value of exactly 0 requires an exact guess. Depends on the origin.
 
     ``rule="anonymeter"``: Anonymeter 1.0's ``evaluate_inference_guesses`` for regression secrets,
     :math:`|g - s| / (g + 10^{-12}) \le \tau`. Its denominator is the signed guess, so a negative guess always
@@ -136,8 +150,10 @@ def inference_success(
 
     Examples
     --------
-    >>> inference_success(np.array([1.04, 1.06, 0.0, -5.0]), np.array([1.0, 1.0, 0.0, 1.0])).tolist()
+    >>> inference_success(np.array([1.04, 1.06, 0.0, -5.0]), np.array([1.0, 1.0, 0.0, 1.0]), rule="relative").tolist()
     [True, False, True, False]
+    >>> inference_success(np.array([0.04, 0.06]), np.array([0.0, 0.0]), spread=1.0).tolist()
+    [True, False]
     >>> inference_success(np.array([-5.0]), np.array([1.0]), rule="anonymeter").tolist()
     [True]
     """
@@ -145,6 +161,10 @@ def inference_success(
     check_choice("success_rule", rule, SUCCESS_RULE_TEXT)
     g = np.asarray(guesses, dtype=float)
     s = np.asarray(secrets, dtype=float)
+    if rule == "spread":
+        if spread is None:
+            raise InvalidParameterError("spread (the column's standard deviation) is required for rule='spread'")
+        return np.abs(g - s) <= tol * check_interval("spread", spread, 0, None)
     if rule == "relative":
         return np.abs(g - s) <= tol * np.abs(s)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -228,8 +248,8 @@ class AttributeInferenceConfig(Serializable):
         Largest relative error counted as a correct guess. Default 0.05.
     knowledge : tuple of {"one", "half", "all-but-one"}
         Adversaries: h = 1, ⌈d/2⌉ (at most d − 1) and d − 1 known columns.
-    success_rule : {"relative", "anonymeter"}
-        See :func:`inference_success`.
+    success_rule : {"spread", "relative", "anonymeter"}
+        See :func:`inference_success`. Default "spread" (origin-invariant).
     adversary : {"knows-scale", "paper"}
         See :mod:`engine.attacks.threat_model`.
     confidence_level : float
@@ -241,7 +261,7 @@ class AttributeInferenceConfig(Serializable):
     n_attacks: int = 500
     tolerance: float = 0.05
     knowledge: tuple[Knowledge, ...] = ("one", "half", "all-but-one")
-    success_rule: SuccessRule = "relative"
+    success_rule: SuccessRule = "spread"
     adversary: Adversary = "knows-scale"
     confidence_level: float = 0.95
 
@@ -417,6 +437,7 @@ def attribute_inference(
     ranges = stacked.max(axis=0) - stacked.min(axis=0)
     ranges[ranges == 0] = 1.0  # as Anonymeter: a constant column is left unscaled
 
+    spreads = xr.std(axis=0)  # column sd of the original released rows (the "spread" success rule)
     cells: list[InferenceCell] = []
     for knowledge in config.knowledge:
         h = known_column_count(knowledge, d)
@@ -424,7 +445,10 @@ def attribute_inference(
             others = np.delete(np.arange(d), j)
             known = others if h == d - 1 else np.sort(rng.choice(others, size=h, replace=False))
             nearest = _nearest_l1(view[:, known] / ranges[known], targets[:, known] / ranges[known])
-            ok = inference_success(view[nearest, j], targets[:, j], tolerance=config.tolerance, rule=config.success_rule)
+            ok = inference_success(
+                view[nearest, j], targets[:, j], tolerance=config.tolerance, rule=config.success_rule,
+                spread=float(spreads[j]),
+            )
             successes = [int(np.count_nonzero(ok[:n_main])), int(np.count_nonzero(ok[n_main:]))]
             risk, ci = residual_risk(successes[0], n_main, successes[1], n_control, config.confidence_level)
             a = successes[0] / n_main

@@ -74,7 +74,25 @@ def test_holdout_split_needs_a_generator():
 def test_relative_rule():
     guesses = np.array([1.04, 1.0500001, 0.96, -1.0, 0.0, 1e-9, -2.09])
     secrets = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, -2.0])
-    assert inference_success(guesses, secrets).tolist() == [True, False, True, False, True, False, True]
+    assert inference_success(guesses, secrets, rule="relative").tolist() == [True, False, True, False, True, False, True]
+
+
+def test_spread_rule_does_not_depend_on_the_origin():
+    # Review finding: the relative rule on centred data makes protection depend on where zero lies.
+    rng = np.random.default_rng(8)
+    x = _unit_ball(rng, 1500, 5)
+    rel, hold = holdout_split(len(x), 300, rng=rng)
+    noisy = x[rel] + rng.normal(scale=0.02, size=(len(rel), 5))
+    shift = np.full(5, 3.0)
+    a = attribute_inference(x[rel], noisy, x[hold], rng=np.random.default_rng(1))
+    b = attribute_inference(x[rel] + shift, noisy + shift, x[hold] + shift, rng=np.random.default_rng(1))
+    assert [c.main_success for c in a.cells] == [c.main_success for c in b.cells]
+    assert a.protection == b.protection
+    rel_a = attribute_inference(x[rel], noisy, x[hold], AttributeInferenceConfig(success_rule="relative"),
+                                rng=np.random.default_rng(1))
+    rel_b = attribute_inference(x[rel] + shift, noisy + shift, x[hold] + shift,
+                                AttributeInferenceConfig(success_rule="relative"), rng=np.random.default_rng(1))
+    assert rel_a.protection != rel_b.protection  # the origin-dependence the default avoids
 
 
 def test_anonymeter_rule_reproduces_its_sign_quirk():
@@ -201,8 +219,8 @@ def test_knows_scale_adversary_undoes_output_scale():
     unscaled = attribute_inference(x[rel], noisy, x[hold], rng=np.random.default_rng(3))
     rescaled = attribute_inference(x[rel], noisy / k, x[hold], release_scale=1 / k, rng=np.random.default_rng(3))
     as_printed = attribute_inference(
-        x[rel], noisy / k, x[hold], AttributeInferenceConfig(adversary="paper"), release_scale=1 / k,
-        rng=np.random.default_rng(3),
+        x[rel], noisy / k, x[hold], AttributeInferenceConfig(adversary="paper", success_rule="relative"),
+        release_scale=1 / k, rng=np.random.default_rng(3),
     )
     assert [c.main_success for c in rescaled.cells] == [c.main_success for c in unscaled.cells]
     assert unscaled.protection < 0.8  # mild noise leaks secrets to an adversary who rescales
