@@ -33,6 +33,8 @@ References
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,6 +104,11 @@ class SinglingOutResult:
         Rows of X.
     adversary : str
     release_scale : float
+    chance_risk : float or None
+        Risk of the same attack against a release that carries NO information about individuals: the adversary's
+        view with every column permuted independently (same marginals). Part of ``risk`` is isolation by chance;
+        ``risk − chance_risk`` is what the release itself adds (ours; the paper reports ``risk`` alone). None
+        unless an ``rng`` was given.
     """
 
     protection: float
@@ -114,6 +121,12 @@ class SinglingOutResult:
     n: int
     adversary: str
     release_scale: float
+    chance_risk: float | None = None
+
+    @property
+    def excess_risk(self) -> float | None:
+        """``risk − chance_risk`` (floored at 0): the singling out the release adds beyond chance."""
+        return None if self.chance_risk is None else max(0.0, self.risk - self.chance_risk)
 
 
 def non_unique_share(x: np.ndarray) -> float:
@@ -278,6 +291,7 @@ def singling_out(
     config: SinglingOutConfig | None = None,
     *,
     release_scale: float = 1.0,
+    rng: np.random.Generator | None = None,
 ) -> SinglingOutResult:
     """Net singling-out attack of the released ``x_priv`` against the original ``x``.
 
@@ -292,6 +306,8 @@ def singling_out(
     release_scale : float
         s with E[x_priv] = s·X (``Release.details["output_scale"]``); the ``"knows-scale"`` adversary divides
         the release by s first. Ignored by the ``"paper"`` adversary.
+    rng : numpy.random.Generator, optional
+        When given, also compute ``chance_risk`` (the attack on a column-permuted copy of the view).
 
     Returns
     -------
@@ -323,7 +339,12 @@ def singling_out(
         )
     scale = check_release_scale(release_scale)
     view = adversary_view(za, release_scale=scale, adversary=config.adversary)
-    return _net_attack(xa, view, config, scale)
+    result = _net_attack(xa, view, config, scale)
+    if rng is None:
+        return result
+    shuffled = np.column_stack([rng.permutation(view[:, j]) for j in range(view.shape[1])])
+    chance = _net_attack(xa, shuffled, config, scale)
+    return dataclasses.replace(result, chance_risk=chance.risk)
 
 
 def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None) -> SinglingOutResult:

@@ -214,3 +214,19 @@ def test_paper_mode_on_the_as_printed_release_matches_the_authors_private_pso(b)
     knows = singling_out(x, release.value, SinglingOutConfig(net_sizes=AUTHORS_NET_SIZES), release_scale=scale)
     if b == 0.05:  # little noise: undoing the 1/k scale singles out ~1–2 % of people instead of 1 row (~0.02 %)
         assert knows.risk > 10 * paper.risk
+
+
+def test_chance_risk_separates_isolation_by_chance_from_what_the_release_adds():
+    # Review finding: a release independent of X still "singles out" rows by chance.
+    from engine.attacks.singling_out import singling_out
+
+    rng = np.random.default_rng(31)
+    x = rng.normal(size=(2000, 4)) / 3
+    independent = rng.normal(size=(2000, 4)) / 3  # carries no information about any row of x
+    res = singling_out(x, independent, rng=np.random.default_rng(1))
+    assert res.risk > 0.02  # chance isolation is not negligible
+    assert res.chance_risk == pytest.approx(res.risk, abs=0.02)  # …and the chance baseline explains it
+    assert res.excess_risk < 0.02
+    leaky = singling_out(x, x + rng.normal(scale=0.01, size=x.shape), rng=np.random.default_rng(1))
+    assert leaky.excess_risk > 0.5
+    assert singling_out(x, independent).chance_risk is None
