@@ -86,6 +86,7 @@ def _stage_rows(data, cells: int = 4) -> list[dict]:
     from engine.attacks.singling_out import singling_out
     from engine.evaluation.programs import ProgramConfig, evaluate_program
     from engine.sweeps import preset, released_rows
+    from threadpoolctl import threadpool_limits
 
     cfg = preset("quick", released_rows(data.n))
     mech = cfg.mechanism_for(0.25, cfg.budgets[0])
@@ -94,20 +95,21 @@ def _stage_rows(data, cells: int = 4) -> list[dict]:
     x, xh, y = data.x[rel], data.x[hold], data.y[rel]
     totals = dict.fromkeys(("release", "program", "singling out", "attribute inference", "distinguishing"), 0.0)
     clock = time.process_time  # CPU time: robust to other users' load on a shared machine
-    for _ in range(cells):
-        t0 = clock()
-        release = mech.release(x, rng=rng)
-        t1 = clock()
-        evaluate_program(release.value, y, ProgramConfig())
-        t2 = clock()
-        singling_out(x, release.value)
-        t3 = clock()
-        attribute_inference(x, release.value, xh, rng=rng)
-        t4 = clock()
-        distinguishing(mech)
-        t5 = clock()
-        for key, dt in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
-            totals[key] += dt
+    with threadpool_limits(1):  # as in the sweep: one BLAS thread per cell
+        for _ in range(cells):
+            t0 = clock()
+            release = mech.release(x, rng=rng)
+            t1 = clock()
+            evaluate_program(release.value, y, ProgramConfig())
+            t2 = clock()
+            singling_out(x, release.value)
+            t3 = clock()
+            attribute_inference(x, release.value, xh, rng=rng)
+            t4 = clock()
+            distinguishing(mech)
+            t5 = clock()
+            for key, dt in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+                totals[key] += dt
     return [{"name": f"cell {stage}", "seconds": total / cells,
              "note": f"CPU seconds, mean of {cells} cells, B = 0.25, inline"} for stage, total in totals.items()]
 
