@@ -293,7 +293,7 @@ else:
             st.plotly_chart(
                 row_norm_figure(prepared.row_norms("input"), np.asarray(prepared.row_norms()),
                                 method=prepared.spec.normalization.method),
-                key="data.norms_chart", config={"displaylogo": False},
+                key="data.norms_chart", theme=None, config={"displaylogo": False},
             )
             cand = state.candidate_or_default()
             st.markdown(f"**What the candidate B = {fmt(cand.b)} means here:** "

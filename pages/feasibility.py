@@ -54,6 +54,8 @@ def on_region_select() -> None:
         return
     point = points[-1]
     custom = point.get("customdata")
+    if isinstance(custom, dict):  # Streamlit hands customdata rows over as {"0": ..., "1": ...}
+        custom = [custom.get(str(i)) for i in range(len(custom))]
     eps, b = (custom[0], custom[1]) if custom else (point.get("x"), point.get("y"))
     if eps is None or b is None:
         return
@@ -100,10 +102,9 @@ with controls:
 
     seed_widget("feasibility.delta_default", state.delta is None)
     default_delta = state.default_delta()
-    default_label = (
-        f"δ = 1/(n+1) = {fmt(default_delta)} (n = {state.n:,})" if default_delta is not None else "δ = 1/(n+1)"
-    )
-    st.checkbox(f"Use the default {default_label}", key="feasibility.delta_default", help=HELP["delta"])
+    st.checkbox("Default δ = 1/(n+1)", key="feasibility.delta_default", help=HELP["delta"])
+    if default_delta is not None and st.session_state["feasibility.delta_default"]:
+        st.caption(f"δ = {fmt(default_delta)} for n = {state.n:,} people.")
     if st.session_state["feasibility.delta_default"]:
         state.delta = None
     else:
@@ -145,7 +146,8 @@ with controls:
             b=st.session_state["feasibility.b"], epsilon=st.session_state["feasibility.epsilon"], delta=delta
         )
     if loaded is not None:
-        st.caption(b_in_data_units(loaded.prepared, state.candidate_or_default().b))
+        with st.expander(f"What B = {fmt(state.candidate_or_default().b)} means in this data"):
+            st.caption(b_in_data_units(loaded.prepared, state.candidate_or_default().b))
     st.button("Load the paper's Example 1 inputs", key="feasibility.example1", on_click=on_example1,
               help="γ = 0.99, δ = 1e-4, ε = 1: the paper finds B ≤ 0.4.")
     seed_widget("feasibility.eps_max", float(state.eps_max))
@@ -158,12 +160,12 @@ with chart:
     report = feasibility_report(strictest, cand.epsilon, delta)
     st.markdown(f"**At ε = {fmt(cand.epsilon)}, δ = {fmt(delta)}, for γ = {strictest:g}:**")
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Largest feasible B (2/B whole)", fmt(report.b_max_integer, 4),
+    m1.metric("Largest feasible B", fmt(report.b_max_integer, 4),
               help=f"Exact: {exact(report.b_max_integer)}. 2/m with m = ⌈ln Q/ε⌉ = {report.m}.")
     m2.metric("Every B below", fmt(report.b_sup, 4),
               help=f"Supremum 2/(m − 1) = {exact(report.b_sup)} (not attained unless it is 2).")
-    m3.metric("Steps m = ⌈ln Q / ε⌉", report.m, help=f"Q = {exact(report.q)}, ln Q = {exact(report.log_q)}.")
-    m4.metric("Classic DP (B = 2) possible?", "yes" if report.dp_feasible else "no",
+    m3.metric("Steps m", report.m, help=f"Q = {exact(report.q)}, ln Q = {exact(report.log_q)}.")
+    m4.metric("Classic DP (B = 2)?", "yes" if report.dp_feasible else "no",
               help=f"Classic DP allows at most γ = {exact(report.gamma_max_at_b2)} at this (ε, δ); it needs "
               f"ε ≥ {exact(report.min_epsilon_at_b2)} for γ = {strictest:g}.")
     checks = candidate_checks(cand.b, cand.epsilon, delta, state.gammas)
@@ -181,8 +183,8 @@ with chart:
             )
     surface = feasibility_surface(state.gammas, delta, state.eps_max)
     st.plotly_chart(
-        region_figure(surface, candidate=(cand.epsilon, cand.b), click_grid=click_grid(delta, state.eps_max)),
-        key="feasibility.region", on_select=on_region_select, selection_mode="points",
+        region_figure(surface, candidate=(cand.epsilon, cand.b), click_grid=click_grid(delta, state.eps_max, state.gammas)),
+        key="feasibility.region", on_select=on_region_select, selection_mode="points", theme=None,
         config={"displaylogo": False},
     )
     with st.expander("What am I looking at?"):
@@ -192,12 +194,13 @@ with chart:
 left, right = st.columns(2, gap="large")
 with left:
     st.plotly_chart(b_max_figure(surface, candidate=(cand.epsilon, cand.b)), key="feasibility.bmax_chart",
-                    config={"displaylogo": False})
+                    theme=None, config={"displaylogo": False})
 with right:
     bs = tuple(sorted(set(CEILING_BS) | {round(float(cand.b), 6)}))
     eps_axis, curves = gamma_ceiling(delta, state.eps_max, bs)
     st.plotly_chart(gamma_max_figure(eps_axis, curves, state.gammas, candidate_b=round(float(cand.b), 6)),
-                    key="feasibility.ceiling_chart", config={"displaylogo": False})
+                    key="feasibility.ceiling_chart", theme=None,
+                    config={"displaylogo": False})
 
 st.subheader("The paper's Example 1, reproduced")
 st.markdown(

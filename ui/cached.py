@@ -139,9 +139,9 @@ def current_data(state: StudioState) -> LoadedData | None:
 # Theorem 1 (feasibility page). No data involved: keyed by the numbers only.
 # ---------------------------------------------------------------------------------------------------------------
 
-#: Grid resolution of the feasibility heatmap (ε columns × B rows) and of the clickable overlay.
-EPS_POINTS, B_POINTS = 240, 200
-CLICK_EPS_POINTS, CLICK_B_POINTS = 60, 50
+#: ε resolution of the feasibility curves, and the (ε × B) resolution of the clickable overlay.
+EPS_POINTS = 400
+CLICK_EPS_POINTS, CLICK_B_POINTS = 48, 40
 #: B values of the accuracy-ceiling chart.
 CEILING_BS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0)
 
@@ -156,31 +156,34 @@ def b_axis(points: int) -> np.ndarray:
     return np.linspace(2.0 / points, 2.0, points)
 
 
-@st.cache_data(max_entries=32, ttl="2h", show_spinner="Evaluating Theorem 1 on the grid…")
+@st.cache_data(max_entries=32, ttl="2h", show_spinner="Evaluating Theorem 1…")
 def feasibility_surface(gammas: tuple[float, ...], delta: float, eps_max: float) -> FeasibilitySurface:
-    """Theorem 1 over the (ε, B) grid for each γ (engine.theory.feasibility)."""
+    """Theorem 1's largest feasible B along the ε grid for each γ (engine.theory.feasibility)."""
     eps = epsilon_axis(eps_max, EPS_POINTS)
-    b = b_axis(B_POINTS)
     return FeasibilitySurface(
         epsilon=eps,
-        b=b,
         delta=delta,
         gammas=gammas,
-        gamma_max=np.asarray(feasibility.gamma_max(b[:, None], eps[None, :], delta)),
-        feasible={g: np.asarray(feasibility.feasibility_grid(b, eps, g, delta)).T for g in gammas},
         b_max_integer={g: np.asarray(feasibility.max_feasible_b_integer(g, eps, delta)) for g in gammas},
         b_sup={g: np.asarray(feasibility.b_supremum(g, eps, delta)) for g in gammas},
     )
 
 
 @st.cache_data(max_entries=32, ttl="2h")
-def click_grid(delta: float, eps_max: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Flattened (ε, B, γ_max) of the coarse clickable grid over the heatmap."""
+def click_grid(
+    delta: float, eps_max: float, gammas: tuple[float, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Flattened (ε, B, γ_max, verdict text) of the coarse clickable grid over the feasibility map."""
     eps = epsilon_axis(eps_max, CLICK_EPS_POINTS)
     b = b_axis(CLICK_B_POINTS)
     ee, bb = np.meshgrid(eps, b)
-    gm = np.asarray(feasibility.gamma_max(bb, ee, delta))
-    return ee.ravel(), bb.ravel(), gm.ravel()
+    gm = np.asarray(feasibility.gamma_max(bb, ee, delta)).ravel()
+    ok = {g: np.asarray(feasibility.is_feasible(bb, g, ee, delta)).ravel() for g in gammas}
+    verdict = np.array(
+        ["<br>".join(f"γ = {g:g}: {'not ruled out' if ok[g][i] else 'ruled out'}" for g in gammas)
+         for i in range(gm.size)]
+    )
+    return ee.ravel(), bb.ravel(), gm, verdict
 
 
 @st.cache_data(max_entries=32, ttl="2h")

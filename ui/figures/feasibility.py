@@ -11,23 +11,20 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.theme import AXIS, COLORS, FEASIBLE_SCALE, LINE_WIDTH, MARKER_SIZE, SEQUENCE, apply_theme, fmt
+from ui.figures.theme import AXIS, COLORS, LINE_WIDTH, MARKER_SIZE, SEQUENCE, apply_theme, fmt
 
 
 @dataclass(frozen=True)
 class FeasibilitySurface:
-    """Theorem 1 evaluated by the engine over an ε × B grid for one δ and several γ.
+    """Theorem 1's largest feasible B, evaluated by the engine along an ε grid, for one δ and several γ.
 
-    ``gamma_max[i, j]`` and ``feasible[g][i, j]`` refer to ``b[i]`` (rows, y axis) and ``epsilon[j]`` (x axis).
-    ``b_max_integer[g]`` and ``b_sup[g]`` are functions of ``epsilon``.
+    ``b_sup[g]`` (every smaller B passes) and ``b_max_integer[g]`` (largest B with 2/B whole) are arrays over
+    ``epsilon``.
     """
 
     epsilon: np.ndarray
-    b: np.ndarray
     delta: float
     gammas: tuple[float, ...]
-    gamma_max: np.ndarray
-    feasible: Mapping[float, np.ndarray]
     b_max_integer: Mapping[float, np.ndarray]
     b_sup: Mapping[float, np.ndarray]
 
@@ -36,13 +33,22 @@ def _gamma_color(i: int) -> str:
     return SEQUENCE[i % len(SEQUENCE)]
 
 
+def _green(i: int, n: int) -> str:
+    """Fill colour of the i-th feasible region (0 = weakest γ, lightest) out of n."""
+    alpha = 0.30 + 0.55 * (i + 1) / max(n, 1)
+    return f"rgba(0, 158, 115, {alpha:.2f})"
+
+
 def region_figure(
     surface: FeasibilitySurface,
     *,
     candidate: tuple[float, float] | None = None,
-    click_grid: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    click_grid: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> go.Figure:
-    """Heatmap of γ_max over (ε, B), the infeasible area for the strictest γ greyed, each γ's boundary, B = 2.
+    """The feasible (ε, B) region of each γ, the area ruled out for every γ in grey, the B = 2 line, the candidate.
+
+    Drawn with filled scatter traces (not a heatmap) because Streamlit's plotly selection events stop working as soon
+    as a figure holds a heatmap or contour trace.
 
     Parameters
     ----------
@@ -51,48 +57,24 @@ def region_figure(
     candidate
         (ε, B) of the chosen candidate, drawn as a star.
     click_grid
-        ``(eps, b, gamma_max)`` flattened arrays of a coarser grid drawn as nearly invisible markers: plotly
-        selection events work on markers, not heatmap cells, so clicking selects the nearest grid point. Their
-        hover text carries the exact values.
+        ``(eps, b, gamma_max, verdict)`` flattened arrays of a grid drawn as nearly invisible markers: clicking
+        picks the nearest grid point, and their hover text carries the exact values and the verdict per γ.
     """
     fig = go.Figure()
-    fig.add_trace(
-        go.Heatmap(
-            x=surface.epsilon,
-            y=surface.b,
-            z=surface.gamma_max,
-            colorscale=FEASIBLE_SCALE,
-            zmin=0.5,
-            zmax=1.0,
-            colorbar={"title": {"text": "γ_max"}, "thickness": 14},
-            hoverinfo="skip" if click_grid is not None else None,
-            hovertemplate="ε = %{x:.6g}<br>B = %{y:.6g}<br>γ_max = %{z:.6f}<extra></extra>",
-            name="highest accuracy not ruled out",
-        )
-    )
-    strictest = max(surface.gammas)
-    infeasible = np.where(surface.feasible[strictest], np.nan, 1.0)
-    fig.add_trace(
-        go.Heatmap(
-            x=surface.epsilon,
-            y=surface.b,
-            z=infeasible,
-            colorscale=[[0.0, COLORS["infeasible"]], [1.0, COLORS["infeasible"]]],
-            showscale=False,
-            opacity=0.85,
-            hoverinfo="skip",
-            name=f"ruled out for γ = {strictest:g}",
-        )
-    )
-    for i, g in enumerate(sorted(surface.gammas, reverse=True)):
-        # Boundary of the feasible region for this γ: the largest feasible B at each ε (staircase, 2/B whole).
+    eps = surface.epsilon
+    fig.add_shape(type="rect", x0=0, x1=float(eps[-1]), y0=0, y1=2, layer="below", line={"width": 0},
+                  fillcolor=COLORS["infeasible"], opacity=0.55)
+    ordered = sorted(surface.gammas)  # weakest first: its region is the largest, stricter ones drawn on top
+    for i, g in enumerate(ordered):
         fig.add_trace(
             go.Scatter(
-                x=surface.epsilon,
-                y=surface.b_sup[g],
+                x=np.concatenate([[0.0], eps]),
+                y=np.concatenate([[0.0], surface.b_sup[g]]),
                 mode="lines",
-                line={"color": _gamma_color(i), "width": LINE_WIDTH, "shape": "hv"},
-                name=f"boundary, γ = {g:g}",
+                fill="tozeroy",
+                fillcolor=_green(i, len(ordered)),
+                line={"color": _gamma_color(len(ordered) - 1 - i), "width": LINE_WIDTH, "shape": "hv"},
+                name=f"not ruled out for γ = {g:g}",
                 hovertemplate=f"γ = {g:g}: every B below %{{y:.6g}} passes at ε = %{{x:.6g}}<extra></extra>",
             )
         )
@@ -100,49 +82,47 @@ def region_figure(
         y=2.0,
         line={"color": COLORS["classic_dp"], "width": LINE_WIDTH, "dash": "dash"},
         annotation_text="B = 2: classic DP",
-        annotation_position="bottom right",
+        annotation_position="bottom left",
         annotation_font={"color": COLORS["classic_dp"]},
     )
     if click_grid is not None:
-        ce, cb, cg = click_grid
+        ce, cb, cg, verdict = click_grid
         fig.add_trace(
             go.Scatter(
                 x=ce,
                 y=cb,
                 mode="markers",
-                marker={"size": 9, "color": COLORS["candidate"], "opacity": 0.02, "symbol": "square"},
-                selected={"marker": {"opacity": 0.9, "color": COLORS["candidate"]}},
-                unselected={"marker": {"opacity": 0.02}},
+                marker={"size": 10, "color": COLORS["candidate"], "opacity": 0.02, "symbol": "square"},
                 customdata=np.column_stack([ce, cb, cg]),
+                text=verdict,
                 hovertemplate=(
                     "ε = %{customdata[0]:.6g}<br>B = %{customdata[1]:.6g}<br>γ_max = %{customdata[2]:.6f}"
-                    "<br><i>click to choose this point</i><extra></extra>"
+                    "<br>%{text}<br><i>click to choose this point</i><extra></extra>"
                 ),
                 name="click to choose",
                 showlegend=False,
             )
         )
     if candidate is not None:
-        eps, b = candidate
+        c_eps, c_b = candidate
         fig.add_trace(
             go.Scatter(
-                x=[eps],
-                y=[b],
+                x=[c_eps],
+                y=[c_b],
                 mode="markers",
                 marker={"symbol": "star", "size": MARKER_SIZE + 9, "color": COLORS["candidate"],
                         "line": {"color": "white", "width": 1.5}},
-                name=f"candidate (ε = {fmt(eps)}, B = {fmt(b)})",
+                name=f"candidate (ε = {fmt(c_eps)}, B = {fmt(c_b)})",
                 hovertemplate="candidate<br>ε = %{x:.6g}<br>B = %{y:.6g}<extra></extra>",
             )
         )
     fig.update_layout(
-        title=f"Feasible (B, ε) for δ = {fmt(surface.delta)} — grey: ruled out by Theorem 1 for γ = {strictest:g}",
+        title=f"Feasible (B, ε) at δ = {fmt(surface.delta)}; grey: ruled out",
         xaxis_title=AXIS["epsilon"],
         yaxis_title=AXIS["b"],
-        clickmode="event+select",
-        dragmode="select" if click_grid is not None else "zoom",
         legend={"orientation": "h", "y": -0.22},
     )
+    fig.update_xaxes(range=[0, float(eps[-1])])
     fig.update_yaxes(range=[0, 2.06])
     return apply_theme(fig, height=520)
 
@@ -183,7 +163,7 @@ def b_max_figure(surface: FeasibilitySurface, *, candidate: tuple[float, float] 
             )
         )
     fig.update_layout(
-        title="Largest B not ruled out, against ε", xaxis_title=AXIS["epsilon"], yaxis_title=AXIS["b_max"],
+        title="Largest B not ruled out", xaxis_title=AXIS["epsilon"], yaxis_title=AXIS["b_max"],
         legend={"orientation": "h", "y": -0.25},
     )
     fig.update_yaxes(range=[0, 2.06])
@@ -216,9 +196,9 @@ def gamma_max_figure(
         )
     for g in gammas:
         fig.add_hline(y=g, line={"color": COLORS["text"], "dash": "dot", "width": 1.5},
-                      annotation_text=f"target γ = {g:g}", annotation_position="top left")
+                      annotation_text=f"target γ = {g:g}", annotation_position="bottom right")
     fig.update_layout(
-        title="Accuracy ceiling: the highest γ Theorem 1 allows", xaxis_title=AXIS["epsilon"],
+        title="Accuracy ceiling γ_max", xaxis_title=AXIS["epsilon"],
         yaxis_title=AXIS["gamma_max"], legend={"orientation": "h", "y": -0.25},
     )
     fig.update_yaxes(range=[0.49, 1.01])

@@ -14,8 +14,6 @@ audience learns them once:
 from __future__ import annotations
 
 import math
-from typing import Any
-
 import plotly.graph_objects as go
 
 #: Okabe–Ito palette: distinguishable for the common colour-vision deficiencies and in greyscale print.
@@ -50,9 +48,6 @@ MECHANISM_COLORS: dict[str, str] = {
     "mondrian": "#009E73",
     "jl-laplace": "#CC79A7",
 }
-
-#: Colour scale for "how much B is allowed": light (small B) to dark green (large B).
-FEASIBLE_SCALE: list[list[Any]] = [[0.0, "#e5f5ef"], [1.0, "#00664a"]]
 
 FONT_FAMILY = "Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif"
 #: Base font size (px). 16 px axis labels stay readable from the back of a room on a 1080p projector.
