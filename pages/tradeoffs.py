@@ -14,10 +14,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.attacks.attribute_inference import default_holdout_size
 from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import METRICS
-from engine.sweeps import ATTACKS, PAPER_B_VALUES, PROTECTION_COLUMNS, Budget, SweepConfig, pareto_mask, preset
+from engine.sweeps import (
+    ATTACKS,
+    PAPER_B_VALUES,
+    PROTECTION_COLUMNS,
+    Budget,
+    SweepConfig,
+    pareto_mask,
+    preset,
+    released_rows,
+)
 from engine.validation import check_interval
 from ui.cached import current_data
 from ui.cached_analysis import (
@@ -43,6 +51,8 @@ from ui.state import get_state, seed_widget
 state = get_state()
 
 SWEEP_MECHANISMS = ("projection", "gaussian")
+#: Repetitions of a custom grid when the user leaves the count at 0.
+CUSTOM_REPETITIONS = 10
 #: Smallest interval between two redraws of the live curves while a sweep runs.
 LIVE_REDRAW_SECONDS = 1.5
 MECH_LABELS = {"projection": "Private projection (TDP)", "gaussian": "Gaussian (TDP)"}
@@ -80,18 +90,23 @@ def parse_list(name: str, text: str, low: float, high: float, closed: str = "rig
     return tuple(dict.fromkeys(values))
 
 
-def build_configs(n_released: int) -> list[SweepConfig]:
-    """The sweep configurations typed into the form, one per chosen mechanism (validated by the engine)."""
+def build_configs() -> list[SweepConfig]:
+    """The sweep configurations typed into the form, one per chosen mechanism (validated by the engine).
+
+    Presets set δ = 1/(n + 1) for the n rows the sweep privatizes (``engine.sweeps.released_rows``).
+    """
     s = st.session_state
     mechanisms = list(s["tradeoffs.mechanisms"])
     if not mechanisms:
         raise InvalidParameterError("choose at least one mechanism to sweep")
     attacks = tuple(a for a in ATTACKS if a in s["tradeoffs.attacks"])
     program = program_config(state.program, loaded.program if isinstance(loaded.program, str) else None)
+    reps = int(s["tradeoffs.reps"])
     common = {
         "program": program,
         "seed": int(s["tradeoffs.seed"]),
-        "repetitions": int(s["tradeoffs.reps"]),
+        # 0 = the preset's own count (quick 10, paper 50; custom 10)
+        "repetitions": reps if reps > 0 else (None if s["tradeoffs.preset"] != "custom" else CUSTOM_REPETITIONS),
     }
     extra = {"attacks": attacks, "adversary": s["tradeoffs.adversary"]}
     configs = []
@@ -104,13 +119,15 @@ def build_configs(n_released: int) -> list[SweepConfig]:
             budgets = tuple(Budget(e1, 2 * delta / 3, e2, delta / 3) for e1 in eps1 for e2 in eps2)
             configs.append(SweepConfig(budgets=budgets, b_values=b_values, mechanism=mech, **common, **extra))
         else:
-            configs.append(preset(s["tradeoffs.preset"], n_released, mechanism=mech, **common, **extra))
+            # δ = 1/(n + 1) for the rows this sweep privatizes (the holdout is left out only for attribute inference)
+            n_private = released_rows(prepared.n, attacks)
+            configs.append(preset(s["tradeoffs.preset"], n_private, mechanism=mech, **common, **extra))
     return configs
 
 
 def on_run() -> None:
     try:
-        configs = build_configs(n_released)
+        configs = build_configs()
     except EngineError as exc:
         st.session_state["tradeoffs.form_error"] = str(exc)
         return
@@ -182,7 +199,8 @@ if prepared.y is None:
     st.info("A sweep scores a program, which needs an outcome: choose a target column on the Data page.",
             icon=":material/info:")
     st.stop()
-n_released = prepared.n - default_holdout_size(prepared.n) if prepared.n >= 2 else prepared.n
+#: Rows privatized when all attacks run (the custom grid's default δ = 1/(n + 1) uses it).
+n_released = released_rows(prepared.n) if prepared.n >= 2 else prepared.n
 
 # ---- configuration --------------------------------------------------------------------------------------------
 with st.form("tradeoffs.form"):
@@ -196,10 +214,12 @@ with st.form("tradeoffs.form"):
     c2.radio("Grid", tuple(PRESET_LABELS), key="tradeoffs.preset", format_func=PRESET_LABELS.get,
              help="quick and paper use the paper's B values with δ = 1/(n+1) split 2/3 : 1/3. custom uses the "
              "values typed below.")
-    seed_widget("tradeoffs.reps", 10)
-    c3.number_input("Repetitions per point", key="tradeoffs.reps", min_value=1, max_value=500, step=1,
+    seed_widget("tradeoffs.reps", 0)
+    c3.number_input("Repetitions per point (0 = the grid's default)", key="tradeoffs.reps", min_value=0,
+                    max_value=500, step=1,
                     help="Independent releases per grid point; the curves show the mean and its 95 % interval. "
-                    "More repetitions: narrower intervals, longer runs.")
+                    f"0 uses the grid's own count: quick 10, paper 50, custom {CUSTOM_REPETITIONS}. More repetitions: "
+                    "narrower intervals, longer runs.")
     with st.expander("Custom grid", expanded=False, icon=":material/grid_on:"):
         g1, g2, g3, g4 = st.columns(4)
         seed_widget("tradeoffs.b_values", ", ".join(f"{b:g}" for b in PAPER_B_VALUES))

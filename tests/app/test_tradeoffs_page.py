@@ -81,3 +81,21 @@ def test_results_of_another_dataset_are_set_aside(swept):
     open_page(at, "tradeoffs")
     assert "tradeoffs.results" not in at.session_state
     assert any("data changed since the last sweep" in i.value for i in at.info)
+
+
+def test_quick_preset_uses_its_own_repetitions_and_the_papers_grid():
+    from engine.sweeps import PAPER_B_VALUES
+
+    at = open_page(start_app(), "tradeoffs")
+    at.multiselect(key="tradeoffs.mechanisms").set_value(["gaussian"])
+    at.multiselect(key="tradeoffs.attacks").set_value(["distinguishing"])
+    at.button(key="tradeoffs.run").click().run()
+    assert_clean(at)
+    (result,) = at.session_state["tradeoffs.results"]
+    config = result.config
+    n_released = 4201  # no attribute inference: no holdout, every row is privatized
+    assert config.repetitions == 10 and config.b_values == PAPER_B_VALUES and config.mechanism == "gaussian"
+    (budget,) = config.budgets
+    assert (budget.epsilon1, budget.epsilon2) == (3.0, 0.9999)
+    assert budget.delta == pytest.approx(1 / (n_released + 1))
+    assert len(result.table) == config.n_cells == 90
