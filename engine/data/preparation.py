@@ -525,11 +525,23 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
             problems.append(problem)
             numeric[column] = np.full(0, np.nan)  # do not run further checks on a broken column
             continue
+        if control.startswith("role:") and values.size and np.any(values < 0):
+            first = int(np.flatnonzero(values < 0)[0])
+            problems.append(
+                TableProblem(
+                    f"{role_text} {column!r} holds amounts and must not be negative; {row_label(first)} has "
+                    f"{float(values[first]):g} — correct that cell or choose another column",
+                    control=control,
+                    column=column,
+                    row=first,
+                )
+            )
         if control == "features" and values.size and np.all(values == values[0]):
+            why = " and cannot be standardised" if spec.normalization.standardize else ""
             problems.append(
                 TableProblem(
                     f"feature column {column!r} has the same value ({values[0]:g}) in every row, so it carries no "
-                    f"information and cannot be standardised — remove it from the features",
+                    f"information{why} — remove it from the features",
                     control="features",
                     column=column,
                 )

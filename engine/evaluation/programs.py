@@ -365,7 +365,8 @@ def _check_outcome(y: object, n: int, kind: str) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         raise DataValidationError(
-            f"the outcome has a missing or infinite value at row {int(np.flatnonzero(bad)[0])} — clean or drop it",
+            f"the outcome has a missing or infinite value at data row {int(np.flatnonzero(bad)[0]) + 1} "
+            "(counting from 1) — clean or drop it",
             row=int(np.flatnonzero(bad)[0]),
         )
     if kind in ("lending", "classification"):
@@ -399,7 +400,8 @@ def _role_values(extras: Mapping[str, object] | None, role: str, n: int) -> np.n
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataValidationError(
-            f"the {role!r} column must be a non-negative number in every row; row {i} has {arr[i]!r}",
+            f"the {role.replace('_', ' ')} column must be a non-negative number in every row; "
+            f"data row {i + 1} (counting from 1) has {float(arr[i]):g} — correct it or choose another column",
             column=role,
             row=i,
         )

@@ -260,7 +260,7 @@ def test_bad_data_rejected_with_user_messages():
     x = np.random.default_rng(0).normal(size=(20, 2))
     with pytest.raises(DataValidationError, match="one value per row"):
         evaluate_program(x, np.zeros(19))
-    with pytest.raises(DataValidationError, match="missing or infinite value at row 3"):
+    with pytest.raises(DataValidationError, match="missing or infinite value at data row 4"):
         evaluate_program(x, np.r_[np.zeros(3), np.nan, np.arange(16.0)])
     with pytest.raises(DataValidationError, match="coded 1 = low risk"):
         evaluate_program(x, np.r_[np.ones(10), 2 * np.ones(10)], ProgramConfig(kind="lending"))
