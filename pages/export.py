@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from engine.decision_record import load_decision_record
@@ -86,22 +85,22 @@ if record is not None:
     if record.seeds.release is not None:
         st.warning(f"Seed {record.seeds.release}: this configuration is reproducible and therefore NOT private. "
                    "Clear the seed on the Mechanisms page before a real release.", icon=":material/warning:")
-    blocks = pd.DataFrame(
-        [
-            ("Protection domain", spec.protection_domain),
-            ("Scope of protection", spec.scope + " Invariants: " + "; ".join(spec.invariants) + "."),
-            ("Protection unit", spec.protection_unit),
-            ("Neighbouring relation", spec.neighbouring_relation),
-            ("B in the data's units", spec.b_in_data_units or "—"),
-            ("Standard of protection", spec.standard),
-            ("Intensity", f"ε = {fmt(spec.epsilon, 4)}, δ = {fmt(spec.delta)}" if spec.epsilon is not None
-             else "no (ε, δ) statement"),
-            ("Conversions", " ".join(spec.conversions) or "—"),
-            ("Out of scope", " ".join(spec.out_of_scope)),
-        ],
-        columns=["building block", "statement"],
-    )
-    st.dataframe(blocks, hide_index=True, width="stretch")
+    st.markdown("**The building blocks of the privacy specification** (what a reviewer checks)")
+    blocks = [
+        ("Protection domain — what can be protected", spec.protection_domain),
+        ("Scope of protection — invariants", spec.scope + " Invariants: " + "; ".join(spec.invariants) + "."),
+        ("Protection unit — who", spec.protection_unit),
+        ("Neighbouring relation", spec.neighbouring_relation),
+        ("B in the data's units", spec.b_in_data_units or "—"),
+        ("Standard of protection — how it is measured", spec.standard),
+        ("Intensity of protection — how much",
+         f"ε = {fmt(spec.epsilon, 4)}, δ = {fmt(spec.delta)}" if spec.epsilon is not None else "no (ε, δ) statement"),
+        ("Derived conversions", " ".join(spec.conversions) or "—"),
+        ("Out of scope", " ".join(spec.out_of_scope)),
+    ]
+    with st.container(border=True):
+        for name, text in blocks:
+            st.markdown(f"**{name}.** {text}")
 
     # ------------------------------------------------------------------------------------------------------------
     # Downloads

@@ -173,12 +173,12 @@ with chart:
         if checks["feasible"][g]:
             st.success(
                 f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **not ruled out** for γ = {g:g} "
-                f"(γ_max = {checks['gamma_max']:.4f}).", icon=":material/check_circle:",
+                f"(γ_max = {checks['gamma_max']:.6g}).", icon=":material/check_circle:",
             )
         else:
             st.error(
                 f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **ruled out** for γ = {g:g}: no "
-                f"(B, ε, δ)-TDP algorithm can be that accurate (γ_max = {checks['gamma_max']:.4f}). At this B "
+                f"(B, ε, δ)-TDP algorithm can be that accurate (γ_max = {checks['gamma_max']:.6g}). At this B "
                 f"it needs ε ≥ {fmt(checks['min_epsilon'][g], 4)}, or a smaller B.", icon=":material/block:",
             )
     surface = feasibility_surface(state.gammas, delta, state.eps_max)

@@ -44,11 +44,11 @@ def test_record_states_the_session_and_the_command():
     assert record.data.sha256 == state.data_fingerprint and record.data.dataset == "togo-demo"
     assert any(c.value == record.command for c in at.code)
     assert record.command == "python -m engine privatize --config decision-record.json --output private.csv"
-    blocks = at.dataframe[0].value
-    assert list(blocks["building block"])[:6] == [
-        "Protection domain", "Scope of protection", "Protection unit", "Neighbouring relation",
-        "B in the data's units", "Standard of protection",
-    ]
+    shown = " ".join(m.value for m in at.markdown)
+    for block in ("Protection domain", "Scope of protection", "Protection unit", "Neighbouring relation",
+                  "B in the data's units", "Standard of protection", "Intensity of protection", "Out of scope"):
+        assert f"**{block}" in shown, block
+    assert record.specification.neighbouring_relation in shown
     assert any("NOT private" in w.value for w in at.warning)  # seeded
 
 
