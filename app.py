@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import render_sidebar, show_notices
+from ui.common import render_sidebar, show_notices, warm_up
 from ui.state import apply_scenario_params, get_state, scenario_params
 
 #: (file, title, icon) in workflow order.
@@ -44,3 +44,4 @@ finally:
     wanted = scenario_params(state)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
+    warm_up()  # after the first page is drawn: import what the later pages need in the background

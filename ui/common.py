@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +71,38 @@ DATA_DEPENDENT_NOTE = (
     "a real release use 'bounds' with public bounds (from a codebook or a previous census), or accept and "
     "document this leak."
 )
+
+
+#: Engine modules the later pages need (scikit-learn, attacks, sweeps). Importing them takes seconds on a busy
+#: machine, so :func:`warm_up` imports them in the background while the user reads the first page.
+WARM_MODULES: tuple[str, ...] = (
+    "engine.mechanisms",
+    "engine.release",
+    "engine.evaluation.programs",
+    "engine.attacks.singling_out",
+    "engine.attacks.attribute_inference",
+    "engine.attacks.distinguishing",
+    "engine.sweeps",
+    "engine.per_record",
+    "engine.decision_record",
+)
+_warm_started = threading.Event()
+
+
+def warm_up() -> None:
+    """Import :data:`WARM_MODULES` once per server process, in a daemon thread (idempotent, never raises)."""
+    if _warm_started.is_set():
+        return
+    _warm_started.set()
+
+    def run() -> None:
+        for name in WARM_MODULES:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - a page importing it later reports the real error
+                return
+
+    threading.Thread(target=run, name="studio-warm-up", daemon=True).start()
 
 
 @dataclass

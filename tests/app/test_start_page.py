@@ -66,3 +66,27 @@ def test_broken_link_parts_are_reported_and_the_rest_restored():
     assert "no-such-demo" in warnings and "'B' must be a number" in warnings
     assert studio(at).gammas == (0.9,)
     assert studio(at).demo_name == "togo-demo"
+
+
+def test_link_made_on_an_upload_restores_its_settings_once_the_same_file_is_uploaded():
+    import hashlib
+
+    content = ("x,y,z,t\n" + "\n".join(f"{i},{(i * 7) % 11},{(i * 3) % 5},{i % 2}" for i in range(40))).encode()
+    fingerprint = hashlib.sha256(content).hexdigest()
+    spec = '{"features":["x","y"],"target":"t","roles":null,"normalization":{"method":"maxnorm","standardize":true,"lower":[],"upper":[]}}'
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.query_params.update({"data": f"upload:{fingerprint}", "spec": spec, "gamma": "0.95"})
+    at.run()
+    assert_clean(at)
+    assert any("Upload the same file" in w.value for w in at.warning)
+    assert studio(at).source == "upload" and studio(at).upload_bytes is None
+    open_page(at, "data")
+    at.file_uploader(key="data.upload").set_value(("again.csv", content, "text/csv")).run()
+    assert_clean(at)
+    state = studio(at)
+    assert state.upload_bytes == content
+    assert state.spec.features == ("x", "y") and state.spec.normalization.method == "maxnorm"
+    assert state.n == 40 and state.d == 2 and state.gammas == (0.95,)
+    # Links never carry the data: only its fingerprint.
+    params = dict(at.query_params)
+    assert params["data"] == f"upload:{fingerprint}" and "0,0,0" not in "".join(params.values())
