@@ -14,6 +14,7 @@ audience learns them once:
 from __future__ import annotations
 
 import math
+
 import plotly.graph_objects as go
 
 #: Okabe–Ito palette: distinguishable for the common colour-vision deficiencies and in greyscale print.
