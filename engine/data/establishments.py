@@ -70,6 +70,10 @@ _COUNTIES: tuple[str, ...] = (
     "Adams", "Baker", "Clark", "Douglas", "Elm", "Franklin", "Grant", "Harbor", "Iron", "Jasper", "Kent", "Lake",
 )
 
+#: The public levels of the cell columns (every industry and county the generator can produce), to pass as
+#: ``release_cells(..., levels=CELL_LEVELS)``: the cell universe of a release must be public and fixed in advance.
+CELL_LEVELS: dict[str, tuple[str, ...]] = {"industry": tuple(_INDUSTRIES), "county": _COUNTIES}
+
 
 def make_establishments(seed: int = DEFAULT_SEED, n: int = DEFAULT_N) -> pd.DataFrame:
     """Synthetic long-tailed establishment table (deterministic for a given ``seed`` and ``n``).

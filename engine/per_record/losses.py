@@ -169,6 +169,21 @@ def value_column(frame: pd.DataFrame, value: str) -> np.ndarray:
     return arr
 
 
+def unit_keys(frame: pd.DataFrame, id_columns: Sequence[str]) -> pd.DataFrame | None:
+    """The id columns (reset index) identifying each row's unit, or None without id columns."""
+    if not id_columns:
+        return None
+    for col in id_columns:
+        if col not in frame.columns:
+            raise InvalidParameterError(f"id column {col!r} is not in the table; columns: {list(frame.columns)}")
+    return frame[list(id_columns)].reset_index(drop=True)
+
+
+#: Note added when a unit has several rows.
+UNITS_NOTE = ("Some ids have several rows: per-record DP protects units, so each unit's rows were summed and its "
+              "loss is that of its total (its per-record sensitivity for a sum).")
+
+
 @dataclass(frozen=True)
 class RecordLosses:
     """Per-record losses of one column under one mechanism.
@@ -181,9 +196,12 @@ class RecordLosses:
     unit : str
     records : DataFrame
         One row per input record (same order): the id columns, ``value``, ``loss`` (in ``unit``) and ``loss_rho``.
+        When ids repeat, one row per unit (first-appearance order) with its summed value and ``n_rows``.
     summary : LossSummary
     note : str
         :data:`CONFIDENTIAL_NOTE`.
+    notes : tuple of str
+        Further notes (e.g. :data:`UNITS_NOTE`).
     """
 
     mechanism: SumMechanism
@@ -192,6 +210,7 @@ class RecordLosses:
     records: pd.DataFrame
     summary: LossSummary
     note: str = CONFIDENTIAL_NOTE
+    notes: tuple[str, ...] = ()
 
 
 def record_losses(
@@ -217,7 +236,8 @@ def record_losses(
     threshold : float, optional
         Acceptable loss in ``unit``; the summary reports the share of records strictly above it.
     id_columns : sequence of str
-        Columns identifying the top records.
+        Columns identifying a unit (and the top records). Rows sharing ids are one unit: its values are summed
+        (a unit's per-record sensitivity for the sum is its total). Without them every row is a separate unit.
     top_n : int
 
     Examples
@@ -230,21 +250,29 @@ def record_losses(
     """
     vals = value_column(frame, value)
     u = _resolve_unit(mechanism, unit)
-    for col in id_columns:
-        if col not in frame.columns:
-            raise InvalidParameterError(f"id column {col!r} is not in the table; columns: {list(frame.columns)}")
-    loss = losses_for(mechanism, vals, u)
-    if id_columns:
-        records = frame[list(id_columns)].reset_index(drop=True).copy()
+    ids = unit_keys(frame, id_columns)
+    notes: tuple[str, ...] = ()
+    if ids is not None and bool(ids.duplicated().any()):
+        # one unit, several rows: its sensitivity for the sum is its total
+        agg = ids.assign(__v=vals).groupby(list(id_columns), sort=False, dropna=False).agg(
+            value_sum=("__v", "sum"), n_rows=("__v", "size")).reset_index()
+        records = agg[list(id_columns)].copy()
+        vals = agg["value_sum"].to_numpy(dtype=float)
+        n_rows = agg["n_rows"].to_numpy()
+        notes = (UNITS_NOTE,)
     else:
-        records = pd.DataFrame(index=range(len(vals)))
+        records = ids.copy() if ids is not None else pd.DataFrame(index=range(len(vals)))
+        n_rows = None
+    loss = losses_for(mechanism, vals, u)
     value_name = value if value not in records.columns else f"{value}_value"
     records[value_name] = vals
+    if n_rows is not None:
+        records["n_rows"] = n_rows
     records["loss"] = loss
     records["loss_rho"] = loss if u == "rho" else np.asarray(mechanism.policy_rho(vals), dtype=float)
     summary = summarize_losses(loss, unit=u, threshold=threshold, frame=records,
                                id_columns=list(id_columns) + [value_name], top_n=top_n)
-    return RecordLosses(mechanism=mechanism, value=value, unit=u, records=records, summary=summary)
+    return RecordLosses(mechanism=mechanism, value=value, unit=u, records=records, summary=summary, notes=notes)
 
 
 def share_protected(mechanism: SumMechanism, values, rho_max: float) -> float:

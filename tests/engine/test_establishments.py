@@ -50,3 +50,12 @@ def test_validation_and_registration_constants():
         est.make_establishments(seed=-1)
     assert est.DEMO_NAME == "establishments-demo" and est.PROGRAM == "sums"
     assert set(est.VALUE_COLUMNS) <= set(est.make_establishments(n=10).columns)
+
+
+def test_cell_levels_are_the_public_universe_of_the_generator():
+    from engine.data.establishments import CELL_LEVELS, make_establishments
+
+    df = make_establishments(seed=5, n=500)
+    for col, levels in CELL_LEVELS.items():
+        assert set(df[col]) <= set(levels)
+    assert len(CELL_LEVELS["industry"]) == 8 and len(CELL_LEVELS["county"]) == 12

@@ -64,7 +64,7 @@ def test_cell_table_contents():
     r = release_cells(TOY, "employees", ["industry"], GaussianSum(sigma=3.0), rng=np.random.default_rng(2),
                       beta=0.1)
     c = r.cells.set_index("industry")
-    assert c.loc["Retail", "true_sum"] == 20 and c.loc["Retail", "n_records"] == 3
+    assert c.loc["Retail", "true_sum"] == 20 and c.loc["Retail", "n_records_internal"] == 3
     assert c.loc["Technology", "max_value"] == 10000
     assert c.loc["Technology", "max_loss"] == pytest.approx(10000**2 / 18)
     np.testing.assert_allclose(c["error"], c["estimate"] - c["true_sum"])
@@ -84,7 +84,7 @@ def test_release_is_reproducible_and_uses_the_mechanism():
     a = release_cells(df, "payroll", ["industry", "county"], mech, rng=np.random.default_rng(3))
     b = release_cells(df, "payroll", ["industry", "county"], mech, rng=np.random.default_rng(3))
     pd.testing.assert_frame_equal(a.cells, b.cells)
-    assert len(a.cells) == 6 and a.cells["n_records"].sum() == len(df)
+    assert len(a.cells) == 6 and a.cells["n_records_internal"].sum() == len(df)
     np.testing.assert_allclose(a.cells["true_sum"].sum(), df["payroll"].sum())
     # transformation output is on the log scale; the estimate is the unbiased g(ṽ)
     np.testing.assert_allclose(a.cells["estimate"], np.exp(a.cells["output"] - 0.05**2 / 2) - 100.0)
@@ -114,7 +114,7 @@ def test_heavy_tailed_mechanism_reports_median_and_no_sd():
 def test_missing_cell_keys_form_their_own_cell():
     df = TOY.assign(industry=["Retail", None, "Retail", "Services", None, "Technology"])
     r = release_cells(df, "employees", ["industry"], GaussianSum(sigma=1.0), rng=np.random.default_rng(7))
-    assert r.cells["n_records"].sum() == 6 and len(r.cells) == 4
+    assert r.cells["n_records_internal"].sum() == 6 and len(r.cells) == 4
 
 
 @pytest.mark.parametrize(
@@ -212,11 +212,90 @@ def test_cell_rows_align_with_record_cells_including_missing_keys():
         "payroll": rng.lognormal(2, 1, n),
     })
     r = release_cells(df, "payroll", ["industry", "county"], GaussianSum(sigma=1.0), rng=np.random.default_rng(9))
-    assert r.cells["n_records"].sum() == n
+    assert r.cells["n_records_internal"].sum() == n
     for i, row in r.cells.iterrows():
         members = r.records[r.records["cell"] == i]
-        assert len(members) == row["n_records"]
+        assert len(members) == row["n_records_internal"]
         assert members["payroll"].sum() == pytest.approx(row["true_sum"], rel=1e-12)
         for col in ("industry", "county"):
             keys = members[col]
             assert (keys.isna().all() and pd.isna(row[col])) or (keys == row[col]).all()
+
+
+# ----- the cell universe is public (review finding: cells present only when they hold records) -----------------
+def test_every_cell_of_the_declared_universe_is_released_even_if_empty():
+    levels = {"industry": ["Retail", "Services", "Hospitality", "Technology", "Mining"]}
+    full = release_cells(TOY, "employees", ["industry"], GaussianSum(sigma=1.0), rng=np.random.default_rng(1),
+                         levels=levels)
+    # drop the only record of the Hospitality cell: the set of released cells must not change
+    dropped = release_cells(TOY[TOY["industry"] != "Hospitality"], "employees", ["industry"],
+                            GaussianSum(sigma=1.0), rng=np.random.default_rng(1), levels=levels)
+    assert full.cells["industry"].tolist() == dropped.cells["industry"].tolist() == levels["industry"]
+    assert full.published["industry"].tolist() == dropped.published["industry"].tolist()
+    hosp = dropped.cells.set_index("industry").loc["Hospitality"]
+    assert hosp["true_sum"] == 0 and hosp["n_records_internal"] == 0 and np.isfinite(hosp["output"])
+    assert np.isnan(hosp["max_loss"]) and np.isnan(hosp["max_value"])
+    mining = full.cells.set_index("industry").loc["Mining"]
+    assert mining["true_sum"] == 0 and mining["output"] != 0  # noise is added to empty cells too
+    assert full.metrics()["n_empty_cells"] == 1 and dropped.metrics()["n_empty_cells"] == 2
+    # exact counts and true sums are not in the publishable part
+    assert "n_records_internal" not in full.published.columns and "true_sum" not in full.published.columns
+    assert not any("taken from the data" in n for n in full.notes)
+
+
+def test_unused_categorical_levels_are_released_and_product_of_levels_is_the_universe():
+    df = _frame(50).assign(
+        industry=lambda f: pd.Categorical(f["industry"], categories=["a", "b", "c", "d"]),
+        county=lambda f: pd.Categorical(f["county"], categories=["x", "y", "z"]),
+    )
+    r = release_cells(df, "payroll", ["industry", "county"], GaussianSum(sigma=1.0), rng=np.random.default_rng(2))
+    assert len(r.cells) == 12  # 4 × 3, including the unused levels d and z
+    assert r.cells[r.cells["industry"] == "d"]["true_sum"].eq(0).all()
+    assert r.levels == {"industry": ("a", "b", "c", "d"), "county": ("x", "y", "z")}
+    np.testing.assert_allclose(r.cells["true_sum"].sum(), df["payroll"].sum())
+
+
+def test_observed_levels_come_with_a_public_levels_note_and_full_product():
+    df = pd.DataFrame({"i": ["a", "a", "b"], "c": ["x", "y", "x"], "v": [1.0, 2.0, 3.0]})
+    r = release_cells(df, "v", ["i", "c"], GaussianSum(sigma=1.0), rng=np.random.default_rng(3))
+    assert len(r.cells) == 4  # (b, y) has no record but is released
+    assert r.cells.set_index(["i", "c"]).loc[("b", "y"), "true_sum"] == 0
+    assert any("must be public" in n and "'i', 'c'" in n for n in r.notes)
+
+
+def test_keys_outside_the_declared_levels_are_rejected():
+    with pytest.raises(DataValidationError, match=r"row 5 has industry = 'Technology'") as info:
+        release_cells(TOY, "employees", ["industry"], GaussianSum(), rng=np.random.default_rng(0),
+                      levels={"industry": ["Retail", "Services", "Hospitality"]})
+    assert info.value.row == 5
+    with pytest.raises(InvalidParameterError, match="not a cell column"):
+        release_cells(TOY, "employees", ["industry"], GaussianSum(), rng=np.random.default_rng(0),
+                      levels={"county": ["x"]})
+    with pytest.raises(InvalidParameterError, match="twice"):
+        release_cells(TOY, "employees", ["industry"], GaussianSum(), rng=np.random.default_rng(0),
+                      levels={"industry": ["Retail", "Retail"]})
+
+
+# ----- units with several rows (review finding: each row was treated as a record) -------------------------------
+def test_repeated_ids_are_one_unit_summed_within_cells_and_losses_summed_over_cells():
+    df = pd.DataFrame({
+        "id": [1, 1, 2, 1, 3],
+        "industry": ["a", "a", "a", "b", "b"],
+        "v": [3.0, 4.0, 5.0, 2.0, 1.0],
+    })
+    mech = GaussianSum(sigma=1.0)
+    r = release_cells(df, "v", ["industry"], mech, rng=np.random.default_rng(4), id_columns=["id"])
+    rec = r.records.set_index(["id", "industry"])
+    assert rec.loc[(1, "a"), "v"] == 7.0 and rec.loc[(1, "a"), "n_rows"] == 2
+    assert rec.loc[(1, "a"), "loss"] == pytest.approx(7.0**2 / 2)  # not 3²/2 + 4²/2 = 12.5
+    assert rec.loc[(1, "a"), "unit_loss"] == pytest.approx(7.0**2 / 2 + 2.0**2 / 2)
+    assert r.loss_summary.n == 3 and r.loss_summary.max == pytest.approx(26.5)
+    assert r.loss_summary.top["id"].iloc[0] == 1
+    c = r.cells.set_index("industry")
+    assert c.loc["a", "true_sum"] == 12.0 and c.loc["a", "n_records_internal"] == 2
+    assert any("several rows" in n for n in r.notes)
+    # record_losses: a unit's loss is that of its total
+    rl = record_losses(df, "v", mech, id_columns=["id"])
+    assert rl.records["id"].tolist() == [1, 2, 3] and rl.records["v"].tolist() == [9.0, 5.0, 1.0]
+    np.testing.assert_allclose(rl.records["loss"], [40.5, 12.5, 0.5])
+    assert rl.records["n_rows"].tolist() == [3, 1, 1] and rl.notes
