@@ -451,6 +451,7 @@ def privacy_specification(
             conversions.append(
                 f"Conversion (switch lemma, s = ⌈2/B⌉ = {s}): implies classic (ε' = {dp.epsilon:.6g}, "
                 f"δ' = {dp.delta:.6g})-DP for any two records."
+                + (" With δ' = 1 this is vacuous: no classic DP statement follows." if dp.vacuous else "")
             )
     else:
         neighbours = RELATION_TEXT[relation]

@@ -174,8 +174,10 @@ def click_grid(
     delta: float, eps_max: float, gammas: tuple[float, ...]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flattened (ε, B, γ_max, verdict text) of the coarse clickable grid over the feasibility map."""
-    eps = epsilon_axis(eps_max, CLICK_EPS_POINTS)
-    b = b_axis(CLICK_B_POINTS)
+    # Round steps, so that a clicked point is a readable number (ε = 1.2, B = 0.5 — not 0.49999999999999994).
+    step = next((s for s in (0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0) if eps_max / s <= CLICK_EPS_POINTS), 5.0)
+    eps = np.round(step * np.arange(1, int(eps_max / step + 1e-9) + 1), 10)
+    b = np.round(b_axis(CLICK_B_POINTS), 10)
     ee, bb = np.meshgrid(eps, b)
     gm = np.asarray(feasibility.gamma_max(bb, ee, delta)).ravel()
     ok = {g: np.asarray(feasibility.is_feasible(bb, g, ee, delta)).ravel() for g in gammas}

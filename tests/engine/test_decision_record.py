@@ -220,3 +220,9 @@ def test_record_is_a_frozen_serializable_dataclass(togo):
     with pytest.raises(AttributeError):
         record.rationale = "changed"  # type: ignore[misc]
     assert isinstance(DecisionRecord.from_dict(record.to_dict()), DecisionRecord)
+
+
+def test_vacuous_implied_dp_is_called_vacuous(togo):
+    record = make_record(togo, mechanism={"kind": "gaussian", "b": 0.5, "epsilon": 4.0, "delta": 1e-4})
+    (conversion,) = record.specification.conversions
+    assert "δ' = 1)" in conversion and "vacuous" in conversion
