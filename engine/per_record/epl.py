@@ -81,7 +81,7 @@ def _moment_cautions(d: float) -> tuple[str, ...]:
 def _check_mean(d: float) -> None:
     if d <= 2.0:
         raise InvalidParameterError(
-            f"d must be > 2 for the EPL p = 1 noise to have a mean (unbiased output); got {d:g} — raise d, or use "
+            f"d must be > 2 for the EPL p = 1 noise to have a mean (unbiased output); got {d:.10g} — raise d, or use "
             "the median estimate and the interval"
         )
 
@@ -89,7 +89,7 @@ def _check_mean(d: float) -> None:
 def _check_variance(d: float) -> None:
     if d <= 3.0:
         raise InvalidParameterError(
-            f"d must be > 3 for the EPL p = 1 noise to have a finite variance; got {d:g} — raise d, or use the "
+            f"d must be > 3 for the EPL p = 1 noise to have a finite variance; got {d:.10g} — raise d, or use the "
             "(1−β) interval (half_width) instead of a standard deviation"
         )
 
@@ -305,6 +305,10 @@ class EPL2(_EPLBase):
             # s·z_a = ln a − m); the second difference keeps ~10 digits where a² ≫ variance (d = 50, a = 1e6).
             e0, e1, e2 = (float(erfcx(x)) for x in xs)
             ratio = (e2 - 2.0 * e1 + e0) / e0
+            if ratio < 1e-6:
+                # The second difference has cancelled away more than 6 of 16 digits (large d: s → 0 and z_a → ∞;
+                # at d = 1e9 it was ×380 off). Integrate the positive integrand directly instead.
+                ratio = _epl2_second_moment(s, za)
         else:  # tiny d: the variance dwarfs a², no cancellation; log-survival ratios avoid overflow.
             m, la, base = 1.0 / (2.0 * self.d), math.log(self.a), float(log_ndtr(-za))
 
@@ -316,6 +320,33 @@ class EPL2(_EPLBase):
                 return np.full(q.shape, math.inf)
             ratio = math.expm1(l2) - 2.0 * math.expm1(l1)
         return np.full(q.shape, (self.sigma * self.a) ** 2 * ratio)
+
+
+def _epl2_second_moment(s: float, za: float) -> float:
+    r"""E[expm1(W)²] for EPL p = 2 by quadrature (ours): with Y = (L − m)/s ~ N(0, 1) truncated to [z_a, ∞) and
+    W = s(Y − z_a), :math:`E = \sqrt{2/π}/\mathrm{erfcx}(z_a/\sqrt2) · ∫_0^∞ \mathrm{expm1}(su)^2 e^{-z_a u - u^2/2} du`.
+    The integrand is positive (no cancellation); u is rescaled by its own scale 1/max(z_a, 1) first."""
+    k = 1.0 / max(za, 1.0)
+
+    def f(v: float) -> float:
+        u = v * k
+        return math.expm1(s * u) ** 2 * math.exp(-za * u - 0.5 * u * u)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IntegrationWarning)
+        total, err = quad(f, 0.0, math.inf, limit=500, epsabs=0.0, epsrel=1e-12)
+    if not err <= 1e-8 * total:
+        raise ResourceLimitError(f"numerical integration of the EPL p = 2 variance did not converge "
+                                 f"(estimate {total:.3g} ± {err:.2g})")
+    return total * k * math.sqrt(2.0 / math.pi) / float(erfcx(za / math.sqrt(2.0)))
+
+
+class _BeyondFloat(Exception):
+    """Internal: the integrand of a moment still grows beyond w = 1e6 (its mass lies beyond float64)."""
+
+
+#: Largest p of the general-p EPL: numerics (quadrature, sampling) are tested up to here (KS tests at p = P_MAX).
+P_MAX = 10.0
 
 
 class EPLNumeric:
@@ -334,13 +365,29 @@ class EPLNumeric:
     def __init__(self, p: float, d: float, a: float) -> None:
         self.p, self.d, self.a = float(p), float(d), float(a)
         self.u0 = math.log(self.a)
-        self.mode, self.end = self._mode_and_end(0)
+        try:
+            self.mode, self.end = self._mode_and_end(0)
+        except _BeyondFloat:
+            raise InvalidParameterError(
+                f"the EPL noise (p={self.p:g}, d={self.d:g}, a={self.a:g}) is a proper distribution, but it spreads "
+                "beyond the floating-point range (|Z| up to e^(1e8)): raise d or p"
+            ) from None
         self.hmax = float(self.h(self.mode))
         self.log_norm = self._log_integral(0.0, math.inf, 0)
 
     def h(self, w):
+        """log-density of W up to a constant: −d((ln a + w)^p − (ln a)^p) + w, with the difference of powers
+        written as (ln a)^p·expm1(p·log1p(w/ln a)) so that it keeps full precision when w ≪ ln a (large p)."""
         w = np.asarray(w, dtype=float)
-        return -self.d * ((self.u0 + w) ** self.p - self.u0**self.p) + w
+        if self.u0 == 0.0:
+            return -self.d * w**self.p + w
+        with np.errstate(over="ignore"):
+            return -self.d * self.u0**self.p * np.expm1(self.p * np.log1p(w / self.u0)) + w
+
+    def _d2h(self, w: float) -> float:
+        if self.p == 1.0:
+            return 0.0
+        return -self.d * self.p * (self.p - 1.0) * (self.u0 + w) ** (self.p - 2.0)
 
     def _dh(self, w: float) -> float:
         return -self.d * self.p * (self.u0 + w) ** (self.p - 1.0) + 1.0
@@ -367,20 +414,21 @@ class EPLNumeric:
             while dlog(hi) > 0:
                 hi *= 2.0
                 if hi > 1e6:
-                    raise InvalidParameterError(
-                        f"the EPL noise (p={self.p:g}, d={self.d:g}) has no finite moment of order {m}; for p = 1 "
-                        f"d must exceed {m + 1}"
-                    )
+                    raise _BeyondFloat(m)
             mode = brentq(dlog, max(lo, 1e-300), hi, xtol=1e-14, rtol=1e-12)
         peak = float(self._log_g(mode, m))
-        step = max(1.0 / max(abs(self._dh(mode + 1.0)), 1e-12), 1e-8)
+        # the distribution's own scale at the mode: 1/|slope| at a boundary mode, 1/√|curvature| inside; the
+        # window [mode, end] then doubles until the integrand is below e^{-80} of its peak. (A fixed floor on the
+        # step was once wider than the whole distribution for large p: every draw came out the same.)
+        slope, curvature = abs(self._dh(mode)), abs(self._d2h(mode))
+        step = min(1.0 / slope if slope > 0 else math.inf, 1.0 / math.sqrt(curvature) if curvature > 0 else math.inf)
+        if not math.isfinite(step) or step <= 0:
+            step = 1.0
         end = mode + step
         while float(self._log_g(end, m)) > peak - 80.0:
             end = mode + 2.0 * (end - mode)
             if end > 1e8:
-                raise InvalidParameterError(
-                    f"the EPL noise (p={self.p:g}, d={self.d:g}) has no finite moment of order {m}"
-                )
+                raise _BeyondFloat(m)
         return float(mode), float(end)
 
     def _log_integral(self, lo: float, hi: float, m: int) -> float:
@@ -406,7 +454,10 @@ class EPLNumeric:
 
     def moment(self, m: int) -> float:
         """E[expm1(W)^m] (inf when it exceeds the float range)."""
-        log_value = self._log_integral(0.0, math.inf, m) - self.log_norm
+        try:
+            log_value = self._log_integral(0.0, math.inf, m) - self.log_norm
+        except _BeyondFloat:  # finite for p > 1 in exact arithmetic, but far beyond float64
+            return math.inf
         return math.inf if log_value > 709.0 else math.exp(log_value)
 
     def cdf(self, w: float) -> float:
@@ -444,7 +495,14 @@ class EPLNumeric:
         nodes = mids[:, None] + halves[:, None] * x[None, :]
         seg = (np.exp(self.h(nodes) - self.hmax) * wts[None, :]).sum(axis=1) * halves
         cum = np.concatenate([[0.0], np.cumsum(seg)])
-        return edges, cum, float(cum[-1])
+        total = float(cum[-1])
+        # the peak's own segment alone carries mass ≥ e^{-1}·(its width) unless the table misses the distribution
+        if not (math.isfinite(total) and total > 0 and abs(math.log(total) - (self.log_norm - self.hmax)) < 1e-6):
+            raise ResourceLimitError(
+                f"the EPL noise (p={self.p:g}, d={self.d:g}, a={self.a:g}) could not be tabulated for sampling "
+                f"(table mass {total:.3g} vs quadrature {math.exp(self.log_norm - self.hmax):.3g}); use p ≤ {P_MAX:g}"
+            )
+        return edges, cum, total
 
     def cdf_many(self, w) -> np.ndarray:
         """Vectorised CDF of W from the table: cumulative mass to the segment plus a 16-point Gauss–Legendre
@@ -523,7 +581,9 @@ class EPL(_EPLBase):
     sigma: float = 1.0
 
     def __post_init__(self) -> None:
-        check_interval("p", self.p, 1, 20, hint="EPL is defined for p ≥ 1 (p = 1 and 2 have closed forms)")
+        check_interval("p", self.p, 1, P_MAX,
+                       hint=f"EPL is defined for p ≥ 1; the numerical distribution is tested up to p = {P_MAX:g} "
+                       "(p = 1 and 2 have closed forms)")
         if self.p == 1.0:
             check_interval("d", self.d, 1, None, closed="neither", hint="EPL with p = 1 needs d > 1")
         else:
@@ -552,22 +612,35 @@ class EPL(_EPLBase):
     def _scale(self) -> float:
         return self.sigma * self.a
 
+    @property
+    def _lomax(self) -> EPL1 | None:
+        """p = 1 is the Lomax distribution: use its closed forms (also for d → 1, where quadrature cannot reach)."""
+        return EPL1(d=self.d, scale=self._scale()) if self.p == 1.0 else None
+
     def _abs_logpdf(self, c):
+        if self._lomax is not None:
+            return self._lomax._abs_logpdf(c)
         w = np.log1p(c / self._scale())
         return self._dist.h(w) - self._dist.log_norm - np.log(self._scale() + c)
 
     def _abs_cdf(self, c):
+        if self._lomax is not None:
+            return self._lomax._abs_cdf(np.asarray(c, dtype=float))
         w = np.log1p(np.asarray(c, dtype=float) / self._scale())
         if w.size <= 16:  # adaptive quadrature per point (also accurate in the far tail)
             return np.array([self._dist.cdf(float(v)) for v in np.ravel(w)]).reshape(np.shape(w))
         return self._dist.cdf_many(w)
 
     def _abs_quantile(self, level):
+        if self._lomax is not None:
+            return self._lomax._abs_quantile(level)
         lv = np.asarray(level, dtype=float)
         w = np.array([self._dist.quantile(float(v)) for v in np.ravel(lv)]).reshape(lv.shape)
         return self._scale() * np.expm1(w)
 
     def _abs_sample(self, shape, rng):
+        if self._lomax is not None:
+            return self._lomax._abs_sample(shape, rng)
         return self._scale() * np.expm1(self._dist.sample(shape, rng))
 
     def _estimate(self, y):
@@ -576,6 +649,6 @@ class EPL(_EPLBase):
         return y
 
     def _variance(self, q):
-        if self.p == 1.0:
-            _check_variance(self.d)
-        return np.full(q.shape, self._scale() ** 2 * self._dist.moment(2))
+        if self._lomax is not None:
+            return self._lomax._variance(q)
+        return np.full(q.shape, np.float64(self._scale()) ** 2 * self._dist.moment(2))
