@@ -5,7 +5,8 @@ Example (Example 2.16 of the per-record paper)::
     python -m engine policy --mechanism unit-splitting --tau 10 --sigma 7.0710678 --values 5,5,10,20,30,10000
 
 prints JSON with the mechanism, its unit (``rho`` for PRzCDP, ``epsilon`` for PRDP), and for each value its loss
-in that unit and in ρ (and, with ``--delta``, the ε of (ε, δ)-DP implied by that ρ). With ``--target-sd`` (and
+in that unit and in ρ (and, with ``--delta``, the ε of (ε, δ)-DP implied: from ρ for PRzCDP mechanisms; for
+PRDP mechanisms never more than the pure ε itself). With ``--target-sd`` (and
 ``--q-ref``) the noise parameter is first calibrated to that accuracy.
 """
 
@@ -18,7 +19,7 @@ from engine.cli._common import parse_float_list, print_json
 from engine.errors import InvalidParameterError
 from engine.per_record import SUM_MECHANISMS, make_sum_mechanism
 from engine.per_record.calibration import calibrate_sd
-from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, zcdp_to_dp
+from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
 
 #: CLI option → mechanism field, for every field any sum mechanism has.
 _PARAMETERS = {
@@ -48,7 +49,8 @@ def register(subparsers) -> None:
     for name, text in _PARAMETERS.items():
         parser.add_argument(f"--{name}", type=int if name == "k" else float, default=None, help=text)
     parser.add_argument("--values", required=True, help="comma-separated record values (≥ 0), e.g. 5,5,10,20,30,10000")
-    parser.add_argument("--delta", type=float, default=None, help="also convert each ρ to (ε, δ)-DP at this δ")
+    parser.add_argument("--delta", type=float, default=None,
+                        help="also give each loss as the ε of (ε, δ)-DP at this δ (pure ε stays ε)")
     parser.add_argument("--target-sd", type=float, default=None, help="first calibrate the noise to this SD")
     parser.add_argument("--q-ref", type=float, default=0.0, help="planning total for --target-sd (default 0)")
     parser.set_defaults(func=run)
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     values = parse_float_list("--values", args.values)
     losses = mechanism.policy(values)
     rhos = mechanism.policy_rho(values)
-    dp = zcdp_to_dp(rhos, args.delta) if args.delta is not None else None
+    dp = dp_epsilon(losses, mechanism.UNIT, args.delta) if args.delta is not None else None
     rows = []
     for i, v in enumerate(values):
         row = {"value": v, "loss": float(losses[i]), "unit": mechanism.UNIT, "rho": float(rhos[i])}
@@ -89,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
         payload["calibration"] = {"target_sd": args.target_sd, "q_ref": args.q_ref,
                                   mechanism.NOISE_PARAMETER: mechanism.noise}
     if dp is not None:
-        payload["dp_conversion"] = {"delta": args.delta, "method": "cks", "text": CONVERSION_TEXT["cks"]}
+        text = CONVERSION_TEXT["cks"]
+        if mechanism.UNIT == "epsilon":
+            text = ("pure per-record ε-DP implies (ε, δ)-DP for every δ: min(ε, " + text + " applied to ρ)")
+        payload["dp_conversion"] = {"delta": args.delta, "method": "cks", "text": text}
     print_json(payload)
     return 0

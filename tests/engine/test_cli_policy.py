@@ -47,8 +47,21 @@ def test_additive_mechanism_reports_epsilon_and_rho_and_dp(capsys):
     row = payload["losses"][0]
     assert payload["unit"] == "epsilon" and row["unit"] == "epsilon"
     assert row["loss"] == pytest.approx(2.0) and row["rho"] == pytest.approx(1.5231883, abs=1e-7)
-    assert row["dp_epsilon"] > row["rho"]
+    assert row["rho"] < row["dp_epsilon"] <= row["loss"]
     assert payload["dp_conversion"]["method"] == "cks"
+
+
+def test_pure_dp_mechanism_never_reports_dp_epsilon_above_its_epsilon(capsys):
+    # review finding: ε → ρ → CKS printed 2.39, 9.94, 32.2 for pure losses 0.5, 2, 10
+    code, out = _run(capsys, "--mechanism", "generalized-gaussian", "--p", "1", "--sigma", "1",
+                     "--values", "0.5,2,10", "--delta", "1e-6")
+    assert code == 0
+    rows = json.loads(out.out)["losses"]
+    assert [r["dp_epsilon"] for r in rows] == [0.5, 2.0, 10.0]
+    # a PRzCDP mechanism still goes through the zCDP conversion
+    code, out = _run(capsys, "--mechanism", "gaussian", "--sigma", "1", "--values", "1.4142135623730951",
+                     "--delta", "1e-6")
+    assert json.loads(out.out)["losses"][0]["dp_epsilon"] == pytest.approx(7.766, abs=1e-3)
 
 
 def test_calibration_option(capsys):

@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from engine.errors import InvalidParameterError
 from engine.per_record.units import (
+    CONVERSION_TEXT,
     UNIT_LABELS,
     LossValues,
+    dp_epsilon,
     epsilon_to_rho,
     rho_to_epsilon,
     zcdp_to_dp,
@@ -123,3 +125,48 @@ def test_loss_values_carry_units():
         LossValues(np.ones(2), "nats")
     with pytest.raises(ValueError):
         eps.values[0] = 5.0  # read-only
+
+
+# ----- review findings: pure ε through ρ ended above ε; "tight" wording; CKS never below the exact Gaussian ε ----
+def test_pure_epsilon_to_dp_never_exceeds_epsilon():
+    eps = np.array([0.0, 0.01, 0.5, 2.0, 10.0, 50.0])
+    for delta in (1e-12, 1e-6, 0.1):
+        out = np.asarray(dp_epsilon(eps, "epsilon", delta))
+        assert np.all(out <= eps)
+        np.testing.assert_allclose(out, np.minimum(eps, zcdp_to_dp(epsilon_to_rho(eps), delta)))
+    # before: ε → ρ → CKS gave 2.39, 9.94, 32.2 for ε = 0.5, 2, 10 at δ = 1e-6
+    assert zcdp_to_dp(epsilon_to_rho([0.5, 2.0, 10.0]), 1e-6) == pytest.approx([2.39, 9.94, 32.2], rel=1e-2)
+    dp = LossValues(np.array([0.5, 2.0, 10.0]), "epsilon").to_dp(1e-6)
+    np.testing.assert_array_equal(dp.values, [0.5, 2.0, 10.0])
+    # ρ losses keep the zCDP conversion
+    np.testing.assert_allclose(LossValues(np.array([1.0]), "rho").to_dp(1e-6).values, zcdp_to_dp(1.0, 1e-6))
+    with pytest.raises(InvalidParameterError, match="already"):
+        dp.to_dp(1e-6)
+
+
+def _exact_gaussian_epsilon(rho, delta):
+    """Exact (ε, δ) of the Gaussian mechanism with μ = Δ/σ = √(2ρ) (Balle & Wang 2018, Thm 8), by brentq."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    mu = math.sqrt(2 * rho)
+
+    def gap(e):
+        return norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta
+
+    return brentq(gap, 0.0, 200.0, xtol=1e-14)
+
+
+@pytest.mark.parametrize("rho", [0.001, 0.05, 0.5, 1.0, 5.0, 50.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-6, 1e-2])
+def test_cks_conversion_is_an_upper_bound_never_below_the_exact_gaussian_epsilon(rho, delta):
+    # ρ-zCDP holds for the Gaussian mechanism at ρ = μ²/2; no valid conversion can beat its exact ε
+    exact = _exact_gaussian_epsilon(rho, delta)
+    assert zcdp_to_dp(rho, delta) >= exact - 1e-9
+    assert zcdp_to_dp(rho, delta) <= zcdp_to_dp(rho, delta, method="standard")
+
+
+def test_cks_is_not_called_tight_and_the_gap_is_real():
+    assert _exact_gaussian_epsilon(1.0, 1e-6) == pytest.approx(7.286, abs=1e-3)
+    assert zcdp_to_dp(1.0, 1e-6) == pytest.approx(7.766, abs=1e-3)
+    assert "tight conversion" not in CONVERSION_TEXT["cks"] and "improved conversion" in CONVERSION_TEXT["cks"]
