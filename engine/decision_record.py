@@ -11,7 +11,7 @@ A program designer exports it from the dashboard; a reviewer reads it; a data ho
 * the release configuration — data spec, mechanism and seed (:class:`engine.release.ReleaseConfig`), the one
   top-level object with both ``data`` and ``mechanism`` keys, so ``python -m engine privatize --config
   record.json`` reads it directly;
-* the designer's rationale, the measured tradeoffs (the sweep's table, :class:`TradeoffSummary`), a data
+* the designer's rationale, the measured tradeoffs (each sweep's table, :class:`TradeoffSummary`), a data
   fingerprint (n, d, column names, hashes — never a value, :class:`DataFingerprint`), the seeds and the software
   versions;
 * the dashboard settings needed to restore the session (``studio``: plain JSON values).
@@ -308,7 +308,7 @@ class DecisionRecord(Serializable):
     seeds: Seeds
     program: ProgramConfig = field(default_factory=ProgramConfig)
     rationale: str = ""
-    tradeoffs: TradeoffSummary | None = None
+    tradeoffs: tuple[TradeoffSummary, ...] = ()
     studio: dict[str, Any] = field(default_factory=dict)
     command: str = ""
     schema: str = SCHEMA_ID
@@ -480,7 +480,7 @@ def build_decision_record(
     seed: int | None = None,
     program: ProgramConfig | None = None,
     rationale: str = "",
-    sweep: SweepResult | None = None,
+    sweeps: tuple[SweepResult, ...] = (),
     selected: dict[str, Any] | None = None,
     file_sha256: str | None = None,
     studio: dict[str, Any] | None = None,
@@ -490,6 +490,8 @@ def build_decision_record(
 
     ``mechanism`` is the configured mechanism's ``to_dict()``; its guarantee is what the specification states.
     ``candidate`` is the (B, ε, δ) chosen on the feasibility page (the target the mechanism was set up from).
+    ``sweeps`` are the last tradeoff sweep's results, one per mechanism swept; ``selected`` is the grid point the
+    designer picked (stored with the first).
     """
     release = ReleaseConfig(
         data=prepared.spec, mechanism=mechanism, seed=seed, dataset=dataset if source == "demo" else None
@@ -518,13 +520,15 @@ def build_decision_record(
         data=fingerprint,
         software=Software.current(),
         seeds=Seeds(
-            release=seed, sweep=None if sweep is None else int(sweep.config.seed),
+            release=seed, sweep=int(sweeps[0].config.seed) if sweeps else None,
             program_folds=int(program.cv_seed) if program is not None else None,
             warning=None if seed is None else "seeded output is NOT private",
         ),
         program=program if program is not None else ProgramConfig(),
         rationale=rationale,
-        tradeoffs=None if sweep is None else TradeoffSummary.from_result(sweep, selected=selected),
+        tradeoffs=tuple(
+            TradeoffSummary.from_result(result, selected=selected if i == 0 else None) for i, result in enumerate(sweeps)
+        ),
         studio=dict(studio or {}),
         command=cli_command(record_file, input_file=None if source == "demo" else "YOUR_DATA.csv"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from engine.decision_record import load_decision_record
@@ -17,6 +18,7 @@ from ui.state import (
     install_state,
     record_from_state,
     seed_widget,
+    session_sweeps,
     state_from_record,
 )
 
@@ -74,8 +76,9 @@ else:
     if state.mechanism is None:
         st.info("No mechanism was configured on the Mechanisms page, so the record states the Gaussian TDP mechanism "
                 "at the candidate (B, ε, δ).", icon=":material/info:")
+    sweeps = list(session_sweeps(state))
     with user_errors():
-        record = record_from_state(state, loaded)
+        record = record_from_state(state, loaded, sweeps=tuple(sweeps))
 
 if record is not None:
     spec = record.specification
@@ -112,7 +115,6 @@ if record is not None:
     delta = cand.delta
     surface = feasibility_surface(state.gammas, delta, state.eps_max)
     ceiling = gamma_ceiling(delta, state.eps_max, tuple(sorted(set(CEILING_BS) | {round(float(cand.b), 6)})))
-    sweep = state.sweep_result
     gammas = state.gammas
 
     def report_html() -> str:
@@ -123,10 +125,13 @@ if record is not None:
                                                         candidate_b=round(float(cand.b), 6))),
         ]
         tables = []
-        if sweep is not None:
-            figures += tradeoff_figures(sweep)
-            tables.append(("Measured tradeoffs (mean per grid point)", sweep.summary()))
+        for result in sweeps:
+            figures += tradeoff_figures(result)
+            tables.append((f"Measured tradeoffs, {result.config.mechanism} (mean per grid point)", result.summary()))
         return html_report(record, figures, tables)
+
+    def sweep_csv() -> str:
+        return pd.concat([r.table for r in sweeps], ignore_index=True).to_csv(index=False)
 
     d1, d2, d3, d4 = st.columns(4)
     d1.download_button("Decision record (JSON)", record_json, file_name="decision-record.json",
@@ -137,8 +142,8 @@ if record is not None:
                        icon=":material/settings:")
     d3.download_button("HTML report", report_html, file_name="privacy-decision-report.html", mime="text/html",
                        key="export.download_report", on_click="ignore", icon=":material/article:")
-    if sweep is not None:
-        d4.download_button("Sweep table (CSV)", lambda: sweep.table.to_csv(index=False), file_name="sweep.csv",
+    if sweeps:
+        d4.download_button("Sweep table (CSV)", sweep_csv, file_name="sweep.csv",
                            mime="text/csv", key="export.download_sweep", on_click="ignore", icon=":material/table:")
     else:
         d4.caption("Run a sweep on the Tradeoffs page to export its table.")
@@ -181,7 +186,7 @@ if incoming is not None and st.session_state.get("export.import_seen") != incomi
                     "see now may differ from the record's."
                 )
         new_state.notices = [f"Decision record from {imported.created} loaded: {imported.title}.", *messages]
-        install_state(new_state)
+        install_state(new_state, tuple(t.to_result() for t in imported.tradeoffs))
         st.session_state["export.imported"] = True
         st.rerun()
 field_error(st.session_state.get("export.import_error"))

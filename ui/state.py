@@ -33,7 +33,8 @@ API note for page authors
     ``program`` (``ProgramConfig.to_dict()`` or None for the demo's program), ``run_summary`` (a plain dict the
     mechanisms page writes after a run: e.g. ``{"guarantee": ..., "metrics": ..., "protection": ...}``).
   - tradeoffs page: ``sweep_config`` (``SweepConfig.to_dict()``), ``sweep_result`` (the engine's
-    ``SweepResult``), ``selected_point`` (a dict describing the sweep row the user clicked).
+    ``SweepResult`` of the first swept mechanism; all of them are in ``st.session_state["tradeoffs.results"]``,
+    which an imported record also fills), ``selected_point`` (a dict describing the sweep row the user clicked).
   - per-record page: ``per_record`` (a dict of that page's settings).
   - export: ``rationale`` (the designer's text).
 * Scenario links: :func:`scenario_params` encodes the scenario (dataset name or fingerprint, every parameter,
@@ -339,6 +340,9 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
 #: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
 #: shows results of the replaced session.
 PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.")
+#: Where the Tradeoffs page keeps the last sweep's results (a list, one per mechanism; the first is
+#: ``StudioState.sweep_result``).
+SWEEP_RESULTS_KEY = "tradeoffs.results"
 
 
 def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
@@ -346,8 +350,24 @@ def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
     return {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta}
 
 
-def record_from_state(state: StudioState, loaded: Any, *, created: str | None = None):
-    """Build the :class:`~engine.decision_record.DecisionRecord` of this session (``loaded``: ui.cached.LoadedData)."""
+def session_sweeps(state: StudioState) -> tuple[Any, ...]:
+    """The last sweep's results, one per mechanism: the Tradeoffs page's ``"tradeoffs.results"`` list when it
+    belongs to ``state.sweep_result`` (its first entry), else just ``state.sweep_result``."""
+    if state.sweep_result is None:
+        return ()
+    results = st.session_state.get(SWEEP_RESULTS_KEY) or []
+    if results and results[0] is state.sweep_result:
+        return tuple(results)
+    return (state.sweep_result,)
+
+
+def record_from_state(
+    state: StudioState, loaded: Any, *, sweeps: tuple[Any, ...] | None = None, created: str | None = None
+):
+    """Build the :class:`~engine.decision_record.DecisionRecord` of this session (``loaded``: ui.cached.LoadedData).
+
+    ``sweeps`` defaults to ``(state.sweep_result,)`` when a sweep was run (pages pass :func:`session_sweeps`).
+    """
     from engine.decision_record import build_decision_record
     from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 
@@ -372,7 +392,7 @@ def record_from_state(state: StudioState, loaded: Any, *, created: str | None = 
         seed=state.seed,
         program=program,
         rationale=state.rationale,
-        sweep=state.sweep_result,
+        sweeps=sweeps if sweeps is not None else (() if state.sweep_result is None else (state.sweep_result,)),
         selected=state.selected_point,
         file_sha256=state.upload_fingerprint if state.source == "upload" else None,
         studio={"eps_max": state.eps_max, "per_record": dict(state.per_record)},
@@ -384,7 +404,8 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     """A new :class:`StudioState` holding everything ``record`` states; ``current`` is only read (uploaded bytes).
 
     Returns the state and messages for the user (e.g. "upload the same file"). Nothing is changed here: the caller
-    swaps the state in only when this succeeded, so a failed import loses nothing.
+    swaps the state in (:func:`install_state`) only when this succeeded, so a failed import loses nothing. The
+    sweep results beyond the first are ``tuple(t.to_result() for t in record.tradeoffs)``.
     """
     messages: list[str] = []
     new = StudioState(link_restored=True)
@@ -418,11 +439,11 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     new.seed = record.release.seed
     new.program = record.program.to_dict()
     new.rationale = record.rationale
-    if record.tradeoffs is not None:
-        result = record.tradeoffs.to_result()
-        new.sweep_result = result
-        new.sweep_config = result.config.to_dict()
-        new.selected_point = record.tradeoffs.selected
+    if record.tradeoffs:
+        first = record.tradeoffs[0]
+        new.sweep_result = first.to_result()
+        new.sweep_config = first.config.to_dict()
+        new.selected_point = first.selected
     studio = record.studio or {}
     if isinstance(studio.get("eps_max"), (int, float)) and 1 <= studio["eps_max"] <= 50:
         new.eps_max = float(studio["eps_max"])
@@ -431,10 +452,14 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     return new, messages
 
 
-def install_state(new: StudioState) -> None:
+def install_state(new: StudioState, sweeps: tuple[Any, ...] = ()) -> None:
     """Make ``new`` this session's state and drop the pages' transient values (call outside widget callbacks of
-    those pages; the importing page's own widget keys are kept)."""
+    those pages; the importing page's own widget keys are kept). ``sweeps`` (all restored sweep results, the first
+    being ``new.sweep_result``) go where the Tradeoffs page keeps its results, so it shows them again."""
     for key in list(st.session_state.keys()):
         if isinstance(key, str) and key.startswith(PAGE_PREFIXES):
             del st.session_state[key]
     st.session_state[STATE_KEY] = new
+    if sweeps:
+        first = new.sweep_result if new.sweep_result is not None else sweeps[0]
+        st.session_state[SWEEP_RESULTS_KEY] = [first, *sweeps[1:]]

@@ -149,3 +149,34 @@ def test_html_report_is_self_contained_escaped_and_complete():
                   "Standard of protection", "Intensity of protection", "Out of scope"):
         assert block in page
     assert record.command in page and record.data.sha256 in page
+
+
+def test_sweep_results_survive_export_and_import():
+    import numpy as np
+    import pandas as pd
+
+    from engine.sweeps import SweepResult, preset
+
+    at = open_page(start_app(), "export")
+    state = studio(at)
+    table = pd.DataFrame({"point": [0, 1], "rep": [0, 0], "reference": ["non-private", "tdp"], "b": [2.0, 0.5],
+                          "accuracy": [0.76, 0.71], "noise_sd": [0.0, np.pi]})
+    results = [
+        SweepResult(config=preset("quick", n=4201, mechanism=m), table=table, fingerprint=state.data_fingerprint,
+                    n_released=3361, n_holdout=840)
+        for m in ("projection", "gaussian")
+    ]
+    state.sweep_result = results[0]
+    at.session_state["tradeoffs.results"] = results
+    at.run()
+    assert_clean(at)
+    text = record_text(at)
+    assert len(load_decision_record(text).tradeoffs) == 2
+
+    fresh = open_page(start_app(), "export")
+    fresh.file_uploader(key="export.import").set_value(("r.json", text.encode(), "application/json")).run()
+    assert_clean(fresh)
+    restored = fresh.session_state["tradeoffs.results"]
+    assert [r.config.mechanism for r in restored] == ["projection", "gaussian"]
+    pd.testing.assert_frame_equal(studio(fresh).sweep_result.table, table)
+    assert studio(fresh).sweep_result is restored[0]

@@ -33,7 +33,7 @@ def togo():
     return demo, prepare(demo.frame, demo.spec)
 
 
-def make_record(togo, *, mechanism=None, seed=None, sweep=None, **overrides):
+def make_record(togo, *, mechanism=None, seed=None, sweeps=(), **overrides):
     demo, prepared = togo
     delta = 1 / (prepared.n + 1)
     candidate = Guarantee(epsilon=1.0, delta=delta, b=0.4)
@@ -43,7 +43,7 @@ def make_record(togo, *, mechanism=None, seed=None, sweep=None, **overrides):
         delta_is_default=True,
         mechanism=mechanism or {"kind": "gaussian", "b": 0.4, "epsilon": 1.0, "delta": delta},
         seed=seed, program=ProgramConfig(kind="targeting"), rationale="Targeting must stay 99 % accurate.",
-        sweep=sweep, studio={"eps_max": 8.0, "per_record": {"column": "data_mb"}},
+        sweeps=sweeps, studio={"eps_max": 8.0, "per_record": {"column": "data_mb"}},
         created="2026-01-01T00:00:00+00:00",
     )
     kwargs.update(overrides)
@@ -122,10 +122,14 @@ def test_sweep_table_round_trips(togo):
         "noise_sd": rng.random(3),
     })
     sweep = SweepResult(config=config, table=table, fingerprint=prepared.fingerprint, n_released=100, n_holdout=20)
-    record = make_record(togo, sweep=sweep, selected={"point": 1})
+    other = SweepResult(config=preset("quick", n=prepared.n, mechanism="gaussian"), table=table.head(2),
+                        fingerprint=prepared.fingerprint, n_released=100, n_holdout=20)
+    record = make_record(togo, sweeps=(sweep, other), selected={"point": 1})
     again = load_decision_record(record.to_json())
     assert again == record
-    restored = again.tradeoffs.to_result()
+    assert len(again.tradeoffs) == 2 and again.tradeoffs[1].config.mechanism == "gaussian"
+    assert again.tradeoffs[0].selected == {"point": 1} and again.tradeoffs[1].selected is None
+    restored = again.tradeoffs[0].to_result()
     pd.testing.assert_frame_equal(restored.table, table, check_dtype=False)
     assert list(restored.table.dtypes.astype(str)) == list(table.dtypes.astype(str))
     assert restored.config == config and again.seeds.sweep == config.seed
