@@ -11,8 +11,10 @@ grows with t (``"tdp_epsilon"``).
 
 Per record of the prepared data we report the loss at two meaningful distances (ours):
 
-* the distance to its **nearest neighbour** in the data (excluding itself; a duplicate gives t = 0 and no
-  loss): how well the record hides among the records that actually exist;
+* the distance to its **nearest distinct neighbour** in the data (excluding itself and identical copies, whose
+  count is reported as ``multiplicity``): how well the record hides among the records that actually exist.
+  A duplicate at distance 0 would show "no loss", but swapping identical rows changes nothing and says nothing
+  about protection, so it is skipped;
 * the **worst case** t = 2 (replacement by any row of the unit ball): the classic DP guarantee TDP implies.
 
 Like the losses of seed-003 mechanisms, these per-record values depend on the data and are confidential.
@@ -94,8 +96,8 @@ class TDPRecordLosses:
     Attributes
     ----------
     records : DataFrame
-        One row per record: id columns (if given), ``nn_distance``, ``nn_index`` (row of the nearest neighbour),
-        ``steps_nn``, ``epsilon_nn``, ``delta_nn``, ``epsilon_worst``, ``delta_worst``.
+        One row per record: id columns (if given), ``nn_distance`` (to the nearest *distinct* row), ``nn_index``
+        (that row), ``multiplicity`` (rows identical to this one, itself included), ``steps_nn``, ``epsilon_nn``, ``delta_nn``, ``epsilon_worst``, ``delta_worst``.
     summary_nn, summary_worst : LossSummary
         Summaries of ``epsilon_nn`` and ``epsilon_worst`` (unit ``"tdp_epsilon"``).
     epsilon, delta, b : float
@@ -111,17 +113,29 @@ class TDPRecordLosses:
     note: str = CONFIDENTIAL_NOTE
 
 
-def nearest_neighbour_distances(x) -> tuple[np.ndarray, np.ndarray]:
-    """Distance from each row to its nearest *other* row, and that row's index (cKDTree; duplicates give 0)."""
+def nearest_neighbour_distances(x, *, return_multiplicity: bool = False):
+    """Distance from each row to its nearest *distinct* row, and that row's index (cKDTree on the unique rows).
+
+    Identical rows are not neighbours: swapping a record for an identical copy changes nothing, so a distance of 0
+    (loss 0) would say nothing about the record's protection — a duplicated record is no better protected than
+    any other. Each row is measured against the closest row with a different value; ``nn_index`` is the first
+    such row. With ``return_multiplicity=True`` also returns how many rows share each row's value (1 = unique).
+
+    Raises
+    ------
+    InsufficientDataError
+        If all rows are identical (no distinct neighbour exists).
+    """
     xx = check_matrix("x", x, min_rows=2)
-    tree = cKDTree(xx)
-    dist, idx = tree.query(xx, k=2)
-    # With duplicates, query may return the duplicate first and the row itself second; either way the
-    # neighbour is the entry that is not the row, and the distance is the second-smallest (0 for duplicates).
-    rows = np.arange(len(xx))
-    self_first = idx[:, 0] == rows
-    nn_idx = np.where(self_first, idx[:, 1], idx[:, 0])
-    nn_dist = np.where(self_first, dist[:, 1], dist[:, 0])
+    uniq, first, inverse, counts = np.unique(xx, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    inverse = np.asarray(inverse).ravel()
+    if len(uniq) < 2:
+        raise InsufficientDataError("all records are identical: no record has a distinct nearest neighbour")
+    dist, idx = cKDTree(uniq).query(uniq, k=2)  # unique rows: the nearest other one is always the second hit
+    nn_dist = dist[:, 1][inverse]
+    nn_idx = first[idx[:, 1]][inverse]
+    if return_multiplicity:
+        return nn_dist, nn_idx, counts[inverse]
     return nn_dist, nn_idx
 
 
@@ -156,6 +170,7 @@ def tdp_record_losses(
         raise DataValidationError(str(exc)) from None
     if len(xx) < 2:
         raise InsufficientDataError("a nearest neighbour needs at least 2 records; got 1")
+    # (all-identical data is rejected by nearest_neighbour_distances: no distinct neighbour)
     norms = np.linalg.norm(xx, axis=1)
     if (norms > 1.0 + _NORM_TOLERANCE).any():
         row = int(np.flatnonzero(norms > 1.0 + _NORM_TOLERANCE)[0])
@@ -163,7 +178,7 @@ def tdp_record_losses(
             f"row {row} has L2 norm {norms[row]:.6g} > 1; TDP distances assume prepared rows in the unit ball — "
             "prepare the data first", row=row,
         )
-    nn_dist, nn_idx = nearest_neighbour_distances(xx)
+    nn_dist, nn_idx, multiplicity = nearest_neighbour_distances(xx, return_multiplicity=True)
     nn = tdp_policy(np.minimum(nn_dist, WORST_CASE_DISTANCE), epsilon, delta, b)
     worst = tdp_policy(np.full(len(xx), WORST_CASE_DISTANCE), epsilon, delta, b)
     if frame is not None and len(frame) != len(xx):
@@ -174,6 +189,7 @@ def tdp_record_losses(
     records = frame[cols].reset_index(drop=True).copy() if cols else pd.DataFrame(index=range(len(xx)))
     records["nn_distance"] = nn_dist
     records["nn_index"] = nn_idx
+    records["multiplicity"] = multiplicity
     records["steps_nn"] = nn.steps
     records["epsilon_nn"] = nn.epsilon
     records["delta_nn"] = nn.delta

@@ -35,13 +35,18 @@ def test_policy_validation():
         tdp_policy([1.0], 0.0, 1e-6, 0.5)
 
 
-def test_nearest_neighbours_exclude_self_and_handle_duplicates():
+def test_nearest_neighbours_are_distinct_rows_duplicates_are_not_protected_by_their_copies():
+    # review finding: a duplicate got distance 0 ⇒ loss 0 ("no loss"), although a copy protects nothing
     x = np.array([[0.0, 0.0], [0.3, 0.0], [0.3, 0.0], [0.0, 0.9]])
-    dist, idx = nearest_neighbour_distances(x)
-    np.testing.assert_allclose(dist, [0.3, 0.0, 0.0, 0.9])
-    assert idx[0] == 1 or idx[0] == 2
-    assert idx[1] == 2 and idx[2] == 1 and idx[3] == 0
-    assert np.all(idx != np.arange(4))
+    dist, idx, mult = nearest_neighbour_distances(x, return_multiplicity=True)
+    np.testing.assert_allclose(dist, [0.3, 0.3, 0.3, 0.9])
+    assert idx.tolist() == [1, 0, 0, 0] and mult.tolist() == [1, 2, 2, 1]
+    assert np.all(np.linalg.norm(x[idx] - x, axis=1) > 0)
+    r = tdp_record_losses(x, 1.0, 1e-6, 0.25)
+    assert (r.records["epsilon_nn"] > 0).all() and r.summary_nn.median == 2.0  # ⌈0.3/0.25⌉ = 2 steps
+    assert r.records["multiplicity"].tolist() == [1, 2, 2, 1]
+    with pytest.raises(InsufficientDataError, match="identical"):
+        tdp_record_losses(np.array([[0.1, 0.0], [0.1, 0.0]]), 1.0, 1e-6, 0.5)
 
 
 def test_record_losses_at_nearest_neighbour_and_worst_case():
