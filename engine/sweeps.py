@@ -20,9 +20,10 @@ Design
 * Seeds. ``engine.rng.spawn_seeds(seed, 1 + cells)``: child 0 draws the holdout, child i + 1 drives cell i
   (grid points in order — non-private, then each budget × B, then extra classic-DP points — repetitions inner).
   Rows are returned in cell order, so the same seed gives the same table whatever the number of workers.
-* Parallelism. ``workers > 1`` runs cells in a ``ProcessPoolExecutor`` (``forkserver`` start method, safe under
-  the threaded dashboard). The data go to each worker once through the pool initializer, never per task. Every
-  process limits BLAS to one thread, so inline and pooled runs compute bit-identical numbers.
+* Parallelism. ``workers > 1`` runs cells in a ``ProcessPoolExecutor`` (``fork`` from a single-threaded caller such
+  as the CLI, ``forkserver`` under the threaded dashboard, where forking is unsafe). The data go to each worker
+  once through the pool initializer, never per task. Every process limits BLAS to one thread, so inline and pooled
+  runs compute bit-identical numbers.
 * Gaussian. ``mechanism="gaussian"`` runs the Gaussian mechanism at the same TOTAL budget (ε1 + ε2, δ1 + δ2) and
   the same B, so the Studio can show honestly where the simpler mechanism gives more for the same guarantee.
 * Cache. Finished sweeps are kept in an in-process LRU keyed by (data fingerprint, configuration JSON — which
@@ -867,15 +868,23 @@ def run_sweep(
     return result
 
 
+def _start_method() -> str:
+    """``fork`` from a single-threaded process (the CLI, scripts: instant start, nothing re-imported);
+    ``forkserver`` when other threads run (the dashboard: forking a threaded process is unsafe); ``spawn`` where
+    neither exists."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
 def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken | None,
               finished: Callable[[dict], None]) -> bool:
     """Run cells in worker processes, at most 2 × workers in flight; returns True when cancelled."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        mp_context = multiprocessing.get_context("forkserver")
+    mp_context = multiprocessing.get_context(_start_method())
+    if mp_context.get_start_method() == "forkserver":
         # Workers fork from a server that has already imported everything a cell needs.
         mp_context.set_forkserver_preload(list(_WORKER_MODULES))
-    else:  # pragma: no cover - Windows
-        mp_context = multiprocessing.get_context("spawn")
     cancelled = False
     with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=mp_context, initializer=_init_worker,
                                 initargs=(ctx,)) as pool:

@@ -167,6 +167,18 @@ def test_same_seed_same_table_regardless_of_workers():
     assert not inline["accuracy"].iloc[2:].equals(other["accuracy"].iloc[2:])
 
 
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_pool_start_methods_give_the_same_table(monkeypatch, method):
+    import engine.sweeps as sweeps
+
+    data = _tiny(seed=8)
+    cfg = _config(attacks=("singling_out", "distinguishing"))
+    inline = run_sweep(data, cfg, use_cache=False).table
+    monkeypatch.setattr(sweeps, "_start_method", lambda: method)
+    pooled = run_sweep(data, cfg, workers=2, use_cache=False).table
+    pd.testing.assert_frame_equal(inline, pooled, check_exact=True)
+
+
 def test_progress_after_every_cell_and_rows_delivered():
     data = _tiny(seed=2)
     cfg = _config(attacks=("singling_out",))
