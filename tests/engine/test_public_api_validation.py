@@ -56,6 +56,7 @@ from engine.attacks import singling_out as so
 from engine.attacks import threat_model
 from engine.attacks.attribute_inference import AttributeInferenceConfig
 from engine.attacks.singling_out import SinglingOutConfig
+from engine.data.demos import load_demo
 from engine.data.preparation import (
     DataSpec,
     Normalization,
@@ -88,12 +89,13 @@ from engine.mechanisms.private_projection import PrivateProjection
 from engine.per_record import SUM_MECHANISMS, make_sum_mechanism, sum_mechanism_from_dict
 from engine.per_record import accuracy as pr_accuracy
 from engine.per_record import calibration as pr_calibration
+from engine.per_record import cells as pr_cells
 from engine.per_record import losses as pr_losses
 from engine.per_record import tdp as pr_tdp
 from engine.per_record import units as pr_units
 from engine.release import ReleaseConfig
 from engine.rng import make_rng, spawn_seeds
-from engine.sweeps import Budget, SweepConfig, paper_budgets, preset, released_rows
+from engine.sweeps import Budget, SweepConfig, paper_budgets, preset, released_rows, run_sweep
 
 NAN, INF = math.nan, math.inf
 
@@ -115,6 +117,8 @@ ALIASES: dict[tuple[str, str], tuple[str, ...]] = {
     ("sequential_composition", "guarantees"): ("guarantee", "Guarantee"),
     ("parallel_composition", "guarantees"): ("guarantee", "Guarantee"),
     ("accuracy_curves", "mechanisms"): ("mechanism",),
+    ("load_demo", "name"): ("demo dataset",),
+    ("tdp_record_losses", "data"): ("x",),  # the matrix is called x in the message
 }
 
 
@@ -255,6 +259,23 @@ _known("text in epsilon1 escapes as a raw ValueError (float() before validation)
 _known("calibrate_sd does not check that mechanism is a SumMechanism: AttributeError", ("'x'",),
        "calibrate_sd(mechanism)")
 _known("released_rows ignores unknown attack names instead of rejecting them", ("('nope',)",), "released_rows(attacks)")
+_known(_INF, ("inf",), "composed_rho(constant_rho)", "recover_squared_distance(noise_variance)")
+_known(_INF_RAW, ("inf",), "tdp_record_losses(epsilon)", "delta_fail_curve(laplace_scale)")
+_known("text in an array argument escapes as numpy's raw ValueError (np.asarray before validation)", ("'x'",),
+       "policy_curves(x)")
+_known("calibrate_all passes target on to calibrate_sd, whose message names target_sd, not target; inf accepted",
+       ("0.0", "-1.0", "nan", "inf", "'x'", "True", "None"), "calibrate_all(target)")
+_known("privacy_accuracy_frontier swallows every EngineError of calibrate_accuracy into NaN rows: invalid "
+       "by/q_ref/beta give a table of NaN instead of an error", ("'nope'", "None", "3"), "privacy_accuracy_frontier(by)")
+_known("privacy_accuracy_frontier swallows every EngineError of calibrate_accuracy into NaN rows: invalid "
+       "by/q_ref/beta give a table of NaN instead of an error", ("-1.0", "nan", "'x'", "None"),
+       "privacy_accuracy_frontier(q_ref)")
+_known("privacy_accuracy_frontier swallows every EngineError of calibrate_accuracy into NaN rows: invalid "
+       "by/q_ref/beta give a table of NaN instead of an error",
+       ("0.0", "1.0", "-0.1", "1.5", "nan", "'x'", "True", "None"), "privacy_accuracy_frontier(beta)")
+_known("recover_squared_distance does not validate z_i/z_j: NaN/inf give NaN/inf distances, 1-D or text input a "
+       "raw ValueError", ("with_nan", "with_inf", "one_dimensional", "'x'"), "recover_squared_distance(z_i)",
+       "recover_squared_distance(z_j)")
 
 
 def problem(call: Callable[[], Any], owner: str, name: str, error: type[EngineError] = InvalidParameterError) -> str:
@@ -645,6 +666,10 @@ Y = (X[:, 0] > 0).astype(float)
 GAUSS = GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-5)
 PROJ = PrivateProjection(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-5, k=50)
 SUM = SUM_MECHANISMS["gaussian"]()
+PREPARED = prepare(
+    pd.DataFrame({"a": np.linspace(-1, 1, 40), "b": np.cos(np.arange(40.0)), "y": np.arange(40) % 2}),
+    DataSpec(features=("a", "b"), target="y"),
+)
 
 CALLS: list[Call] = [
     # accounting/tdp.py
@@ -802,6 +827,28 @@ CALLS: list[Call] = [
          {"values": ([-1.0], [NAN], "x"), "rho_max": NONNEG}),
     Call("losses_for", pr_losses.losses_for, lambda: dict(mechanism=SUM, values=[1.0, 5.0], unit="rho"),
          {"values": ([-1.0], [NAN], "x"), "unit": CHOICE}),
+    Call("composed_rho", pr_losses.composed_rho, lambda: dict(mechanisms=[SUM], values=[[1.0, 2.0]], constant_rho=0.0),
+         {"constant_rho": NONNEG, "values": ([[-1.0]], [[NAN]])}),
+    Call("policy_curves", pr_losses.policy_curves, lambda: dict(mechanisms=[SUM], x=[1.0, 2.0], unit="rho"),
+         {"x": ([-1.0], [NAN], "x"), "unit": CHOICE}),
+    Call("calibrate_all", pr_calibration.calibrate_all, lambda: dict(mechanisms=[SUM], target=1.0, q_ref=0.0, by="sd"),
+         {"target": POS, "by": CHOICE}),
+    Call("privacy_accuracy_frontier", pr_accuracy.privacy_accuracy_frontier,
+         lambda: dict(mechanisms=[SUM], targets=[0.1], q_ref=100.0, record_values=[1.0, 2.0], by="relative_sd"),
+         {"by": CHOICE, "q_ref": (-1.0, NAN, "x", None), "beta": PROB_OPEN}),
+    Call("tdp_record_losses", pr_tdp.tdp_record_losses, lambda: dict(data=X, epsilon=1.0, delta=1e-5, b=0.5),
+         {"data": MATRIX, "epsilon": POS, "delta": PROB_CLOSED, "b": B_RANGE},
+         errors={"data": DataValidationError}),
+    Call("nearest_neighbour_distances", pr_tdp.nearest_neighbour_distances, lambda: dict(x=X), {"x": MATRIX}),
+    Call("delta_fail_curve", jl.delta_fail_curve,
+         lambda: dict(epsilons=[1.0, 2.0], laplace_scale=1.0, k=10, relation="row"),
+         {"epsilons": ([0.0], [NAN], "x"), "laplace_scale": POS, "k": INT(1), "relation": CHOICE}),
+    Call("recover_squared_distance", jl.recover_squared_distance,
+         lambda: dict(z_i=X[:5], z_j=X_PRIV[:5], noise_variance=0.01),
+         {"z_i": MATRIX, "z_j": MATRIX, "noise_variance": NONNEG}),
+    Call("load_demo", load_demo, lambda: dict(name="togo-demo"), {"name": CHOICE}, run_valid=False),
+    Call("run_sweep", run_sweep, lambda: dict(data=PREPARED, config=preset("quick", 40), workers=1),
+         {"workers": INT(1, 64), "config": ("x", Budget(1.0, 1e-5)), "data": ("x", X)}, run_valid=False),
     # sweeps and randomness
     Call("paper_budgets", paper_budgets, lambda: dict(n=1000, epsilon1=(2.0,), epsilon2=(0.5,), partitions=1),
          {"n": INT(1), "partitions": INT(1, 1000), "epsilon1": ((0.0,), (NAN,), ("x",)),
@@ -1141,3 +1188,45 @@ def test_release_config_names_the_bad_mechanism():
 def test_load_decision_record_refuses_foreign_files(text):
     with pytest.raises(EngineError):
         load_decision_record(text)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 6. per-record tables: DataValidationError naming the column and the row
+
+
+def _sums_frame() -> pd.DataFrame:
+    return pd.DataFrame({"v": [1.0, 2.0, 3.0, 4.0] * 5, "g": ["a", "b"] * 10, "id": range(20)})
+
+
+@pytest.mark.parametrize(
+    ("mutate", "value", "row"),
+    [
+        pytest.param(lambda f: f, "nope", None, id="missing-column"),
+        pytest.param(lambda f: f.assign(v=-f["v"]), "v", 0, id="negative"),
+        pytest.param(lambda f: f.assign(v=f["v"].where(f.index != 3)), "v", 3, id="nan"),
+        pytest.param(lambda f: f.assign(v=f["v"].where(f.index != 5, np.inf)), "v", 5, id="inf"),
+    ],
+)
+def test_per_record_tables_name_the_bad_column_and_row(mutate, value, row):
+    frame = mutate(_sums_frame())
+    calls = [
+        lambda: pr_cells.release_cells(frame, value, ["g"], SUM, rng=np.random.default_rng(0)),
+        lambda: pr_losses.record_losses(frame, value, SUM),
+    ]
+    for call in calls:
+        with pytest.raises(DataValidationError) as info:
+            call()
+        assert f"'{value}'" in str(info.value), str(info.value)
+        if row is not None:
+            assert f"row {row}" in str(info.value), str(info.value)
+
+
+def test_release_cells_names_a_missing_grouping_column_and_bad_options():
+    frame = _sums_frame()
+    rng = np.random.default_rng(0)
+    with pytest.raises(EngineError, match="'nope'"):
+        pr_cells.release_cells(frame, "v", ["nope"], SUM, rng=rng)
+    assert_rejected(lambda: pr_cells.release_cells(frame, "v", ["g"], SUM, rng=rng, beta=2.0), "release_cells", "beta")
+    assert_rejected(lambda: pr_cells.release_cells(frame, "v", ["g"], SUM, rng="x"), "release_cells", "rng")
+    assert_rejected(lambda: pr_losses.record_losses(frame, "v", SUM, unit="nope"), "record_losses", "unit")
+    assert_rejected(lambda: pr_losses.record_losses(frame, "v", SUM, top_n=-1), "record_losses", "top_n")
