@@ -26,22 +26,27 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 st.set_page_config(page_title="Privacy Parameter Studio", page_icon=":material/tune:", layout="wide")
 
 state = get_state()
+link_page = None
 if not state.link_restored:
     state.link_restored = True
     link = st.query_params.to_dict()
     if link:
         state.notices.extend(apply_scenario_params(state, link))
+        link_page = link.get("page")
 
-navigation = st.navigation(
-    [st.Page(path, title=title, icon=icon, default=(i == 0)) for i, (path, title, icon) in enumerate(PAGES)]
-)
+pages = [st.Page(path, title=title, icon=icon, default=(i == 0)) for i, (path, title, icon) in enumerate(PAGES)]
+navigation = st.navigation(pages)
+if isinstance(link_page, str) and link_page != navigation.url_path:
+    target = next((p for p in pages if p.url_path == link_page), None)
+    if target is not None:
+        st.switch_page(target)  # a shared link opens on the page it was made on
 sidebar = st.sidebar.container()
 show_notices(state)
 try:
     navigation.run()
 finally:
-    render_sidebar(state, sidebar)
-    wanted = scenario_params(state)
+    render_sidebar(state, sidebar, page=navigation.url_path)
+    wanted = scenario_params(state, page=navigation.url_path)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     warm_up()  # after the first page is drawn: import what the later pages need in the background

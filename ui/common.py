@@ -150,7 +150,16 @@ def candidate_text(state: StudioState) -> str:
     return f"B = {fmt(c.b)} · ε = {fmt(c.epsilon)} · δ = {fmt(c.delta)}"
 
 
-def render_sidebar(state: StudioState, container: Any = None) -> None:
+def share_link(state: StudioState, page: str | None = None) -> str:
+    """The address that opens this scenario (and page) for someone else: the app's URL plus the query."""
+    query = "&".join(f"{k}={_quote(v)}" for k, v in scenario_params(state, page).items())
+    base = (st.context.url or "").rstrip("/")
+    if page and base.endswith("/" + page):
+        base = base[: -len(page) - 1]  # the app's root: app.py opens the page named in the link
+    return f"{base}/?{query}"
+
+
+def render_sidebar(state: StudioState, container: Any = None, *, page: str | None = None) -> None:
     """The sidebar shown on every page (drawn by ``app.py`` after the page, so it shows the page's changes)."""
     box = container if container is not None else st.sidebar
     with box:
@@ -168,11 +177,10 @@ def render_sidebar(state: StudioState, container: Any = None) -> None:
         st.markdown(seed_badge(state.seed), help=SEEDED_WARNING if state.seed is not None else HELP["seed"])
         with st.expander("Share this scenario", icon=":material/share:"):
             st.caption(
-                "The address bar holds this scenario: dataset name (or the uploaded file's fingerprint — never "
-                "its content), every parameter and the chosen point. Send it to workshop participants."
+                "This link opens the same view for workshop participants: this page, the dataset name (or the "
+                "uploaded file's fingerprint — never its content), every parameter and the chosen point."
             )
-            query = "&".join(f"{k}={_quote(v)}" for k, v in scenario_params(state).items())
-            st.code("?" + query, language=None, wrap_lines=True)
+            st.code(share_link(state, page), language=None, wrap_lines=True)
 
 
 def b_in_data_units(prepared: Any, b: float) -> str:

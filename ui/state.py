@@ -184,14 +184,17 @@ def _num(value: float) -> str:
     return repr(float(value))
 
 
-def scenario_params(state: StudioState) -> dict[str, str]:
+def scenario_params(state: StudioState, page: str | None = None) -> dict[str, str]:
     """Encode the current scenario as query parameters (strings). Never includes uploaded data.
 
-    Keys: ``data`` (demo name or ``upload:<sha256 of the file>``), ``spec`` (DataSpec JSON, when the user changed
-    the demo's default or uploaded), ``gamma`` (comma list), ``delta`` (when not the default 1/(n+1)), ``B``,
-    ``eps``, ``cdelta`` (the chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON), ``seed``.
+    Keys: ``page`` (the page shown, by its URL path; ``app.py`` opens it), ``data`` (demo name or
+    ``upload:<sha256 of the file>``), ``spec`` (DataSpec JSON, when the user changed the demo's default or
+    uploaded), ``gamma`` (comma list), ``delta`` (when not the default 1/(n+1)), ``B``, ``eps``, ``cdelta`` (the
+    chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON), ``seed``.
     """
     params: dict[str, str] = {}
+    if page:
+        params["page"] = page
     if state.source == "upload" and state.upload_fingerprint:
         params["data"] = UPLOAD_PREFIX + state.upload_fingerprint
     else:

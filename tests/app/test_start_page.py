@@ -90,3 +90,14 @@ def test_link_made_on_an_upload_restores_its_settings_once_the_same_file_is_uplo
     # Links never carry the data: only its fingerprint.
     params = dict(at.query_params)
     assert params["data"] == f"upload:{fingerprint}" and "0,0,0" not in "".join(params.values())
+
+
+def test_link_opens_the_page_it_was_made_on():
+    at = open_page(start_app(), "feasibility")
+    params = dict(at.query_params)
+    assert params["page"] == "feasibility"
+    other = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    other.query_params.update(params)
+    other.run()
+    assert_clean(other)
+    assert other.title[0].value == "Accuracy targets & feasibility"
