@@ -70,6 +70,23 @@ FLOATING_POINT_NOTE = (
 )
 
 
+def _nudge_down(x, target, loss_of) -> np.ndarray:
+    """Lower each finite x until ``loss_of(x) ≤ target`` (steps of a few ulp, doubling; ends at 0 at worst)."""
+    x = np.array(x, dtype=float, copy=True)
+    t = np.broadcast_to(np.asarray(target, dtype=float), x.shape)
+    # an overflowing closed form (x* beyond float64 in exact arithmetic) starts from the largest float instead
+    x = np.where(np.isinf(x) & np.isfinite(t), np.finfo(float).max, x)
+    step = np.zeros(x.shape)
+    for _ in range(1100):
+        with np.errstate(over="ignore", invalid="ignore"):
+            bad = np.isfinite(x) & (x > 0) & (np.asarray(loss_of(x), dtype=float) > t)
+        if not bad.any():
+            break
+        step = np.where(bad, np.maximum(2.0 * step, np.abs(x) * np.finfo(float).eps), step)
+        x = np.where(bad, np.maximum(x - step, 0.0), x)
+    return x
+
+
 def check_beta(beta: float) -> float:
     return check_interval("beta", beta, 0, 1, closed="neither", hint="β = 0.05 gives a 95% interval")
 
@@ -142,14 +159,29 @@ class SumMechanism(Serializable):
         return ret(p if self.UNIT == "rho" else epsilon_to_rho(p))
 
     def policy_inverse(self, loss):
-        """Largest record value whose loss (in ``UNIT``) is at most ``loss`` (the policy is increasing)."""
-        return ret(self._policy_inverse(check_array_interval("loss", loss, 0, None)))
+        """Largest record value whose loss (in ``UNIT``) is at most ``loss`` (the policy is increasing).
+
+        The closed-form inverse is rounded toward privacy: x is nudged down until ``policy(x) ≤ loss`` holds in
+        floating point."""
+        target = check_array_interval("loss", loss, 0, None)
+        with np.errstate(over="ignore"):
+            x = self._policy_inverse(target)
+        return ret(_nudge_down(x, target, self._policy))
 
     def max_protected_value(self, rho):
-        """Largest record value x* with ρ-loss ≤ ``rho``: the "fully protected record size" (ours)."""
+        """Largest record value x* with ρ-loss ≤ ``rho``: the "fully protected record size" (ours).
+
+        Rounded toward privacy: ``policy_rho(x*) ≤ rho`` always holds in floating point."""
         r = check_array_interval("rho", rho, 0, None)
         loss = r if self.UNIT == "rho" else np.asarray(rho_to_epsilon(r))
-        return ret(self._policy_inverse(loss))
+        with np.errstate(over="ignore"):
+            x = self._policy_inverse(loss)
+
+        def rho_of(v):
+            p = self._policy(v)
+            return p if self.UNIT == "rho" else np.asarray(epsilon_to_rho(p))
+
+        return ret(_nudge_down(x, r, rho_of))
 
     # ----- release -------------------------------------------------------------------------------------------
     def _sample(self, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - abstract

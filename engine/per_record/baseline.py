@@ -156,6 +156,7 @@ class UnitSplitting(SumMechanism):
     def _policy_inverse(self, loss):
         # largest x with ⌈x/τ⌉ ≤ floor(√(loss/ρ_u)) is τ·floor(√(loss/ρ_u)).
         n = np.floor(np.sqrt(loss / self.rho_unit))
+        n = np.where(self.rho_unit * n * n > loss, n - 1.0, n)  # rounding of the square root
         return self.tau * n
 
     def _sample(self, q, rng):

@@ -271,7 +271,8 @@ class EPL2(_EPLBase):
 
     def _policy_inverse(self, loss):
         la = math.log(self.a)
-        w = np.sqrt(loss / self.d + la * la) - la
+        t = loss / self.d
+        w = t / (np.sqrt(t + la * la) + la)  # √(t + ln²a) − ln a, rationalised (no cancellation for small t)
         return self.sigma * self.a * np.expm1(w)
 
     def _abs_logpdf(self, c):
@@ -606,7 +607,11 @@ class EPL(_EPLBase):
 
     def _policy_inverse(self, loss):
         la = math.log(self.a)
-        w = (loss / self.d + la**self.p) ** (1.0 / self.p) - la
+        t = loss / self.d
+        if la == 0.0:
+            w = t ** (1.0 / self.p)
+        else:  # (t + la^p)^{1/p} − la without cancellation for small t
+            w = la * np.expm1(np.log1p(t / la**self.p) / self.p)
         return self.sigma * self.a * np.expm1(w)
 
     def _scale(self) -> float:

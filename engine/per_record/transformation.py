@@ -122,7 +122,11 @@ class KthRootTransformation(SumMechanism):
         return gap * gap / (2.0 * self.sigma**2)
 
     def _policy_inverse(self, loss):
-        return (self.a ** (1.0 / self.k) + self.sigma * np.sqrt(2.0 * loss)) ** self.k - self.a
+        gap = self.sigma * np.sqrt(2.0 * loss)  # f(x + a) − f(a)
+        if self.a == 0.0:
+            return gap**self.k
+        # (a^{1/k} + gap)^k − a without cancellation when gap ≪ a^{1/k}
+        return self.a * np.expm1(self.k * np.log1p(gap / self.a ** (1.0 / self.k)))
 
     def _sample(self, q, rng):
         return self._f(q + self.a) + rng.normal(0.0, self.sigma, size=q.shape)
@@ -216,7 +220,9 @@ class LogTransformation(SumMechanism):
         return g * g / (2.0 * self.sigma**2)
 
     def _policy_inverse(self, loss):
-        return self.a * np.expm1(self.sigma * np.sqrt(2.0 * loss))
+        g = self.sigma * np.sqrt(2.0 * loss)
+        with np.errstate(over="ignore"):
+            return np.where(g > 30.0, np.exp(math.log(self.a) + g), self.a * np.expm1(np.minimum(g, 30.0)))
 
     def _sample(self, q, rng):
         return np.log(q + self.a) + rng.normal(0.0, self.sigma, size=q.shape)

@@ -280,7 +280,7 @@ def test_noise_densities_integrate_to_one(mechanism):
         ("epl2", {"d": 1.0, "a": 2.7, "sigma": 1.0}, r"^a must be in \[2\.71828.*e\^\(p−1\)"),
         ("epl2", {"d": 1.0, "a": 1.0, "sigma": 1.0}, r"under-states the true loss"),
         ("epl2", {"d": 1.0, "a": 3.0, "sigma": 0.0}, r"^sigma must be"),
-        ("epl", {"p": 0.5, "d": 1.0, "a": 3.0, "sigma": 1.0}, r"^p must be in \[1, 20\]"),
+        ("epl", {"p": 0.5, "d": 1.0, "a": 3.0, "sigma": 1.0}, r"^p must be in \[1, 10\]"),
         ("epl", {"p": 1.0, "d": 1.0, "a": 3.0, "sigma": 1.0}, r"^d must be in \(1, inf\).*p = 1 needs d > 1"),
         ("epl", {"p": 1.0, "d": 2.0, "a": 0.5, "sigma": 1.0}, r"^a must be in \[1,.*e\^\(p−1\)"),
         ("epl", {"p": 3.0, "d": 1.0, "a": 7.0, "sigma": 1.0}, r"^a must be in \[7\.38906"),
@@ -379,3 +379,50 @@ def test_extreme_shapes_give_inf_not_warnings_or_crashes():
     assert EPL2(d=0.001, a=math.e, sigma=1.0).variance() == math.inf
     z = EPL1(d=1.01, scale=1.0).sample(np.zeros(10_000), rng=rng)
     assert np.isinf(z).any() and not np.isnan(z).any()
+
+
+# ----- review finding: x* = P⁻¹(ρ) lost precision and overstated protection (policy(x*) above ρ) ---------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_INVERSE_CASES = [
+    lambda s, a: KthRootTransformation(k=2, a=a, sigma=s),
+    lambda s, a: KthRootTransformation(k=5, a=a, sigma=s),
+    lambda s, a: KthRootTransformation(k=3, a=0.0, sigma=s),
+    lambda s, a: LogTransformation(a=max(a, 1e-6), sigma=s),
+    lambda s, a: GaussianSum(sigma=s),
+    lambda s, a: UnitSplitting(tau=max(a, 1e-3), sigma=s),
+    lambda s, a: GeneralizedGaussian(p=0.3, sigma=s),
+    lambda s, a: EPL1(d=3.5, scale=s),
+    lambda s, a: EPL2(d=2.0, a=max(a, math.e), sigma=s),
+    lambda s, a: EPL(p=3.0, d=0.5, a=max(a, math.exp(2.0)), sigma=s),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    case=st.integers(0, len(_INVERSE_CASES) - 1),
+    sigma=st.floats(1e-3, 1e3),
+    a=st.floats(0.0, 1e14),
+    rho=st.floats(1e-18, 1e4),
+)
+def test_max_protected_value_never_overstates_protection(case, sigma, a, rho):
+    m = _INVERSE_CASES[case](sigma, a)
+    x = m.max_protected_value(rho)
+    assert 0.0 <= x and m.policy_rho(x) <= rho
+    if m.UNIT == "epsilon":
+        eps = m.policy_inverse(m.policy(x) if x > 0 else 0.0)
+        assert m.policy(eps) <= m.policy(x)
+
+
+def test_max_protected_value_precision_at_large_offset():
+    # before: x* = (a^{1/k} + σ√(2ρ))^k − a gave policy(x*) 0.1% above ρ
+    m = KthRootTransformation(k=2, a=1e12, sigma=1.0)
+    x = m.max_protected_value(1.2414e-14)
+    assert m.policy_rho(x) <= 1.2414e-14
+    # exact: x* = 2·a^{1/2}·g + g², g = σ√(2ρ)
+    g = math.sqrt(2 * 1.2414e-14)
+    assert x == pytest.approx(2e6 * g + g * g, rel=1e-12)
+    e = EPL2(d=3.0, a=1e8, sigma=1.0)
+    xe = e.policy_inverse(1e-13)
+    assert e.policy(xe) <= 1e-13 and e.policy(xe) == pytest.approx(1e-13, rel=1e-9)
