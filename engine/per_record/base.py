@@ -188,7 +188,10 @@ class SumMechanism(Serializable):
         raise TypeError(f"{type(self).__name__} must define _sample")
 
     def sample(self, q, *, rng: np.random.Generator):
-        """Raw noisy output for true total(s) ``q`` ≥ 0 (vectorised; one independent draw per entry)."""
+        """Raw noisy output for true total(s) ``q`` ≥ 0 (vectorised; one independent draw per entry).
+
+        With extremely heavy tails (generalized Gaussian p ≲ 0.007, EPL p = 1 with d → 1, EPL p = 2 with d → 0) a
+        draw can exceed float64 and come out ±inf; :meth:`interval` then gives (0, ∞)."""
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameterError("rng must be a numpy Generator (engine.rng.make_rng(seed))")
         qq = as_values("q", q)
@@ -229,12 +232,18 @@ class SumMechanism(Serializable):
         return np.broadcast_to(self._variance(np.zeros(1))[0], y.shape).astype(float)
 
     def interval(self, output, beta: float = 0.05):
-        """Exact (1−β) confidence interval for q from a raw output: ``(low, high)``, with ``low ≥ 0``."""
+        """Exact (1−β) confidence interval for q from a raw output: ``(low, high)``, with ``low ≥ 0``; an infinite
+        output gives ``(0, inf)``."""
         b = check_beta(beta)
-        with np.errstate(over="ignore"):
-            lo, hi = self._interval(as_output("output", output), b)
-        lo = np.maximum(lo, 0.0)
-        hi = np.maximum(hi, lo)
+        y = as_output("output", output)
+        with np.errstate(over="ignore", invalid="ignore"):
+            lo, hi = self._interval(y, b)
+        lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+        # An infinite output (extremely heavy tails overflow float64: p ≲ 0.007, EPL d → 1) says nothing about q:
+        # its interval is the whole range (0, ∞), never NaN.
+        lost = ~np.isfinite(np.broadcast_to(y, lo.shape)) | np.isnan(lo) | np.isnan(hi)
+        lo = np.where(lost, 0.0, np.maximum(lo, 0.0))
+        hi = np.where(lost, np.inf, np.maximum(hi, lo))
         return ret(lo), ret(hi)
 
     def _interval(self, y: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:

@@ -426,3 +426,19 @@ def test_max_protected_value_precision_at_large_offset():
     e = EPL2(d=3.0, a=1e8, sigma=1.0)
     xe = e.policy_inverse(1e-13)
     assert e.policy(xe) <= 1e-13 and e.policy(xe) == pytest.approx(1e-13, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [GeneralizedGaussian(p=0.005, sigma=1.0), EPL1(d=1.0000001, scale=1.0), EPL2(d=1e-5, a=math.e, sigma=1.0)],
+    ids=lambda m: m.KIND,
+)
+def test_infinite_draws_give_the_whole_interval_not_nan(mechanism):
+    # review finding: draws overflow to ±inf and interval returned (nan, nan) with a RuntimeWarning
+    y = np.asarray(mechanism.sample(np.zeros(50), rng=np.random.default_rng(0)))
+    assert np.isinf(y).any() and not np.isnan(y).any()
+    lo, hi = mechanism.interval(np.concatenate([y, [np.inf, -np.inf, 3.0]]))
+    assert not np.isnan(lo).any() and not np.isnan(hi).any()
+    inf = ~np.isfinite(np.concatenate([y, [np.inf, -np.inf, 3.0]]))
+    assert (lo[inf] == 0).all() and np.isinf(hi[inf]).all()
+    assert lo[-1] >= 0 and hi[-1] >= 3.0
