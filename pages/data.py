@@ -122,7 +122,9 @@ st.markdown(
 # ----------------------------------------------------------------------------------------------------------------
 seed_widget("data.source", DEMO if state.source == "demo" else UPLOAD)
 st.radio("Where do the data come from?", [DEMO, UPLOAD], key="data.source", horizontal=True,
-         on_change=on_source_change)
+         on_change=on_source_change,
+         help="A built-in demo (synthetic people, safe to show in a workshop) or your own table. Switching keeps "
+         "the other source's data in this session.")
 if st.session_state["data.source"] == DEMO:
     names = demo_names()
     seed_widget("data.demo", state.demo_name if state.demo_name in names else names[0])
@@ -195,7 +197,9 @@ else:
                 current = (active_spec.roles or {}).get(role)
                 seed_widget(f"data.role.{role}", current if current in columns else NO_COLUMN)
                 st.selectbox(role.replace("_", " ").capitalize() + " column", target_options,
-                             key=f"data.role.{role}")
+                             key=f"data.role.{role}",
+                             help=f"The column holding each applicant's {role.replace('_', ' ')} (numbers ≥ 0), "
+                             "read by the lending program to score profit; never privatized.")
                 role_boxes[role] = st.container()
     with right:
         seed_widget("data.norm_method", active_spec.normalization.method)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -136,15 +138,21 @@ if record is not None:
     d1, d2, d3, d4 = st.columns(4)
     d1.download_button("Decision record (JSON)", record_json, file_name="decision-record.json",
                        mime="application/json", key="export.download_record", on_click="ignore",
-                       icon=":material/description:", type="primary")
+                       icon=":material/description:", type="primary",
+                       help="Everything above in one versioned JSON file: for reviewers, for the data holder's "
+                       "command, and to load this session again.")
     d2.download_button("Release configuration (JSON)", release_json, file_name="release-config.json",
                        mime="application/json", key="export.download_config", on_click="ignore",
-                       icon=":material/settings:")
+                       icon=":material/settings:",
+                       help="Only the release configuration (data spec, mechanism, seed), for "
+                       "'python -m engine privatize --config'.")
     d3.download_button("HTML report", report_html, file_name="privacy-decision-report.html", mime="text/html",
-                       key="export.download_report", on_click="ignore", icon=":material/article:")
+                       key="export.download_report", on_click="ignore", icon=":material/article:",
+                       help="One self-contained HTML file with the charts (opens offline in any browser).")
     if sweeps:
         d4.download_button("Sweep table (CSV)", sweep_csv, file_name="sweep.csv",
-                           mime="text/csv", key="export.download_sweep", on_click="ignore", icon=":material/table:")
+                           mime="text/csv", key="export.download_sweep", on_click="ignore", icon=":material/table:",
+                           help="Every cell of the last sweep (all mechanisms), one row per release.")
     else:
         d4.caption("Run a sweep on the Tradeoffs page to export its table.")
 
@@ -158,7 +166,13 @@ if record is not None:
         "Released values are on the prepared scale (rows in the unit ball), not in the data's original units."
     )
     with st.expander("Show the decision record (JSON)"):
-        st.code(record_json, language="json")
+        if len(record_json) <= 200_000:
+            st.code(record_json, language="json")
+        else:  # long sweep tables: show the record without their rows (the download has everything)
+            shown = record.to_dict()
+            for item in shown["tradeoffs"]:
+                item["table"]["rows"] = f"… {len(item['table']['rows'])} rows, in the downloaded file"
+            st.code(json.dumps(shown, indent=2, ensure_ascii=False), language="json")
 
 # ----------------------------------------------------------------------------------------------------------------
 # Import
@@ -166,7 +180,9 @@ if record is not None:
 st.subheader("Import a decision record")
 st.caption("Restores the dataset choice, every parameter, the chosen point, the mechanism, the sweep results and the "
            "rationale. Uploaded data are never in a record: you will be asked for the same file.")
-st.file_uploader("Decision record (.json)", type=["json"], key="export.import")
+st.file_uploader("Decision record (.json)", type=["json"], key="export.import",
+                 help="A decision-record.json exported from this page (any session, any machine). Your current "
+                 "session is replaced only if the whole record is valid.")
 incoming = st.session_state.get("export.import")
 if incoming is not None and st.session_state.get("export.import_seen") != incoming.file_id:
     st.session_state["export.import_seen"] = incoming.file_id

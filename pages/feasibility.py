@@ -152,7 +152,8 @@ with controls:
               help="γ = 0.99, δ = 1e-4, ε = 1: the paper finds B ≤ 0.4.")
     seed_widget("feasibility.eps_max", float(state.eps_max))
     st.number_input("Largest ε shown", key="feasibility.eps_max", min_value=1.0, max_value=50.0, step=1.0,
-                    on_change=persist, args=("feasibility.eps_max", "eps_max"))
+                    on_change=persist, args=("feasibility.eps_max", "eps_max"),
+                    help="Right end of the ε axis of the charts below. It changes nothing else.")
 
 cand = state.candidate_or_default()
 strictest = max(state.gammas)
