@@ -59,7 +59,7 @@ import pandas as pd
 from engine.accounting.tdp import tdp_to_dp
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
 from engine.errors import CancelledError, DataValidationError, InvalidParameterError
-from engine.evaluation.programs import METRICS, ProgramConfig, ProgramResult, evaluate_program, relative_to
+from engine.evaluation.programs import ProgramConfig, ProgramResult, evaluate_program, higher_is_better, relative_to
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
 from engine.serialization import Serializable
@@ -513,8 +513,8 @@ class SweepResult:
         """Summary with a boolean ``pareto`` column: grid points no other point beats on both axes (means).
 
         A point is dominated when another point is at least as good on the utility (direction from
-        :data:`~engine.evaluation.programs.METRICS`: larger is better unless the metric says otherwise, e.g. exclusion
-        errors) and at least as protective, and strictly better on one. Points with a missing mean are never on
+        :func:`~engine.evaluation.programs.higher_is_better`: larger is better unless the metric says otherwise,
+        e.g. exclusion errors) and at least as protective, and strictly better on one. Points with a missing mean are never on
         the frontier. Reference points take part (they are real options).
         """
         utility = self.config.program.headline_metric if utility_metric is None else utility_metric
@@ -524,7 +524,7 @@ class SweepResult:
                     f"metric {name!r} is not in this sweep; choose one of {self.metric_columns}"
                 )
         summary = self.summary()
-        sign = 1.0 if METRICS.get(utility) is None or METRICS[utility].higher_is_better else -1.0
+        sign = 1.0 if higher_is_better(utility) else -1.0
         u = sign * summary[f"{utility}_mean"].to_numpy(dtype=float)
         p = summary[f"{protection_metric}_mean"].to_numpy(dtype=float)
         summary["pareto"] = pareto_mask(u, p)
@@ -644,7 +644,7 @@ def _program_columns(result: ProgramResult, baseline: ProgramResult) -> dict[str
     rel = relative_to(result, baseline)
     headline = result.headline_metric
     out[f"{headline}_change"] = rel[f"{headline}_change"]
-    for key in ("relative_profit", "profit_change", "extra_exclusion_errors_population"):
+    for key in ("relative_profit", "profit_change_relative", "extra_exclusion_errors_population"):
         if key in rel:
             out[key] = rel[key]
     return out

@@ -137,7 +137,28 @@ METRICS: dict[str, MetricInfo] = {
     "r2": MetricInfo("R²", True, "coefficient of determination of the out-of-fold predictions"),
     "rmse": MetricInfo("RMSE", False, "root mean squared error of the out-of-fold predictions"),
     "mae": MetricInfo("MAE", False, "mean absolute error of the out-of-fold predictions"),
+    # relative to the non-private model on the same rows (relative_to)
+    "relative_profit": MetricInfo("Relative profit", True, "profit / non-private profit"),
+    "profit_change_relative": MetricInfo(
+        "Profit change (relative)", True, "(profit − non-private profit) / |non-private profit|"
+    ),
+    "extra_exclusion_errors_population": MetricInfo(
+        "Extra exclusion errors (population)", False, "exclusion errors in the population beyond the non-private model's"
+    ),
 }
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of ``metric`` (or of its ``<metric>_change``) is better for the program.
+
+    Unknown names count as "higher is better".
+
+    >>> higher_is_better("accuracy"), higher_is_better("exclusion_errors_change"), higher_is_better("fpr")
+    (True, False, False)
+    """
+    name = metric[: -len("_change")] if metric.endswith("_change") and metric not in METRICS else metric
+    info = METRICS.get(name)
+    return True if info is None else info.higher_is_better
 
 
 @dataclass(frozen=True)
@@ -649,13 +670,15 @@ def _binary(x, y, config: ProgramConfig, splits, extras, notes: list[str]) -> di
 def relative_to(result: ProgramResult, baseline: ProgramResult) -> dict[str, float]:
     r"""Changes of ``result`` against a ``baseline`` (normally the non-private model on the same rows).
 
-    Returns ``<metric>_change`` = result − baseline for every metric both report, and for lending
-    ``relative_profit`` = π / π₀ and ``profit_change`` = (π − π₀)/|π₀| (the paper's "relative profit": DP
-    "reduces profits by 430 %" means profit_change = −4.3); for targeting ``extra_exclusion_errors_population``.
+    Returns ``<metric>_change`` = result − baseline for every metric both report (so ``profit_change`` is in
+    money), and for lending ``relative_profit`` = π / π₀ and ``profit_change_relative`` = (π − π₀)/|π₀| (the
+    paper's "relative profit": DP "reduces profits by 430 %" means profit_change_relative = −4.3); for targeting
+    ``extra_exclusion_errors_population`` (= ``exclusion_errors_population_change``).
 
     >>> base = ProgramResult("lending", {"profit": 100.0}, "profit", 10, 5)
-    >>> relative_to(ProgramResult("lending", {"profit": 88.0}, "profit", 10, 5), base)["profit_change"]
-    -0.12
+    >>> rel = relative_to(ProgramResult("lending", {"profit": 88.0}, "profit", 10, 5), base)
+    >>> rel["profit_change"], rel["profit_change_relative"], rel["relative_profit"]
+    (-12.0, -0.12, 0.88)
     """
     if result.kind != baseline.kind:
         raise InvalidParameterError(
@@ -669,7 +692,7 @@ def relative_to(result: ProgramResult, baseline: ProgramResult) -> dict[str, flo
     if "profit" in result.metrics and "profit" in baseline.metrics:
         p, p0 = result.metrics["profit"], baseline.metrics["profit"]
         out["relative_profit"] = p / p0 if p0 != 0 else math.nan
-        out["profit_change"] = (p - p0) / abs(p0) if p0 != 0 else math.nan
+        out["profit_change_relative"] = (p - p0) / abs(p0) if p0 != 0 else math.nan
     if "exclusion_errors_population" in result.metrics and "exclusion_errors_population" in baseline.metrics:
         out["extra_exclusion_errors_population"] = (
             result.metrics["exclusion_errors_population"] - baseline.metrics["exclusion_errors_population"]

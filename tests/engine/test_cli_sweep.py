@@ -65,7 +65,7 @@ def test_sweep_lending_with_role_and_gaussian(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     table = pd.read_csv(out)
-    assert {"profit", "profit_change", "relative_profit"} <= set(table.columns)
+    assert {"profit", "profit_change", "profit_change_relative", "relative_profit"} <= set(table.columns)
     assert "protection_attribute_inference" not in table.columns
     assert set(table["mechanism"]) == {"none", "gaussian"}
     payload = json.loads(captured.out)

@@ -198,7 +198,8 @@ def test_lending_profit_end_to_end_exact_cases():
     assert reject_all.metrics["profit"] == pytest.approx(-np.sum(0.2 * loan[good]))
     rel = relative_to(reject_all, res)
     assert rel["relative_profit"] == pytest.approx(-1.0)
-    assert rel["profit_change"] == pytest.approx(-2.0)
+    assert rel["profit_change_relative"] == pytest.approx(-2.0)
+    assert rel["profit_change"] == pytest.approx(reject_all.metrics["profit"] - res.metrics["profit"])
     assert rel["accuracy_change"] == pytest.approx(-np.mean(good))  # accuracy falls to the high-risk share
 
 

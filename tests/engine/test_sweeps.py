@@ -246,7 +246,9 @@ def test_lending_sweep_reports_profit_relative_to_nonprivate():
     nonpriv = t[t.reference == "non-private"].iloc[0]
     assert nonpriv["relative_profit"] == pytest.approx(1.0) and nonpriv["profit_change"] == 0.0
     priv = t.iloc[2]
-    assert priv["profit_change"] == pytest.approx((priv["profit"] - nonpriv["profit"]) / abs(nonpriv["profit"]))
+    assert priv["profit_change"] == pytest.approx(priv["profit"] - nonpriv["profit"])
+    assert priv["profit_change_relative"] == pytest.approx(
+        (priv["profit"] - nonpriv["profit"]) / abs(nonpriv["profit"]))
 
 
 def test_bad_data_rejected():
@@ -311,6 +313,9 @@ def test_pareto_flags_by_hand():
                           "exclusion_errors": [10.0, 20.0, 30.0], "protection_singling_out": [0.1, 0.5, 0.4]})
     flags = SweepResult(cfg, table).pareto("exclusion_errors")
     assert flags["pareto"].tolist() == [True, True, False]
+    table["extra_exclusion_errors_population"] = table["exclusion_errors"] * 1000
+    assert SweepResult(cfg, table).pareto("extra_exclusion_errors_population")["pareto"].tolist() == [True, True,
+                                                                                                     False]
     with pytest.raises(InvalidParameterError, match="not in this sweep"):
         SweepResult(cfg, table).pareto("profit")
 
