@@ -116,9 +116,14 @@ def current_data(state: StudioState) -> LoadedData | None:
     prepared = prepared_data(key, spec.to_json(), frame)
     title = demo.title if demo is not None else (state.upload_name or "uploaded file")
     if state.data_fingerprint != prepared.fingerprint:
+        old_default = state.default_delta()
         state.data_fingerprint = prepared.fingerprint
         state.n, state.d = prepared.n, prepared.d
         state.feature_names = tuple(prepared.feature_names)
+        c = state.candidate
+        if state.delta is None and c is not None and old_default is not None and c.delta == old_default:
+            # The candidate used the default δ = 1/(n+1) of the previous data: follow the new n.
+            state.set_candidate(b=c.b, epsilon=c.epsilon, delta=state.effective_delta())
     state.dataset_title = title
     state.synthetic = bool(demo.synthetic) if demo is not None else False
     return LoadedData(

@@ -143,3 +143,13 @@ def test_upload_over_the_size_limit_is_refused(monkeypatch):
     assert_clean(at)
     assert any("above this app's limit" in e.value for e in at.error)
     assert studio(at).source == "demo"
+
+
+def test_candidate_on_the_default_delta_follows_a_new_dataset():
+    at = open_page(start_app(), "feasibility")
+    assert studio(at).candidate.delta == 1 / 4202
+    open_page(at, "data")
+    at.selectbox(key="data.demo").set_value("nigeria-demo").run()
+    assert_clean(at)
+    assert studio(at).candidate.delta == 1 / (20788 + 1)
+    assert (studio(at).candidate.b, studio(at).candidate.epsilon) == (0.4, 1.0)
