@@ -153,3 +153,13 @@ def test_candidate_on_the_default_delta_follows_a_new_dataset():
     assert_clean(at)
     assert studio(at).candidate.delta == 1 / (20788 + 1)
     assert (studio(at).candidate.b, studio(at).candidate.epsilon) == (0.4, 1.0)
+
+
+def test_parquet_upload_is_read():
+    buf = io.BytesIO()
+    pd.read_csv(io.BytesIO(small_csv(30))).to_parquet(buf, index=False)
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    at.file_uploader(key="data.upload").set_value(("people.parquet", buf.getvalue(), "application/octet-stream")).run()
+    assert_clean(at)
+    assert studio(at).source == "upload" and studio(at).n == 30 and studio(at).d == 4
