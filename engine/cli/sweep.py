@@ -56,6 +56,9 @@ def register(subparsers) -> None:
                              "the authors' code")
     parser.add_argument("--output-scale", choices=("unbiased", "paper"), default="unbiased",
                         help="projection output: unbiased (×k, default) or the paper's as-printed X/k")
+    parser.add_argument("--partitions", type=int, default=1,
+                        help="projection: split the rows into M disjoint parts (the paper's Nigeria setup uses 6; "
+                             "δ then comes from the part size)")
     parser.add_argument("--paper-faithful", action="store_true",
                         help="score the program as the authors' code (per-fold thresholds, averaged)")
     parser.add_argument("--seed", type=int, default=None,
@@ -127,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         attacks=attacks,
         adversary=args.adversary,
         output_scale=args.output_scale,
+        partitions=args.partitions,
         **overrides,
     )
     output = Path(args.output)

@@ -83,6 +83,15 @@ def test_sweep_demo_dataset(tmp_path, capsys):
     dp = [row for row in payload["summary"] if row["reference"] == "classic-dp"][0]
     # The paper's oracle D = 0.8347 is for n = 4201, δ = 1/4202, ε1 = 3, ε2 = 0.9999 at B = 2.
     assert dp["distinguishing_paper_d_mean"] == pytest.approx(0.8347, abs=1e-4)
+    # Partitioned release (the paper's Nigeria setup): δ from the part size ⌈4201/6⌉ = 701.
+    code = main(["sweep", "--dataset", "togo-demo", "--reps", "1", "--b-values", "2", "--attacks",
+                 "distinguishing", "--partitions", "6", "--seed", "2", "--output", str(tmp_path / "p.csv")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    payload = json.loads(captured.out)
+    budget = payload["config"]["budgets"][0]
+    assert payload["config"]["partitions"] == 6
+    assert budget["delta1"] + budget["delta2"] == pytest.approx(1 / 702)
 
 
 @pytest.mark.parametrize(
@@ -93,6 +102,7 @@ def test_sweep_demo_dataset(tmp_path, capsys):
         (["--dataset", "togo-demo", "--b-values", "3"], "B must be in"),
         (["--dataset", "togo-demo", "--attacks", "membership"], "attack must be one of"),
         (["--dataset", "togo-demo", "--role", "loan_amount"], "ROLE=COLUMN"),
+        (["--dataset", "togo-demo", "--partitions", "0"], "partitions must be"),
     ],
 )
 def test_sweep_bad_input_exit_2(tmp_path, capsys, argv, message):
