@@ -58,7 +58,7 @@ import pandas as pd
 
 from engine.accounting.tdp import tdp_to_dp
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
-from engine.errors import CancelledError, DataValidationError, InvalidParameterError
+from engine.errors import CancelledError, DataValidationError, InsufficientDataError, InvalidParameterError
 from engine.evaluation.programs import ProgramConfig, ProgramResult, evaluate_program, higher_is_better, relative_to
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
@@ -727,9 +727,14 @@ def _worker_cell(cell: int, point_index: int, rep: int, seed: np.random.SeedSequ
 def _build_context(x, y, extras, config: SweepConfig, holdout_seed) -> tuple[_Context, int]:
     from engine.attacks.attribute_inference import default_holdout_size, holdout_split
 
-    n = x.shape[0]
+    n, d = x.shape
     if y.shape[0] != n:
         raise DataValidationError(f"the outcome has {y.shape[0]} values for {n} rows")
+    if "attribute_inference" in config.attacks and d < 2:
+        raise InsufficientDataError(
+            "attribute inference needs at least 2 feature columns (one known, one secret); got 1 — add features "
+            "or leave attribute inference out of the sweep"
+        )
     if "attribute_inference" in config.attacks:
         size = default_holdout_size(n) if config.holdout is None else config.holdout
         if size >= n:

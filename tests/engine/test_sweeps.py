@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import t as student_t
 
-from engine.errors import CancelledError, DataValidationError, InvalidParameterError
+from engine.errors import CancelledError, DataValidationError, InsufficientDataError, InvalidParameterError
 from engine.evaluation.programs import ProgramConfig
 from engine.mechanisms.gaussian import GaussianMechanism
 from engine.progress import CancelToken
@@ -261,6 +261,8 @@ def test_bad_data_rejected():
         run_sweep(data, _config(holdout=500), use_cache=False)
     with pytest.raises(InvalidParameterError, match="workers"):
         run_sweep(data, _config(), workers=0)
+    with pytest.raises(InsufficientDataError, match="at least 2 feature columns"):
+        run_sweep(TinyData(data.x[:, :1], data.y), _config(), use_cache=False)
 
 
 # ---------------------------------------------------------------------------------------------------------------
