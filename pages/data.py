@@ -63,7 +63,7 @@ def on_source_change() -> None:
     else:
         return  # nothing uploaded yet: keep the current data until a file arrives
     state.spec = None
-    state.forget_data_results()
+    state.switch_data()
     _reset_column_widgets()
 
 
@@ -72,7 +72,7 @@ def on_demo_change() -> None:
     state.demo_name = st.session_state["data.demo"]
     state.spec = None
     state.program = None
-    state.forget_data_results()
+    state.switch_data()
     _reset_column_widgets()
 
 
@@ -106,7 +106,7 @@ def handle_upload(file: object) -> str | None:
     state.upload_fingerprint = fingerprint
     if not linked:
         state.spec = default_upload_spec(frame)
-    state.forget_data_results()
+    state.switch_data()
     _reset_column_widgets()
     return None
 
@@ -276,37 +276,43 @@ else:
     # Preview
     # ------------------------------------------------------------------------------------------------------------
     st.subheader("Preview")
-    with user_errors():
+    loaded = None
+    try:
         loaded = current_data(state)
-        if loaded is not None:
-            prepared = loaded.prepared
-            c1, c2, c3, c4 = st.columns(4)
-            c1.metric("people (n)", f"{prepared.n:,}")
-            c2.metric("features (d)", prepared.d)
-            c3.metric("rows clipped", f"{prepared.clipped_rows:,}",
-                      help="Rows whose length exceeded 1 and were scaled back onto the unit ball ('clip').")
-            c4.metric("values clipped to bounds", f"{prepared.clipped_values:,}",
-                      help="Cells outside their public bounds ('bounds').")
-            if prepared.clipped_rows > prepared.n / 2:
-                st.warning(
-                    f"{prepared.clipped_rows:,} of {prepared.n:,} rows were longer than 1 and were shrunk onto the unit "
-                    "sphere: clipping changes most records and discards how far out they were. 'maxnorm' (the "
-                    "paper's case studies) or public bounds keep the rows' relative lengths.",
-                    icon=":material/warning:",
-                )
-            before, after = st.columns(2, gap="large")
-            with before:
-                st.markdown("**Before** (first rows, data units)")
-                st.dataframe(loaded.frame.loc[:, list(prepared.feature_names)].head(8), hide_index=True)
-            with after:
-                st.markdown("**After** (prepared: every row in the unit ball)")
-                st.dataframe(prepared.as_frame().head(8).round(4), hide_index=True)
-            st.plotly_chart(
-                row_norm_figure(prepared.row_norms("input"), np.asarray(prepared.row_norms()),
-                                method=prepared.spec.normalization.method),
-                key="data.norms_chart", theme=None, config={"displaylogo": False},
+    except EngineError as exc:
+        if problems or spec is None:  # already shown next to the controls that fix it
+            st.caption(":material/info: No preview until the problems above are fixed.")
+        else:
+            st.error(str(exc), icon=":material/error:")
+    if loaded is not None:
+        prepared = loaded.prepared
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("people (n)", f"{prepared.n:,}")
+        c2.metric("features (d)", prepared.d)
+        c3.metric("rows clipped", f"{prepared.clipped_rows:,}",
+                  help="Rows whose length exceeded 1 and were scaled back onto the unit ball ('clip').")
+        c4.metric("values clipped to bounds", f"{prepared.clipped_values:,}",
+                  help="Cells outside their public bounds ('bounds').")
+        if prepared.clipped_rows > prepared.n / 2:
+            st.warning(
+                f"{prepared.clipped_rows:,} of {prepared.n:,} rows were longer than 1 and were shrunk onto the unit "
+                "sphere: clipping changes most records and discards how far out they were. 'maxnorm' (the "
+                "paper's case studies) or public bounds keep the rows' relative lengths.",
+                icon=":material/warning:",
             )
-            cand = state.candidate_or_default()
-            st.markdown(f"**What the candidate B = {fmt(cand.b)} means here:** "
-                        + b_in_data_units(prepared, cand.b))
-            st.caption(f"Data fingerprint (SHA-256 of the used columns and these settings): `{prepared.fingerprint}`")
+        before, after = st.columns(2, gap="large")
+        with before:
+            st.markdown("**Before** (first rows, data units)")
+            st.dataframe(loaded.frame.loc[:, list(prepared.feature_names)].head(8), hide_index=True)
+        with after:
+            st.markdown("**After** (prepared: every row in the unit ball)")
+            st.dataframe(prepared.as_frame().head(8).round(4), hide_index=True)
+        st.plotly_chart(
+            row_norm_figure(prepared.row_norms("input"), np.asarray(prepared.row_norms()),
+                            method=prepared.spec.normalization.method),
+            key="data.norms_chart", theme=None, config={"displaylogo": False},
+        )
+        cand = state.candidate_or_default()
+        st.markdown(f"**What the candidate B = {fmt(cand.b)} means here:** "
+                    + b_in_data_units(prepared, cand.b))
+        st.caption(f"Data fingerprint (SHA-256 of the used columns and these settings): `{prepared.fingerprint}`")

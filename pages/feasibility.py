@@ -87,6 +87,7 @@ st.markdown(
     "on your data (the Tradeoffs page measures that)."
 )
 
+loaded = None
 with user_errors():
     loaded = current_data(state)
 

@@ -55,7 +55,7 @@ if st.button("Open the demo", key="start.open_demo", type="primary", icon=":mate
     state.source = "demo"
     state.demo_name = DEFAULT_DEMO
     state.spec = None
-    state.forget_data_results()
+    state.switch_data()
     st.switch_page("pages/data.py")
 
 st.caption(

@@ -164,7 +164,7 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
     box = container if container is not None else st.sidebar
     with box:
         st.markdown("**Dataset**")
-        if state.n is not None:
+        if state.n is not None and state.data_fingerprint is not None:
             label = ":violet-badge[synthetic]" if state.synthetic and state.source == "demo" else ""
             st.markdown(f"{state.dataset_label()} {label}")
             st.caption(f"n = {state.n:,} people · d = {state.d} features")

@@ -140,6 +140,13 @@ class StudioState:
         self.sweep_result = None
         self.selected_point = None
 
+    def switch_data(self) -> None:
+        """The dataset changes: drop the previous data's results and mark the summary stale (``data_fingerprint``
+        None) until the new data load. ``n`` keeps the last loaded size, so that ``ui.cached.current_data`` can move a
+        candidate on the default δ = 1/(n+1) to the new default."""
+        self.forget_data_results()
+        self.data_fingerprint = None
+
 
 def get_state() -> StudioState:
     """This session's :class:`StudioState`, created on first use."""

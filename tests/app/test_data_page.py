@@ -163,3 +163,17 @@ def test_parquet_upload_is_read():
     at.file_uploader(key="data.upload").set_value(("people.parquet", buf.getvalue(), "application/octet-stream")).run()
     assert_clean(at)
     assert studio(at).source == "upload" and studio(at).n == 30 and studio(at).d == 4
+
+
+def test_upload_without_numeric_columns_is_explained_and_every_page_still_works():
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    content = ("name,city\n" + "\n".join(f"p{i},c{i % 3}" for i in range(30))).encode()
+    at.file_uploader(key="data.upload").set_value(("names.csv", content, "text/csv")).run()
+    assert_clean(at)
+    after = element_after(at, lambda e: getattr(e, "key", None) == "data.features")
+    assert type(after).__name__ == "Error" and "choose at least one feature column" in after.value
+    assert [e.value for e in at.error].count("choose at least one feature column") == 1
+    assert studio(at).data_fingerprint is None  # the sidebar does not show the previous data's size
+    for page in ("feasibility", "mechanisms", "tradeoffs", "per_record", "export", "start"):
+        open_page(at, page)
