@@ -36,7 +36,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from engine.errors import InvalidParameterError
-from engine.per_record.units import UNIT_LABELS, Unit, epsilon_to_rho, rho_to_epsilon
+from engine.per_record.units import UNIT_LABELS, Unit, check_nonnegative, epsilon_to_rho, rho_to_epsilon
 from engine.serialization import Serializable
 from engine.validation import check_array_interval, check_interval
 
@@ -85,6 +85,22 @@ def _nudge_down(x, target, loss_of) -> np.ndarray:
         step = np.where(bad, np.maximum(2.0 * step, np.abs(x) * np.finfo(float).eps), step)
         x = np.where(bad, np.maximum(x - step, 0.0), x)
     return x
+
+
+def _finite_where_defined(out, y, what: str, mechanism) -> np.ndarray:
+    """Raise an EngineError instead of returning NaN computed from a non-NaN output (float range exceeded)."""
+    arr = np.asarray(out, dtype=float)
+    if np.isnan(arr).any():
+        raise InvalidParameterError(
+            f"{mechanism.LABEL}: the {what} exceeds the floating-point range at {mechanism.NOISE_PARAMETER} = "
+            f"{mechanism.noise:g} for these outputs; use a less extreme noise parameter"
+        )
+    return arr
+
+
+def _quiet():
+    """Overflow to ±inf and underflow to 0 are legitimate results here (huge losses, tiny noise); NaN is not."""
+    return np.errstate(over="ignore", under="ignore", divide="ignore")
 
 
 def check_beta(beta: float) -> float:
@@ -151,37 +167,42 @@ class SumMechanism(Serializable):
 
     def policy(self, x):
         """Per-record loss of a record with value (= per-record sensitivity) ``x`` ≥ 0, in ``UNIT``."""
-        return ret(self._policy(as_values("x", x)))
+        xx = as_values("x", x)
+        with _quiet():
+            return ret(self._policy(xx))
 
     def policy_rho(self, x):
         """Per-record loss in ρ (PRzCDP): the policy itself, or ε·tanh(ε/2) for PRDP mechanisms (Lemma 5.2)."""
-        p = self._policy(as_values("x", x))
-        return ret(p if self.UNIT == "rho" else epsilon_to_rho(p))
+        xx = as_values("x", x)
+        with _quiet():
+            p = self._policy(xx)
+            return ret(p if self.UNIT == "rho" else epsilon_to_rho(p))
 
     def policy_inverse(self, loss):
         """Largest record value whose loss (in ``UNIT``) is at most ``loss`` (the policy is increasing).
 
         The closed-form inverse is rounded toward privacy: x is nudged down until ``policy(x) ≤ loss`` holds in
         floating point."""
-        target = check_array_interval("loss", loss, 0, None)
-        with np.errstate(over="ignore"):
+        target = check_nonnegative("loss", loss)
+        with _quiet():
             x = self._policy_inverse(target)
-        return ret(_nudge_down(x, target, self._policy))
+            return ret(_nudge_down(x, target, self._policy))
 
     def max_protected_value(self, rho):
         """Largest record value x* with ρ-loss ≤ ``rho``: the "fully protected record size" (ours).
 
         Rounded toward privacy: ``policy_rho(x*) ≤ rho`` always holds in floating point."""
-        r = check_array_interval("rho", rho, 0, None)
+        r = check_nonnegative("rho", rho)
         loss = r if self.UNIT == "rho" else np.asarray(rho_to_epsilon(r))
-        with np.errstate(over="ignore"):
+        with _quiet():
             x = self._policy_inverse(loss)
 
         def rho_of(v):
             p = self._policy(v)
             return p if self.UNIT == "rho" else np.asarray(epsilon_to_rho(p))
 
-        return ret(_nudge_down(x, r, rho_of))
+        with _quiet():
+            return ret(_nudge_down(x, r, rho_of))
 
     # ----- release -------------------------------------------------------------------------------------------
     def _sample(self, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - abstract
@@ -195,19 +216,24 @@ class SumMechanism(Serializable):
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameterError("rng must be a numpy Generator (engine.rng.make_rng(seed))")
         qq = as_values("q", q)
-        with np.errstate(over="ignore", divide="ignore"):  # extremely heavy tails (EPL d → 1, tiny p) can exceed float64: ±inf
+        with _quiet():  # extremely heavy tails (EPL d → 1, tiny p) can exceed float64: ±inf
             return ret(self._sample(qq, rng))
 
     def estimate(self, output):
         """Mean-unbiased estimate of q from a raw output (identity for additive mechanisms)."""
-        return ret(self._estimate(as_output("output", output)))
+        y = as_output("output", output)
+        with _quiet(), np.errstate(invalid="ignore"):
+            out = self._estimate(y)
+        return ret(_finite_where_defined(out, y, "unbiased estimate", self))
 
     def _estimate(self, y: np.ndarray) -> np.ndarray:
         return y
 
     def estimate_median(self, output):
         """Median-unbiased estimate of q from a raw output (identity for symmetric additive noise)."""
-        return ret(self._estimate_median(as_output("output", output)))
+        y = as_output("output", output)
+        with _quiet():
+            return ret(self._estimate_median(y))
 
     def _estimate_median(self, y: np.ndarray) -> np.ndarray:
         return y
@@ -216,7 +242,7 @@ class SumMechanism(Serializable):
         """Variance of :meth:`estimate` when the true total is ``q`` (a planning value; data-independent for
         additive mechanisms). ``inf`` when it exceeds the float range."""
         qq = as_values("q", q)
-        with np.errstate(over="ignore"):
+        with _quiet():
             return ret(self._variance(qq))
 
     def sd(self, q=0.0):
@@ -226,7 +252,9 @@ class SumMechanism(Serializable):
     def variance_estimate(self, output):
         """Unbiased estimate of the variance of :meth:`estimate`, computed from the output only."""
         y = as_output("output", output)
-        return ret(self._variance_estimate(y))
+        with _quiet(), np.errstate(invalid="ignore"):
+            out = self._variance_estimate(y)
+        return ret(_finite_where_defined(out, y, "variance estimate", self))
 
     def _variance_estimate(self, y: np.ndarray) -> np.ndarray:
         return np.broadcast_to(self._variance(np.zeros(1))[0], y.shape).astype(float)
@@ -236,7 +264,7 @@ class SumMechanism(Serializable):
         output gives ``(0, inf)``."""
         b = check_beta(beta)
         y = as_output("output", output)
-        with np.errstate(over="ignore", invalid="ignore"):
+        with _quiet(), np.errstate(invalid="ignore"):
             lo, hi = self._interval(y, b)
         lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
         # An infinite output (extremely heavy tails overflow float64: p ≲ 0.007, EPL d → 1) says nothing about q:
@@ -258,7 +286,7 @@ class SumMechanism(Serializable):
         draw is zero (additive: the noise's (1−β/2) quantile; ours for transformation mechanisms)."""
         b = check_beta(beta)
         qq = as_values("q", q)
-        with np.errstate(over="ignore"):
+        with _quiet():
             return ret(self._half_width(qq, b))
 
     def _half_width(self, q: np.ndarray, beta: float) -> np.ndarray:

@@ -66,7 +66,8 @@ class GaussianSum(SumMechanism):
         check_interval("sigma", self.sigma, 0, None, closed="neither")
 
     def _policy(self, x):
-        return x * x / (2.0 * self.sigma**2)
+        r = x / np.float64(self.sigma)
+        return 0.5 * r * r
 
     def _policy_inverse(self, loss):
         return self.sigma * np.sqrt(2.0 * loss)
@@ -75,7 +76,7 @@ class GaussianSum(SumMechanism):
         return q + rng.normal(0.0, self.sigma, size=q.shape)
 
     def _variance(self, q):
-        return np.full(q.shape, self.sigma**2)
+        return np.full(q.shape, np.square(np.float64(self.sigma)))
 
     def _noise_quantile(self, u):
         return float(self.sigma * norm.ppf(u))
@@ -141,29 +142,37 @@ class UnitSplitting(SumMechanism):
     @property
     def rho_unit(self) -> float:
         """ρ of one row: τ²/(2σ²)."""
-        return self.tau**2 / (2.0 * self.sigma**2)
+        with np.errstate(over="ignore", under="ignore"):
+            r = np.float64(self.tau) / np.float64(self.sigma)
+            return float(0.5 * r * r)
 
     def pieces(self, x):
         """Number of rows a record of value x becomes, ⌈x/τ⌉ (0 for x = 0)."""
         xx = np.asarray(x, dtype=float)
-        ratio = xx / self.tau
-        out = np.maximum(np.ceil(ratio - _PIECE_TOLERANCE * np.maximum(ratio, 1.0)), 0.0)
+        with np.errstate(over="ignore"):
+            ratio = xx / self.tau
+        shrunk = ratio * (1.0 - _PIECE_TOLERANCE)  # relative: any x > 0, however small, is at least one row
+        out = np.maximum(np.ceil(shrunk), 0.0)
         return float(out) if out.ndim == 0 else out
 
+    def _loss_of_pieces(self, n):
+        r = np.where(n == 0, 0.0, n * self.tau) / np.float64(self.sigma)  # ρ_u n² = (nτ/σ)²/2 without 0·inf
+        return 0.5 * r * r
+
     def _policy(self, x):
-        return self.rho_unit * np.asarray(self.pieces(x)) ** 2
+        return self._loss_of_pieces(np.asarray(self.pieces(x), dtype=float))
 
     def _policy_inverse(self, loss):
-        # largest x with ⌈x/τ⌉ ≤ floor(√(loss/ρ_u)) is τ·floor(√(loss/ρ_u)).
-        n = np.floor(np.sqrt(loss / self.rho_unit))
-        n = np.where(self.rho_unit * n * n > loss, n - 1.0, n)  # rounding of the square root
+        # largest x with ⌈x/τ⌉ ≤ n = floor(σ√(2·loss)/τ) is τ·n
+        n = np.floor(np.float64(self.sigma) * np.sqrt(2.0 * loss) / self.tau)
+        n = np.where(self._loss_of_pieces(n) > loss, n - 1.0, n)  # rounding of the square root
         return self.tau * n
 
     def _sample(self, q, rng):
         return q + rng.normal(0.0, self.sigma, size=q.shape)
 
     def _variance(self, q):
-        return np.full(q.shape, self.sigma**2)
+        return np.full(q.shape, np.square(np.float64(self.sigma)))
 
     def _noise_quantile(self, u):
         return float(self.sigma * norm.ppf(u))

@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+import numpy as np
 from scipy.optimize import brentq
 
 from engine.errors import InfeasibleTargetError
@@ -46,36 +47,65 @@ def _finite(value: float, what: str) -> float:
     return value
 
 
-def _solve_increasing(
-    mechanism: SumMechanism, quantity: Callable[[SumMechanism], float], target: float, what: str
+def _log(value: float) -> float:
+    """log of a non-negative quantity; 0 → −inf, inf → inf (NaN → NaN)."""
+    if value > 0:
+        return math.log(value)
+    return -math.inf if value == 0 else math.nan
+
+
+#: log of the noise parameter stays in the positive normal float range.
+_LOG_NOISE_RANGE = (math.log(np.finfo(float).tiny), math.log(np.finfo(float).max))
+
+
+def _solve_log(
+    mechanism: SumMechanism, log_quantity: Callable[[SumMechanism], float], log_target: float, what: str,
+    *, increasing: bool = True,
 ) -> SumMechanism:
-    """Noise parameter θ with quantity(θ) = target, for a quantity increasing in θ (root in log θ)."""
+    """Noise parameter θ with log_quantity(θ) = log_target, for a quantity monotone in θ (root in log θ).
+
+    Everything is in log space, so quantities that underflow to 0 or overflow to inf still order correctly; the
+    bracket grows geometrically over the whole float range of θ."""
+    sign = 1.0 if increasing else -1.0
+    low_end, high_end = _LOG_NOISE_RANGE
 
     def gap(log_theta: float) -> float:
-        value = quantity(mechanism.with_noise(math.exp(log_theta)))
-        return math.log(value) - math.log(target) if value > 0 else -math.inf
+        value = sign * (log_quantity(mechanism.with_noise(math.exp(log_theta))) - log_target)
+        if math.isnan(value):
+            raise InfeasibleTargetError(f"the mechanism's accuracy or loss is undefined at "
+                                        f"{mechanism.NOISE_PARAMETER} = {math.exp(log_theta):g}; cannot reach {what}")
+        return max(min(value, 1e300), -1e300)  # brentq needs finite values; the sign is what matters
 
     lo = hi = math.log(mechanism.noise)
     g_lo = g_hi = gap(lo)
-    for _ in range(80):
-        if g_lo <= 0 <= g_hi:
-            break
+    step = 1.0
+    while not (g_lo <= 0 <= g_hi):
         if g_hi < 0:
+            if hi >= high_end:
+                raise InfeasibleTargetError(f"no value of {mechanism.NOISE_PARAMETER} gives {what}")
             lo, g_lo = hi, g_hi
-            hi += 2.0
+            hi = min(hi + step, high_end)
             g_hi = gap(hi)
         else:
+            if lo <= low_end:
+                raise InfeasibleTargetError(f"no value of {mechanism.NOISE_PARAMETER} gives {what}")
             hi, g_hi = lo, g_lo
-            lo -= 2.0
+            lo = max(lo - step, low_end)
             g_lo = gap(lo)
-    else:
-        raise InfeasibleTargetError(f"no value of {mechanism.NOISE_PARAMETER} gives {what}")
+        step *= 2.0
     if g_lo == 0:
         return mechanism.with_noise(math.exp(lo))
     if g_hi == 0:
         return mechanism.with_noise(math.exp(hi))
     root = brentq(gap, lo, hi, xtol=1e-14, rtol=1e-14)
     return mechanism.with_noise(math.exp(root))
+
+
+def _solve_increasing(
+    mechanism: SumMechanism, quantity: Callable[[SumMechanism], float], target: float, what: str
+) -> SumMechanism:
+    """Noise parameter θ with quantity(θ) = target, for a quantity increasing in θ (root in log θ)."""
+    return _solve_log(mechanism, lambda m: _log(quantity(m)), math.log(target), what)
 
 
 def calibrate_sd(mechanism: SumMechanism, target_sd: float, q_ref: float = 0.0) -> SumMechanism:
@@ -173,13 +203,17 @@ def calibrate_loss(
             f"{mechanism.LABEL} is analysed in ρ (PRzCDP); give the target loss in ρ (unit='rho')"
         )
     loss_of = (lambda m: float(m.policy(x))) if unit == "epsilon" else (lambda m: float(m.policy_rho(x)))
-    # loss is decreasing in the noise parameter: solve 1/loss increasing.
-    solved = _solve_increasing(mechanism, lambda m: 1.0 / loss_of(m), 1.0 / target, f"loss {target:g} at x = {x:g}")
-    for _ in range(60):  # round toward privacy: the returned noise never gives more than the target loss
+    # the loss is decreasing in the noise parameter; solve in log space (losses may underflow to 0)
+    solved = _solve_log(mechanism, lambda m: _log(loss_of(m)), math.log(target), f"loss {target:g} at x = {x:g}",
+                        increasing=False)
+    for i in range(200):  # round toward privacy: the returned noise never gives more than the target loss
         if loss_of(solved) <= target:
             return solved
-        solved = solved.with_noise(solved.noise * (1.0 + 1e-12))
-    raise InfeasibleTargetError(f"could not reach loss ≤ {target:g} at x = {x:g}")  # pragma: no cover
+        noise = solved.noise * (1.0 + 1e-12 * 2.0**i)
+        if not math.isfinite(noise):
+            break
+        solved = solved.with_noise(noise)
+    raise InfeasibleTargetError(f"could not reach loss ≤ {target:g} at x = {x:g}")
 
 
 __all__ = [

@@ -202,7 +202,7 @@ class EPL1(_EPLBase):
 
     def _variance(self, q):
         _check_variance(self.d)
-        return np.full(q.shape, 2.0 * self.scale**2 / ((self.d - 2.0) * (self.d - 3.0)))
+        return np.full(q.shape, 2.0 * np.square(np.float64(self.scale)) / ((self.d - 2.0) * (self.d - 3.0)))
 
 
 @register_sum
@@ -320,7 +320,7 @@ class EPL2(_EPLBase):
             if l2 > 700.0:  # finite in exact arithmetic but beyond float64: report inf rather than fail
                 return np.full(q.shape, math.inf)
             ratio = math.expm1(l2) - 2.0 * math.expm1(l1)
-        return np.full(q.shape, (self.sigma * self.a) ** 2 * ratio)
+        return np.full(q.shape, np.square(np.float64(self.sigma) * self.a) * ratio)
 
 
 def _epl2_second_moment(s: float, za: float) -> float:

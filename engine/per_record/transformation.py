@@ -119,7 +119,8 @@ class KthRootTransformation(SumMechanism):
             gap = np.power(x, 1.0 / self.k)
         else:
             gap = self.a ** (1.0 / self.k) * np.expm1(np.log1p(x / self.a) / self.k)
-        return gap * gap / (2.0 * self.sigma**2)
+        r = gap / np.float64(self.sigma)
+        return 0.5 * r * r
 
     def _policy_inverse(self, loss):
         gap = self.sigma * np.sqrt(2.0 * loss)  # f(x + a) − f(a)
@@ -134,7 +135,11 @@ class KthRootTransformation(SumMechanism):
     def _estimate(self, y):
         coef = np.zeros(self.k + 1)
         coef[self.k] = 1.0
-        return self.sigma**self.k * hermite_e.hermeval(y / self.sigma, coef) - self.a
+        sigma = np.float64(self.sigma)
+        if sigma < 1.0:  # Σ_j h_j σ^{k−j} y^j: the powers of a tiny σ underflow harmlessly (no 0·inf)
+            power = hermite_e.herme2poly(coef) * sigma ** np.arange(self.k, -1, -1, dtype=float)
+            return np.polynomial.polynomial.polyval(y, power) - self.a
+        return sigma**self.k * hermite_e.hermeval(y / sigma, coef) - self.a
 
     def _estimate_median(self, y):
         return self._finv(y) - self.a
@@ -144,7 +149,7 @@ class KthRootTransformation(SumMechanism):
         return np.array([math.comb(k, i) ** 2 * math.factorial(k - i) for i in range(k)], dtype=float)
 
     def _variance(self, q):
-        k, s2 = self.k, self.sigma**2
+        k, s2 = self.k, np.square(np.float64(self.sigma))
         c = self._variance_terms()
         out = np.zeros(q.shape)
         for i in range(k):
@@ -155,7 +160,11 @@ class KthRootTransformation(SumMechanism):
         # σ^{2i} He_{2i}(ṽ/σ) is unbiased for v^{2i} = (q + a)^{2i/k}.
         coef = np.zeros(2 * self.k - 1)
         coef[0::2] = self._variance_terms()
-        return self.sigma ** (2 * self.k) * hermite_e.hermeval(y / self.sigma, coef)
+        sigma = np.float64(self.sigma)
+        if sigma < 1.0:
+            power = hermite_e.herme2poly(coef) * sigma ** (2 * self.k - np.arange(2 * self.k - 1, dtype=float))
+            return np.polynomial.polynomial.polyval(y, power)
+        return sigma ** (2 * self.k) * hermite_e.hermeval(y / sigma, coef)
 
     def _interval(self, y, beta):
         z = float(norm.isf(beta / 2.0))
@@ -216,8 +225,8 @@ class LogTransformation(SumMechanism):
         return (VARIANCE_CAUTION, "The offset a is the crucial knob: a small a makes small records pay heavily.")
 
     def _policy(self, x):
-        g = np.log1p(x / self.a)
-        return g * g / (2.0 * self.sigma**2)
+        r = np.log1p(x / self.a) / np.float64(self.sigma)
+        return 0.5 * r * r
 
     def _policy_inverse(self, loss):
         g = self.sigma * np.sqrt(2.0 * loss)
@@ -228,16 +237,19 @@ class LogTransformation(SumMechanism):
         return np.log(q + self.a) + rng.normal(0.0, self.sigma, size=q.shape)
 
     def _estimate(self, y):
-        return np.exp(y - self.sigma**2 / 2.0) - self.a
+        return np.exp(y - np.square(np.float64(self.sigma)) / 2.0) - self.a
 
     def _estimate_median(self, y):
         return np.exp(y) - self.a
 
     def _variance(self, q):
-        return np.expm1(self.sigma**2) * (q + self.a) ** 2
+        return np.expm1(np.square(np.float64(self.sigma))) * (q + self.a) ** 2
 
     def _variance_estimate(self, y):
-        return np.expm1(self.sigma**2) * np.exp(2.0 * y - 2.0 * self.sigma**2)
+        s2 = np.square(np.float64(self.sigma))
+        if s2 > 30.0:  # (e^{s²} − 1)e^{2ṽ − 2s²} = e^{2ṽ − s²}(1 − e^{−s²}), no inf·0
+            return np.exp(2.0 * y - s2) * -np.expm1(-s2)
+        return np.expm1(s2) * np.exp(2.0 * y - 2.0 * s2)
 
     def _interval(self, y, beta):
         z = float(norm.isf(beta / 2.0))

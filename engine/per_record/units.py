@@ -46,6 +46,20 @@ CONVERSION_TEXT: dict[str, str] = {
 _TANH1 = math.tanh(1.0)
 
 
+def check_nonnegative(name: str, value, hint: str = "") -> np.ndarray:
+    """``value`` as a float array with every entry in [0, ∞] — ``inf`` allowed (an unbounded loss), NaN and
+    negatives refused with the usual message (:func:`engine.validation.check_array_interval`)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return check_array_interval(name, value, 0, None, hint=hint)  # raises the standard message
+    raw = np.asarray(value)
+    if raw.dtype == bool or raw.dtype.kind in "OUSV":
+        check_array_interval(name, value, 0, None, hint=hint)  # text/bool: refused there
+    check_array_interval(name, np.where(arr == np.inf, 0.0, arr), 0, None, hint=hint)
+    return arr
+
+
 def _ret(arr: np.ndarray):
     return float(arr) if np.ndim(arr) == 0 else arr
 
@@ -63,7 +77,7 @@ def epsilon_to_rho(epsilon):
     >>> round(epsilon_to_rho(10.0), 6)
     9.999092
     """
-    eps = check_array_interval("epsilon", epsilon, 0, None)
+    eps = check_array_interval("epsilon", epsilon, 0, None, allow_inf=True)  # an unbounded loss is a loss
     with np.errstate(invalid="ignore"):
         out = np.where(np.isinf(eps), np.inf, eps * np.tanh(eps / 2.0))
     return _ret(out)
@@ -87,7 +101,7 @@ def rho_to_epsilon(rho):
     >>> round(rho_to_epsilon(5.0), 6)
     5.063628
     """
-    r = check_array_interval("rho", rho, 0, None)
+    r = check_array_interval("rho", rho, 0, None, allow_inf=True)  # an unbounded loss is a loss
     flat = np.atleast_1d(r).astype(float).ravel()
     out = np.zeros_like(flat)
     pos = (flat > 0) & np.isfinite(flat)
@@ -189,7 +203,7 @@ def zcdp_to_dp(rho, delta, *, method: Literal["cks", "standard"] = "cks"):
     >>> zcdp_to_dp(0.5, 1e-6) < zcdp_to_dp(0.5, 1e-6, method="standard")
     True
     """
-    r = check_array_interval("rho", rho, 0, None)
+    r = check_array_interval("rho", rho, 0, None, allow_inf=True)  # an unbounded loss is a loss
     d = check_interval("delta", delta, 0, 1, closed="neither", hint="a zCDP guarantee needs δ > 0 to become (ε, δ)-DP")
     check_choice("method", method, CONVERSION_TEXT)
     standard = r + 2.0 * np.sqrt(r * math.log(1.0 / d))
@@ -221,7 +235,7 @@ def dp_epsilon(loss, unit: Unit, delta, *, method: Literal["cks", "standard"] = 
     check_choice("unit", unit, ["rho", "epsilon"])
     if unit == "rho":
         return zcdp_to_dp(loss, delta, method=method)
-    eps = check_array_interval("epsilon", loss, 0, None)
+    eps = check_nonnegative("epsilon", loss)
     via_rho = np.asarray(zcdp_to_dp(epsilon_to_rho(eps), delta, method=method))
     return _ret(np.minimum(eps, via_rho))
 

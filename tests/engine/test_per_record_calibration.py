@@ -135,3 +135,46 @@ def test_calibrate_loss_in_epsilon():
     assert tuned.sigma == pytest.approx(10.0, rel=1e-12) and tuned.policy(10.0) <= 1.0
     with pytest.raises(InfeasibleTargetError, match="analysed in ρ"):
         calibrate_loss(GaussianSum(), 10.0, 1.0, unit="epsilon")
+
+
+# ----- review finding: ZeroDivisionError / OverflowError escaped at extreme inputs ------------------------------
+@pytest.mark.parametrize(
+    ("mechanism", "x", "loss"),
+    [
+        (GeneralizedGaussian(p=1.0, sigma=1.0), 1e-170, 1e-3),  # ρ underflowed to 0 ⇒ 1/0
+        (GaussianSum(), 1e-300, 1e-3),
+        (GaussianSum(), 1e300, 1e-3),
+        (LogTransformation(a=1.0), 1e-200, 1.0),
+        (UnitSplitting(tau=1.0), 1e-200, 1e-3),  # any x > 0 is one row: σ = τ/√(2ρ)
+    ],
+)
+def test_calibrate_loss_at_extreme_record_sizes(mechanism, x, loss):
+    m = calibrate_loss(mechanism, x, loss)
+    assert m.policy_rho(x) <= loss
+    assert m.policy_rho(x) == pytest.approx(loss, rel=1e-9)
+
+
+def test_extreme_noise_parameters_give_inf_or_engine_errors_never_raw_exceptions():
+    from engine.errors import EngineError
+    from engine.per_record import EPL, EPL1, EPL2, KthRootTransformation
+
+    assert GaussianSum(sigma=1e300).variance() == math.inf
+    assert GaussianSum(sigma=1e300).policy(1.0) == 0.0 and GaussianSum(sigma=1e-300).policy(1.0) == math.inf
+    assert UnitSplitting(tau=1.0, sigma=1e-300).policy([0.0, 1.0]).tolist() == [0.0, math.inf]
+    for s in (1e300, 1e-300, 1e150, 1e-150):
+        for m in (GaussianSum(sigma=s), UnitSplitting(tau=1.0, sigma=s), UnitSplitting(tau=s, sigma=1.0),
+                  KthRootTransformation(k=3, a=1.0, sigma=s), KthRootTransformation(k=4, a=1.0, sigma=s),
+                  LogTransformation(a=1.0, sigma=s), GeneralizedGaussian(p=0.5, sigma=s), EPL1(d=4.0, scale=s),
+                  EPL2(d=1.0, a=math.e, sigma=s), EPL(p=1.5, d=2.0, a=2.0, sigma=s)):
+            calls = [lambda: m.variance(5.0), lambda: m.policy([0.0, 1e-200, 1.0, 1e200]),
+                     lambda: m.policy_rho([0.0, 1.0, 1e200]), lambda: m.max_protected_value([0.0, 1e-300, 1.0, 1e300]),
+                     lambda: m.half_width(5.0), lambda: m.sample(np.ones(3), rng=np.random.default_rng(0)),
+                     lambda: m.estimate(np.array([0.0, 1.0])), lambda: m.variance_estimate(np.array([0.0, 1.0])),
+                     lambda: m.interval(np.array([1.0]))]
+            for call in calls:
+                try:
+                    out = np.asarray(call() if not isinstance(call(), tuple) else np.concatenate(
+                        [np.atleast_1d(v) for v in call()]), dtype=float)
+                except EngineError:
+                    continue
+                assert not np.isnan(out).any(), (m, s)
