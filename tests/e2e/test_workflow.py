@@ -277,13 +277,11 @@ def test_whole_workflow_in_chromium(browser, server):
         expect(page.get_by_text("python -m engine privatize --config decision-record.json --output private.csv",
                                 exact=True)).to_be_visible()
         with page.expect_download() as download:
-            page.locator('[data-testid="stDownloadButton"]').filter(has_text="Decision record").locator(
-                "button").click()
+            page.get_by_role("button", name="Decision record (JSON)").first.click()
         record_path = ARTIFACTS / "decision-record.json"
         download.value.save_as(record_path)
         with page.expect_download() as report:
-            page.locator('[data-testid="stDownloadButton"]').filter(has_text="HTML report").locator(
-                "button").click()
+            page.get_by_role("button", name="HTML report").first.click()
         report.value.save_as(ARTIFACTS / "report.html")
         shoot(page, "7-export")
 
