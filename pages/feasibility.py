@@ -116,15 +116,16 @@ with controls:
         )
         try:
             state.delta = check_interval(
-                "delta", st.session_state["feasibility.delta"], 0, 1, closed="neither",
-                hint="δ must be positive; use something below 1/n",
+                "delta", st.session_state["feasibility.delta"], 0, 1, closed="left",
+                hint="0 is pure DP; otherwise use something well below 1/n",
             )
         except EngineError as exc:
             field_error(str(exc))
         if state.n is not None and state.delta is not None and state.delta >= 1 / state.n:
             st.warning(
-                f"δ ≥ 1/n = {fmt(1 / state.n)}: a mechanism could publish one person's record in the clear "
-                "with probability δ and still meet the guarantee. Use δ < 1/n.", icon=":material/warning:",
+                f"δ ≥ 1/n = {fmt(1 / state.n)}: a mechanism that publishes each record in the clear with "
+                "probability δ would meet this guarantee — about δ·n people exposed. Use δ well below 1/n.",
+                icon=":material/warning:",
             )
     delta = state.effective_delta()
 

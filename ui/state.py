@@ -305,7 +305,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
         def set_delta() -> None:
             from engine.validation import check_interval
 
-            state.delta = check_interval("delta", _float(params, "delta"), 0, 1, closed="neither")
+            state.delta = check_interval("delta", _float(params, "delta"), 0, 1, closed="left")
 
         attempt("δ", set_delta)
     if "B" in params and "eps" in params:

@@ -129,3 +129,15 @@ def test_region_figure_draws_the_engines_boundary_and_stays_selectable():
     np.testing.assert_array_equal(fills[1].y[1:], b_supremum(0.99, eps, 1e-4))
     clickable = next(t for t in fig.data if t.name == "click to choose")
     assert clickable.customdata.tolist() == [[1.0, 0.4, 0.99]]
+
+
+def test_pure_dp_delta_zero_uses_theorem_1_with_q_gamma_over_one_minus_gamma():
+    at = open_page(start_app(), "feasibility")
+    at.checkbox(key="feasibility.delta_default").uncheck().run()
+    at.number_input(key="feasibility.delta").set_value(0.0).run()
+    at.number_input(key="feasibility.epsilon").set_value(1.0).run()
+    assert_clean(at)
+    assert studio(at).delta == 0.0 and studio(at).candidate.delta == 0.0
+    # δ = 0: Q = γ/(1−γ) = 99, ln 99 / 1 = 4.595 → m = 5 → B ≤ 0.4.
+    assert metric(at, "Largest feasible B") == "0.4"
+    assert metric(at, "Steps m") == "5"
