@@ -27,7 +27,6 @@ from engine.per_record.calibration import calibrate_accuracy
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.validation import check_integer, check_interval
 
-
 #: Provenance shown by the UI next to accuracy curves, simulations and frontiers.
 SOURCE = "ours: the paper's empirical section is missing; planning formulas from the paper, Monte Carlo ours"
 

@@ -45,9 +45,16 @@ import pandas as pd
 
 from engine.errors import DataValidationError, EngineError, InvalidParameterError, ResourceLimitError
 from engine.per_record.base import SumMechanism, check_beta
-from engine.per_record.losses import CONFIDENTIAL_NOTE, LossSummary, LossUnit, _resolve_unit, losses_for
-from engine.per_record.losses import summarize_losses, unit_keys, value_column
-
+from engine.per_record.losses import (
+    CONFIDENTIAL_NOTE,
+    LossSummary,
+    LossUnit,
+    _resolve_unit,
+    losses_for,
+    summarize_losses,
+    unit_keys,
+    value_column,
+)
 
 #: Provenance shown by the UI next to per-cell releases.
 SOURCE = ("paper Lemma 2.14 (parallel composition over a public partition) and Def. 4.2; releasing every cell of "

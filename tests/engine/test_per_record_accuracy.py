@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from engine.errors import CancelledError, InvalidParameterError
-from engine.per_record import EPL1, EPL2, GaussianSum, GeneralizedGaussian, KthRootTransformation, LogTransformation
+from engine.per_record import (
+    EPL1,
+    EPL2,
+    GaussianSum,
+    GeneralizedGaussian,
+    KthRootTransformation,
+    LogTransformation,
+)
 from engine.per_record.accuracy import accuracy_curves, privacy_accuracy_frontier, simulate_total
 from engine.per_record.losses import composed_rho
 from engine.progress import CancelToken
