@@ -142,7 +142,7 @@ class Targets(Serializable):
             raise InvalidParameterError("the record must state at least one accuracy target γ")
         for g in self.gammas:
             check_interval("gamma", g, 0.5, 1, closed="left")
-        check_interval("delta", self.delta, 0, 1, closed="neither")
+        check_interval("delta", self.delta, 0, 1, closed="left")
 
 
 @dataclass(frozen=True)
