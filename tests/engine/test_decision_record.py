@@ -179,8 +179,13 @@ def _edit(text, path, value):
     return json.dumps(data)
 
 
-def test_the_exact_cli_command_runs_the_release_from_the_record(togo, tmp_path, capsys, monkeypatch):
-    record = make_record(togo, seed=5)
+PROJECTION = {"kind": "projection", "b": 0.4, "epsilon1": 0.75, "delta1": 1e-4 * 2 / 3, "epsilon2": 0.25,
+              "delta2": 1e-4 / 3}
+
+
+@pytest.mark.parametrize("mechanism", [None, PROJECTION], ids=["gaussian", "projection"])
+def test_the_exact_cli_command_runs_the_release_from_the_record(togo, tmp_path, capsys, monkeypatch, mechanism):
+    record = make_record(togo, seed=5, mechanism=mechanism)
     assert record.command == "python -m engine privatize --config decision-record.json --output private.csv"
     monkeypatch.chdir(tmp_path)
     (tmp_path / "decision-record.json").write_text(record.to_json(), encoding="utf-8")
@@ -192,6 +197,7 @@ def test_the_exact_cli_command_runs_the_release_from_the_record(togo, tmp_path, 
     assert summary["data"]["sha256"] == record.data.sha256
     assert summary["guarantee"]["dict"] == Guarantee.from_dict(summary["guarantee"]["dict"]).to_dict()
     assert summary["guarantee"]["dict"]["b"] == 0.4 and summary["guarantee"]["dict"]["epsilon"] == 1.0
+    assert summary["mechanism"] == record.release.kind
     # The same seed reproduces the release exactly (which is why seeded output is not private).
     assert main(argv[:-1] + ["again.csv"]) == 0
     capsys.readouterr()
