@@ -1,0 +1,31 @@
+"""The shared number formats and the chart theme (ui/figures/theme.py)."""
+
+from __future__ import annotations
+
+import doctest
+import math
+
+import plotly.graph_objects as go
+import pytest
+
+import ui.figures.theme as theme
+
+
+def test_doctests():
+    assert doctest.testmod(theme).failed == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(0.4, "0.4"), (2.0, "2"), (1 / 4202, "2.38e-04"), (0.99996, "1"), (4201, "4,201"), (2.5e7, "2.5e+07"),
+     (0, "0"), (math.inf, "∞"), (math.nan, "—"), (-0.123456, "-0.123")],
+)
+def test_fmt_rounds_for_reading(value, shown):
+    assert theme.fmt(value) == shown
+
+
+def test_apply_theme_sets_projector_sized_fonts_and_the_palette():
+    fig = theme.apply_theme(go.Figure(go.Scatter(x=[1], y=[1])), height=300)
+    assert fig.layout.font.size == theme.FONT_SIZE >= 16
+    assert fig.layout.height == 300
+    assert list(fig.layout.colorway) == list(theme.SEQUENCE)
