@@ -15,8 +15,10 @@ from engine.evaluation.programs import LENDING_ROLES, PROGRAM_KINDS, ProgramConf
 from ui.cached import (
     MAX_UPLOAD_MB,
     current_data,
+    data_key,
     default_upload_spec,
     demo_dataset,
+    observed_bounds,
     raw_table,
     sha256_bytes,
     uploaded_table,
@@ -74,6 +76,17 @@ def on_demo_change() -> None:
     state.program = None
     state.switch_data()
     _reset_column_widgets()
+
+
+def fill_bounds_from_data() -> None:
+    """Put the data's own min and max in the bounds table (exploration only; flagged as not private)."""
+    table = raw_table(state)
+    if table is None:
+        return
+    features = tuple(st.session_state.get("data.features", ()))
+    lower, upper = observed_bounds(data_key(state), features, table[0])
+    st.session_state["data.bounds_base"] = pd.DataFrame({"feature": list(features), "lower": lower, "upper": upper})
+    st.session_state.pop("data.bounds", None)
 
 
 def handle_upload(file: object) -> str | None:
@@ -229,6 +242,14 @@ else:
                                     num_rows="fixed", width="stretch")
             lower = tuple(float(v) for v in edited["lower"])
             upper = tuple(float(v) for v in edited["upper"])
+            st.button("Fill with the data's own min and max (exploration only)", key="data.fill_bounds",
+                      on_click=fill_bounds_from_data, icon=":material/warning:",
+                      help="Reads the bounds from the sensitive data itself, so the preparation is no longer "
+                      "data-independent. Use it to explore; enter public bounds before a real release.")
+            if features and (lower, upper) == observed_bounds(data_key(state), tuple(features), frame):
+                st.warning("These bounds are the data's own minimum and maximum: they reveal the most extreme "
+                           "records and are NOT public bounds. Replace them before a real release.",
+                           icon=":material/warning:")
         norm_box = st.container()
 
     # Build the spec from the controls; put every problem next to the control that fixes it.

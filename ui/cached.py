@@ -81,6 +81,16 @@ def default_upload_spec(frame: pd.DataFrame) -> DataSpec:
     return DataSpec(numeric)
 
 
+@st.cache_data(max_entries=16, ttl="1h")
+def observed_bounds(
+    data_key: str, features: tuple[str, ...], _frame: pd.DataFrame
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Smallest and largest value of each feature in the data — for exploring only: bounds read from the data are
+    not public bounds, and using them makes the preparation data-dependent again."""
+    values = [pd.to_numeric(_frame[f], errors="coerce") for f in features]
+    return tuple(float(v.min()) for v in values), tuple(float(v.max()) for v in values)
+
+
 def data_key(state: StudioState) -> str:
     """Cache key of the session's raw table: ``demo:<name>`` or ``upload:<sha256>``."""
     if state.source == "upload":

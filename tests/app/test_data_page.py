@@ -177,3 +177,17 @@ def test_upload_without_numeric_columns_is_explained_and_every_page_still_works(
     assert studio(at).data_fingerprint is None  # the sidebar does not show the previous data's size
     for page in ("feasibility", "mechanisms", "tradeoffs", "per_record", "export", "start"):
         open_page(at, page)
+
+
+def test_bounds_filled_from_the_data_work_but_are_flagged_as_not_public():
+    at = open_page(start_app(), "data")
+    at.radio(key="data.norm_method").set_value("bounds").run()
+    at.button(key="data.fill_bounds").click().run()
+    assert_clean(at)
+    spec = studio(at).spec
+    demo = load_demo("togo-demo")
+    assert spec.normalization.method == "bounds"
+    assert spec.normalization.lower == tuple(float(demo.frame[f].min()) for f in demo.spec.features)
+    assert spec.normalization.upper == tuple(float(demo.frame[f].max()) for f in demo.spec.features)
+    assert any("NOT public bounds" in w.value for w in at.warning)
+    assert metric(at, "values clipped to bounds") == "0"
