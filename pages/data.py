@@ -222,6 +222,7 @@ else:
         st.checkbox("Standardise columns first", key="data.standardize", help=HELP["standardize"])
         lower: tuple[float, ...] = ()
         upper: tuple[float, ...] = ()
+        bounds_from_data = False
         features = list(st.session_state["data.features"])
         if st.session_state["data.norm_method"] == "bounds":
             st.caption("Public bounds per feature — from a codebook, legal limits or published ranges, never from "
@@ -246,7 +247,9 @@ else:
                       on_click=fill_bounds_from_data, icon=":material/warning:",
                       help="Reads the bounds from the sensitive data itself, so the preparation is no longer "
                       "data-independent. Use it to explore; enter public bounds before a real release.")
-            if features and (lower, upper) == observed_bounds(data_key(state), tuple(features), frame):
+            bounds_from_data = bool(features) and (lower, upper) == observed_bounds(
+                data_key(state), tuple(features), frame)
+            if bounds_from_data:
                 st.warning("These bounds are the data's own minimum and maximum: they reveal the most extreme "
                            "records and are NOT public bounds. Replace them before a real release.",
                            icon=":material/warning:")
@@ -275,7 +278,8 @@ else:
         field_error(str(problem), boxes.get(problem.control, table_box))
     with norm_box:
         chosen = spec.normalization if spec is not None else active_spec.normalization
-        (st.success if chosen.data_independent else st.warning)(privacy_note(chosen))
+        if not bounds_from_data:  # otherwise the warning under the bounds says what matters
+            (st.success if chosen.data_independent else st.warning)(privacy_note(chosen))
         if not chosen.data_independent:
             st.caption(DATA_DEPENDENT_NOTE)
 
