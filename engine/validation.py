@@ -59,8 +59,11 @@ def check_interval(
     *,
     closed: Closed = "both",
     hint: str = "",
+    allow_inf: bool = False,
 ) -> float:
     """Return ``value`` as a float if it lies in the interval, else raise :class:`InvalidParameterError`.
+
+    Infinite values are rejected unless ``allow_inf`` (an interval written "(0, inf)" is open at infinity).
 
     >>> check_interval("delta", 0.5, 0, 1, closed="left")
     0.5
@@ -73,8 +76,8 @@ def check_interval(
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidParameterError(_message(name, f"a number {allowed}", value, hint))
     x = float(value)
-    if math.isnan(x):
-        raise InvalidParameterError(_message(name, allowed, value, hint))
+    if math.isnan(x) or (math.isinf(x) and not allow_inf):
+        raise InvalidParameterError(_message(name, f"finite and {allowed}" if math.isinf(x) else allowed, value, hint))
     ok = True
     if low is not None:
         ok &= x >= low if closed in ("both", "left") else x > low
@@ -133,16 +136,21 @@ def check_array_interval(
     *,
     closed: Closed = "both",
     hint: str = "",
+    allow_inf: bool = False,
 ) -> np.ndarray:
     """Vectorised :func:`check_interval`: return ``np.asarray(value, float)`` if every entry is in the interval.
 
-    The message reports the first offending entry.
+    Booleans and text are refused; infinite entries too unless ``allow_inf``. The message reports the first
+    offending entry.
     """
+    raw = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    if isinstance(value, (bool, np.bool_)) or raw.dtype == bool or raw.dtype.kind in "OUSV" and not _all_real(raw):
+        raise InvalidParameterError(_message(name, "a number or an array of numbers", value, hint))
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise InvalidParameterError(_message(name, "a number or an array of numbers", value, hint)) from None
-    bad = np.isnan(arr)
+    bad = np.isnan(arr) if allow_inf else ~np.isfinite(arr)
     if low is not None:
         bad |= arr < low if closed in ("both", "left") else arr <= low
     if high is not None:
@@ -153,6 +161,21 @@ def check_array_interval(
             _message(name, "in " + _interval_text(low, high, closed), float(first), hint)
         )
     return arr
+
+
+def check_array_integer(name: str, value: object, low: int | None = None, *, hint: str = "") -> np.ndarray:
+    """Vectorised :func:`check_integer`: every entry a whole number ≥ ``low`` (returned as a float array)."""
+    arr = check_array_interval(name, value, low, None, hint=hint)
+    frac = arr != np.floor(arr)
+    if frac.any():
+        first = float(arr.flat[int(np.flatnonzero(frac.ravel())[0])])
+        raise InvalidParameterError(_message(name, f"a whole number in {_interval_text(low, None, 'both')}", first, hint))
+    return arr
+
+
+def _all_real(arr: np.ndarray) -> bool:
+    """True if an object array holds only real numbers (no bools, no text)."""
+    return all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in arr.ravel().tolist())
 
 
 def check_matrix(name: str, value: object, *, min_rows: int = 1, min_cols: int = 1) -> np.ndarray:

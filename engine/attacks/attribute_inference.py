@@ -210,6 +210,10 @@ def residual_risk(
     >>> round(risk, 4), low < risk < high
     (0.9924, True)
     """
+    n_attacks = check_integer("n_attacks", n_attacks, 1, None)
+    n_success = check_integer("n_success", n_success, 0, n_attacks)
+    n_control = check_integer("n_control", n_control, 1, None)
+    n_control_success = check_integer("n_control_success", n_control_success, 0, n_control)
     a, ea = wilson_rate(n_success, n_attacks, confidence_level)
     c, ec = wilson_rate(n_control_success, n_control, confidence_level)
     value = (a - c) / (1.0 - c)

@@ -159,7 +159,7 @@ def guarantee_expected_loss(epsilon, delta):
     >>> round(guarantee_expected_loss(1.0, 0.0), 4)
     0.4621
     """
-    eps = check_array_interval("epsilon", epsilon, 0, None)
+    eps = check_array_interval("epsilon", epsilon, 0, None, allow_inf=True)  # ε = ∞: no protection
     dlt = check_array_interval("delta", delta, 0, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         approx = eps**2 / (4.0 * (-np.log(dlt) + eps))
@@ -218,7 +218,7 @@ def tradeoff_curve_from_eps_delta(epsilon, delta, alphas=None) -> np.ndarray:
     >>> round(float(tradeoff_curve_from_eps_delta(0.0, 0.0, [0.3])[0]), 12)
     0.7
     """
-    eps = check_interval("epsilon", epsilon, 0, None)
+    eps = check_interval("epsilon", epsilon, 0, None, allow_inf=True)  # ε = ∞: no protection
     dlt = check_interval("delta", delta, 0, 1)
     alph = _check_alphas(alphas)
     if math.isinf(eps):
@@ -262,7 +262,7 @@ def eps_delta_min_total_error(epsilon, delta) -> float:
     >>> round(eps_delta_min_total_error(math.log(3), 0.0), 12)
     0.5
     """
-    eps = check_interval("epsilon", epsilon, 0, None)
+    eps = check_interval("epsilon", epsilon, 0, None, allow_inf=True)  # ε = ∞: no protection
     dlt = check_interval("delta", delta, 0, 1)
     if math.isinf(eps):
         return 0.0

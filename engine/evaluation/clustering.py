@@ -18,7 +18,15 @@ from sklearn.cluster import KMeans
 
 from engine.mechanisms.jl_laplace import JLLaplace
 from engine.progress import ProgressCallback, Progress
-from engine.validation import check_integer, check_interval
+from engine.errors import InvalidParameterError
+from engine.validation import check_integer, check_interval, check_real
+
+
+def _check_rng(rng: object) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError(
+            f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
+        )
 
 
 def clustering_accuracy(labels_true: np.ndarray, labels_pred: np.ndarray) -> float:
@@ -47,6 +55,8 @@ def make_two_blobs(n: int, d: int, *, rng: np.random.Generator, distance: float 
     """Two isotropic unit-variance Gaussian blobs in d dimensions, centres 0 and (distance, 0, …, 0)."""
     n = check_integer("n", n, 4, None)
     d = check_integer("d", d, 1, None)
+    distance = check_real("distance", distance)
+    _check_rng(rng)
     labels = rng.integers(0, 2, size=n)
     x = rng.normal(size=(n, d))
     x[:, 0] += distance * labels
@@ -87,6 +97,7 @@ def blob_experiment(
     k = check_integer("k", k, 1, None)
     epsilon = check_interval("epsilon", epsilon, 0, None, closed="neither")
     repetitions = check_integer("repetitions", repetitions, 1, None)
+    _check_rng(rng)
     element = JLLaplace(k=k, epsilon=epsilon, d=d, relation="element")
     row = JLLaplace(k=k, epsilon=epsilon, d=d, relation="row", b=1.0)
     results: dict[str, list[float]] = {"none": [], "projection": [], "element": [], "row": []}

@@ -124,6 +124,8 @@ def per_pair_delta(c, k: int, relation: Relation, *, b: float = 2.0, element_bou
     """Rigorous per-pair upper bound on δ_fail (see :attr:`JLLaplace.delta_fail`). Vectorised over ``c``."""
     c_arr = check_array_interval("c", c, 0, None, closed="neither")
     k = check_integer("k", k, 1, None)
+    b = check_interval("b", b, 0, None, closed="neither")
+    element_bound = check_interval("element_bound", element_bound, 0, None, closed="neither")
     if check_choice("relation", relation, ["row", "element"]) == "element":
         proof_event = stats.chi2.sf((c_arr / element_bound) ** 2, df=k)
         chernoff = l1_tail_bound(c_arr / element_bound, k, 1.0 / math.sqrt(k))
@@ -173,6 +175,7 @@ def element_failure_bound(c, k: int, d: int, element_bound: float = 1.0):
     c = check_array_interval("c", c, 0, None, closed="neither")
     k = check_integer("k", k, 1, None)
     d = check_integer("d", d, 1, None)
+    element_bound = check_interval("element_bound", element_bound, 0, None, closed="neither")
     excess = c / element_bound - math.sqrt(k)
     out = np.where(excess > 0, d * np.exp(-0.5 * np.maximum(excess, 0.0) ** 2), np.inf)
     return float(out) if out.ndim == 0 else out
@@ -369,6 +372,10 @@ class JLLaplace(RecordMechanism):
                 f"d must equal the number of data columns; configured d = {self.d}, data has {x.shape[1]} — "
                 "set d to the data's column count"
             )
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError(
+                f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
+            )
         p = rng.normal(0.0, 1.0 / math.sqrt(self.k), size=(self.d, self.k))
         z = x @ p
         z += rng.laplace(0.0, self.laplace_scale, size=z.shape)
@@ -416,6 +423,18 @@ def delta_fail_curve(epsilons, *, laplace_scale: float, k: int, relation: Relati
             "delta_fail_proof_event": np.atleast_1d(event), "delta_fail_paper": np.atleast_1d(paper)}
 
 
+def _check_rows(name: str, value: object) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{name} must be released rows (numbers); got {type(value).__name__}") from None
+    if arr.ndim == 0:
+        raise InvalidParameterError(f"{name} must be a released row (a vector of k numbers) or rows; got a scalar")
+    if not np.all(np.isfinite(arr)):
+        raise InvalidParameterError(f"{name} has a missing or infinite value — released rows are always finite")
+    return arr
+
+
 def recover_squared_distance(z_i: np.ndarray, z_j: np.ndarray, noise_variance: float) -> np.ndarray:
     r"""Algorithm 2 (Recover Distance): unbiased estimate of ‖x_i − x_j‖² from released rows.
 
@@ -423,8 +442,8 @@ def recover_squared_distance(z_i: np.ndarray, z_j: np.ndarray, noise_variance: f
 
     with σ² the variance of ONE Laplace entry (2 b_L², :attr:`JLLaplace.noise_variance`). Rows broadcast.
     """
-    z_i = np.asarray(z_i, dtype=float)
-    z_j = np.asarray(z_j, dtype=float)
+    z_i = _check_rows("z_i", z_i)
+    z_j = _check_rows("z_j", z_j)
     noise_variance = check_interval("noise_variance", noise_variance, 0, None)
     k = z_i.shape[-1]
     return np.sum((z_i - z_j) ** 2, axis=-1) - 2.0 * k * noise_variance

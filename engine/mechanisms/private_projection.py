@@ -51,6 +51,7 @@ from engine.errors import DataValidationError, InsufficientDataError, InvalidPar
 from engine.guarantee import Guarantee, Release
 from engine.mechanisms.base import RecordMechanism, register
 from engine.validation import (
+    check_array_integer,
     check_array_interval,
     check_choice,
     check_integer,
@@ -120,8 +121,8 @@ def projection_sigma1(b, epsilon1, delta1, k, d):
     bb = check_array_interval("b", b, 0, 2, closed="right")
     eps = check_array_interval("epsilon1", epsilon1, 0, None, closed="neither")
     dlt = check_array_interval("delta1", delta1, 0, 1, closed="neither")
-    kk = check_array_interval("k", k, 1, None)
-    dd = check_array_interval("d", d, 1, None)
+    kk = check_array_integer("k", k, 1)
+    dd = check_array_integer("d", d, 1)
     alpha = bb / np.sqrt(kk) * np.sqrt(dd * _LOG_MGF - np.log(dlt / 2.0) / kk)
     return _scalar_or_array(alpha * np.sqrt(2.0 * (np.log(1.0 / dlt) + eps)) / eps)
 
@@ -415,6 +416,10 @@ class PrivateProjection(RecordMechanism):
         ResourceLimitError
             The reference implementation would exceed the memory limit.
         """
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError(
+                f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
+            )
         try:
             x = check_unit_ball(x, mechanism="Algorithm 1")
         except InvalidParameterError as exc:

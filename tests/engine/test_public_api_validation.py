@@ -149,22 +149,7 @@ def _vid(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # known defects: group id → {value id → reason} (strict xfail). Grouped by root cause; see the module docstring.
 
-_INF = (
-    "+inf accepted: validation.check_interval / check_array_interval with high=None let +inf through although "
-    "the declared interval '(…, inf)' is open at infinity (configs holding it cannot even be saved: to_json "
-    "refuses non-finite numbers)"
-)
-_INF_RAW = (
-    "+inf not rejected at the boundary (check_interval/check_array_interval with high=None); it reaches the "
-    "arithmetic and fails there with a raw error or a RuntimeWarning (an error under the suite's filter)"
-)
-_BOOL = (
-    "bool accepted as a number: validation.check_array_interval converts True to 1.0 (check_interval rejects "
-    "booleans)"
-)
-_NOT_WHOLE = "k and d are validated as real intervals (check_array_interval), not as whole numbers; text '3' is parsed"
 _SEEDS = "Seeds has no __post_init__: seeds are not checked to be whole numbers ≥ 0"
-_WRONG_NAME = "residual_risk delegates to wilson_rate, whose message names n_total/n_success, not the caller's parameter"
 
 KNOWN: dict[str, dict[str, str]] = {}
 
@@ -175,73 +160,13 @@ def _known(reason: str, values: tuple[str, ...], *groups: str) -> None:
             KNOWN.setdefault(group, {})[value] = reason
 
 
-_known(
-    _INF, ("inf",),
-    # configs
-    "Guarantee.epsilon", "JLLaplace.epsilon", "JLLaplace.element_bound", "JLLaplace.t", "JLLaplace[t].t", "PrivateProjection.epsilon1",
-    "AttributeInferenceConfig.tolerance", "ProgramConfig.population", "ProgramConfig.ridge_alpha",
-    "ProgramConfig.logistic_c", "ProgramConfig.loan_amount", "ProgramConfig.revenue_rate",
-    "ProgramConfig.interest_rate", "Budget.epsilon1", "Budget.epsilon2", "PrivacySpecification.epsilon",
-    "GaussianSum.sigma", "UnitSplitting.tau", "UnitSplitting.sigma", "EPL1.d", "EPL1.scale", "EPL2.d", "EPL2.a",
-    "EPL2.sigma", "EPL.d", "EPL.a", "EPL.sigma", "GeneralizedGaussian.sigma", "KthRootTransformation.a",
-    "KthRootTransformation.sigma", "LogTransformation.a", "LogTransformation.sigma",
-    # functions
-    "switch_loss(epsilon)", "tdp_to_dp(epsilon)", "row_t_min(b)", "row_t_for_delta(b)", "element_failure_bound(c)",
-    "row_failure_bound(c)", "row_failure_bound(b)", "l1_tail_bound(scale)",
-    "squared_distance_variance(squared_distance)", "squared_distance_variance(noise_variance)",
-    "singling_out(release_scale)", "attribute_inference(release_scale)", "inference_success(tolerance)",
-    "check_release_scale(release_scale)", "adversary_view(release_scale)", "tradeoff_curve_from_eps_delta(epsilon)",
-    "gaussian_tradeoff_curve(sigma)", "gaussian_min_total_error(sensitivity)", "gaussian_min_total_error(sigma)",
-    "eps_delta_min_total_error(epsilon)", "gaussian_expected_loss(distance)", "gaussian_expected_loss(sigma)",
-    "guarantee_expected_loss(epsilon)", "projection_expected_loss(epsilon1)", "projection_expected_loss(epsilon2)",
-    "projection_distinguishing(epsilon1)", "projection_distinguishing(epsilon2)", "epsilon_to_rho(epsilon)",
-    "rho_to_epsilon(rho)", "zcdp_to_dp(rho)", "tdp_policy(epsilon)", "calibrate_sd(target_sd)", "calibrate_sd(q_ref)",
-    "calibrate_half_width(half_width)", "calibrate_half_width(q_ref)", "calibrate_accuracy(target)",
-    "share_protected(rho_max)",
-)
-_known(_INF, ("(inf,)",), "SinglingOutConfig.net_sizes")
-_known(
-    _INF_RAW, ("inf",),
-    "steps(b)",  # OverflowError: cannot convert Infinity to integer ratio
-    "projection_sigma1(epsilon1)", "projection_noise_sd(epsilon1)", "per_pair_delta(c)", "per_pair_delta(b)",
-    "l1_tail_bound(threshold)", "gaussian_tradeoff_curve(sensitivity)", "simulate_total(q)",
-    "calibrate_loss(loss)",  # ValueError: math domain error
-    "calibrate_loss(x_ref)",  # InfeasibleTargetError 'no value of sigma gives loss 1 at x = inf'
-    "make_two_blobs(distance)",
-)
-_known(_BOOL, ("(True,)",), "SinglingOutConfig.net_sizes")
-_known(
-    _BOOL, ("True",),
-    "steps(distance)", "steps(b)", "switch_loss(epsilon)", "switch_loss(delta)", "switch_loss(b)",
-    "switch_loss(distance)", "tdp_to_dp(epsilon)", "tdp_to_dp(delta)", "tdp_to_dp(b)", "gaussian_delta(sensitivity)",
-    "gaussian_delta(sigma)", "gaussian_delta(epsilon)", "projection_sigma1(b)", "projection_sigma1(epsilon1)",
-    "projection_sigma1(k)", "projection_sigma1(d)", "projection_sigma2(b)", "projection_noise_sd(b)",
-    "projection_noise_sd(epsilon1)", "projection_noise_sd(d)", "per_pair_delta(c)", "element_failure_bound(c)",
-    "row_failure_bound(c)", "l1_tail_bound(threshold)", "squared_distance_variance(squared_distance)",
-    "gaussian_expected_loss(distance)", "gaussian_expected_loss(sigma)", "guarantee_expected_loss(epsilon)",
-    "guarantee_expected_loss(delta)", "projection_expected_loss(b)", "projection_expected_loss(epsilon1)",
-    "projection_expected_loss(epsilon2)", "projection_expected_loss(distance)", "projection_distinguishing(b)",
-    "projection_distinguishing(epsilon1)", "projection_distinguishing(epsilon2)", "projection_distinguishing(distance)",
-    "epsilon_to_rho(epsilon)", "rho_to_epsilon(rho)", "zcdp_to_dp(rho)",
-    *(f"{kind}.{method}({param})" for kind in SUM_MECHANISMS for method, param in (
-        ("policy", "x"), ("policy_rho", "x"), ("policy_inverse", "loss"), ("max_protected_value", "rho"),
-        ("variance", "q"), ("sd", "q"))),
-)
-_known(_NOT_WHOLE, ("2.5", "'3'"), "projection_sigma1(k)", "projection_sigma1(d)", "projection_noise_sd(d)")
 _known(_SEEDS, ("2.5", "'3'", "True", "nan"), "Seeds.release", "Seeds.sweep", "Seeds.program_folds")
-_known(_WRONG_NAME, ("0", "2.5", "'3'", "True", "nan", "None"), "residual_risk(n_attacks)", "residual_risk(n_control)")
-_known(_WRONG_NAME, ("-1", "2.5", "'3'", "True", "nan", "None", "11"), "residual_risk(n_control_success)")
 _known("Targets.__post_init__ does not check delta_rule against Literal['1/(n+1)', 'chosen']", ("'nope'", "None", "3"),
        "Targets.delta_rule")
 _known("Targets.__post_init__ does not check that feasibility holds FeasibilityReport objects", ("('x',)",),
        "Targets.feasibility")
 _known("DataFingerprint.__post_init__ does not check synthetic with check_bool", ("'yes'", "1", "None"),
        "DataFingerprint.synthetic")
-_known("element_failure_bound does not validate element_bound: NaN/negative give inf, text a raw TypeError, 0 a "
-       "RuntimeWarning", ("0.0", "-1.0", "nan", "inf", "'x'", "True", "None"), "element_failure_bound(element_bound)")
-_known("per_pair_delta does not validate element_bound (relation='element'): 0 a RuntimeWarning, negative/NaN "
-       "blamed on 'threshold', inf/True accepted, text/None raw TypeError",
-       ("0.0", "-1.0", "nan", "inf", "'x'", "True", "None"), "per_pair_delta[element](element_bound)")
 _known("fold_indices does not validate n: raw TypeError/ValueError, and n < folds returns empty training folds",
        ("1", "2.5", "'3'", "True", "nan", "None"), "fold_indices(n)")
 _known("fold_indices does not check config: AttributeError", ("'x'",), "fold_indices(config)")
@@ -249,18 +174,12 @@ _known("at_or_below_quantile does not validate q: numpy's ValueError/TypeError, 
        ("-0.1", "1.5", "nan", "'x'", "True", "None"), "at_or_below_quantile(q)")
 _known("at_or_below_quantile does not validate values: NaN silently excluded, text a raw ValueError",
        ("with_nan", "'x'"), "at_or_below_quantile(values)")
-_known("rng is not checked to be a numpy Generator: AttributeError", ("None", "3", "'x'"), "make_two_blobs(rng)",
-       "blob_experiment(rng)")
-_known("make_two_blobs does not validate distance: NaN gives NaN data, text/None raw TypeError",
-       ("nan", "'x'", "True", "None"), "make_two_blobs(distance)")
 _known("text in an array argument escapes as numpy's raw ValueError (np.asarray before validation)", ("'x'",),
        "tdp_policy(distance)", "share_protected(values)", "losses_for(values)")
 _known("text in epsilon1 escapes as a raw ValueError (float() before validation)", ("('x',)",), "paper_budgets(epsilon1)")
 _known("calibrate_sd does not check that mechanism is a SumMechanism: AttributeError", ("'x'",),
        "calibrate_sd(mechanism)")
 _known("released_rows ignores unknown attack names instead of rejecting them", ("('nope',)",), "released_rows(attacks)")
-_known(_INF, ("inf",), "composed_rho(constant_rho)", "recover_squared_distance(noise_variance)")
-_known(_INF_RAW, ("inf",), "tdp_record_losses(epsilon)", "delta_fail_curve(laplace_scale)")
 _known("text in an array argument escapes as numpy's raw ValueError (np.asarray before validation)", ("'x'",),
        "policy_curves(x)")
 _known("calibrate_all passes target on to calibrate_sd, whose message names target_sd, not target; inf accepted",
@@ -273,9 +192,6 @@ _known("privacy_accuracy_frontier swallows every EngineError of calibrate_accura
 _known("privacy_accuracy_frontier swallows every EngineError of calibrate_accuracy into NaN rows: invalid "
        "by/q_ref/beta give a table of NaN instead of an error",
        ("0.0", "1.0", "-0.1", "1.5", "nan", "'x'", "True", "None"), "privacy_accuracy_frontier(beta)")
-_known("recover_squared_distance does not validate z_i/z_j: NaN/inf give NaN/inf distances, 1-D or text input a "
-       "raw ValueError", ("with_nan", "with_inf", "one_dimensional", "'x'"), "recover_squared_distance(z_i)",
-       "recover_squared_distance(z_j)")
 
 
 def problem(call: Callable[[], Any], owner: str, name: str, error: type[EngineError] = InvalidParameterError) -> str:
@@ -423,7 +339,7 @@ OUT_OF_RANGE: dict[str, dict[str, tuple[Any, ...]]] = {
     "Budget": {"epsilon1": (0.0, -1.0), "delta1": (1.0, -0.1), "epsilon2": (-1.0,), "delta2": (-0.1,)},
     "SweepConfig": {"b_values": ((0.0,), (2.5,)), "repetitions": (0,), "holdout": (0,), "k": (0,), "partitions": (0,)},
     "PrivacySpecification": {"b": (0.0, 2.5), "epsilon": (0.0, -1.0), "delta": (-0.1, 1.5)},
-    "Targets": {"gammas": ((), (0.4,), (1.0,)), "delta": (0.0, 1.0)},
+    "Targets": {"gammas": ((), (0.4,), (1.0,)), "delta": (1.0, -0.1)},  # δ = 0 (pure DP) is a valid target
     "DataFingerprint": {"n": (0,), "d": (0, 3)},
     "GaussianSum": {"sigma": (0.0, -1.0)},
     "UnitSplitting": {"tau": (0.0, -1.0), "sigma": (0.0, -1.0)},
@@ -609,6 +525,7 @@ def test_from_json_rejects_malformed_text():
 
 POS = (0.0, -1.0, NAN, INF, "x", True, None)  # (0, ∞)
 NONNEG = (-1.0, NAN, INF, "x", True, None)  # [0, ∞)
+LOSS = (-1.0, NAN, "x", True, None)  # [0, ∞]: a privacy loss may be +inf ("no protection"), so inf is valid
 PROB_OPEN = (0.0, 1.0, -0.1, 1.5, NAN, "x", True, None)  # (0, 1)
 PROB_CLOSED = (-0.1, 1.5, NAN, "x", True, None)  # [0, 1]
 PROB_LEFT = (1.0, -0.1, NAN, INF, "x", True, None)  # [0, 1)
@@ -766,17 +683,17 @@ CALLS: list[Call] = [
          {"mechanism": ("x",), "distance": (-1.0, 2.5, NAN, "x", True), "alphas": ([-0.1], [NAN], "x")}),
     Call("tradeoff_curve_from_eps_delta", dist.tradeoff_curve_from_eps_delta,
          lambda: dict(epsilon=1.0, delta=1e-5, alphas=None),
-         {"epsilon": NONNEG, "delta": PROB_CLOSED, "alphas": ([2.0], "x")}),
+         {"epsilon": LOSS, "delta": PROB_CLOSED, "alphas": ([2.0], "x")}),
     Call("gaussian_tradeoff_curve", dist.gaussian_tradeoff_curve, lambda: dict(sensitivity=1.0, sigma=2.0),
          {"sensitivity": NONNEG, "sigma": POS}),
     Call("gaussian_min_total_error", dist.gaussian_min_total_error, lambda: dict(sensitivity=1.0, sigma=2.0),
          {"sensitivity": NONNEG, "sigma": POS}),
     Call("eps_delta_min_total_error", dist.eps_delta_min_total_error, lambda: dict(epsilon=1.0, delta=1e-5),
-         {"epsilon": NONNEG, "delta": PROB_CLOSED}),
+         {"epsilon": LOSS, "delta": PROB_CLOSED}),
     Call("gaussian_expected_loss", dist.gaussian_expected_loss, lambda: dict(distance=1.0, sigma=2.0),
          {"distance": NONNEG, "sigma": POS}),
     Call("guarantee_expected_loss", dist.guarantee_expected_loss, lambda: dict(epsilon=1.0, delta=1e-5),
-         {"epsilon": NONNEG, "delta": PROB_CLOSED}),
+         {"epsilon": LOSS, "delta": PROB_CLOSED}),
     Call("projection_expected_loss", dist.projection_expected_loss,
          lambda: dict(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-5, distance=2.0),
          {"b": B_RANGE, "epsilon1": POS, "delta1": PROB_OPEN, "epsilon2": POS, "delta2": PROB_OPEN,
@@ -802,10 +719,10 @@ CALLS: list[Call] = [
           "rng": NOT_RNG},
          run_valid=False),
     # per-record
-    Call("epsilon_to_rho", pr_units.epsilon_to_rho, lambda: dict(epsilon=1.0), {"epsilon": NONNEG}),
-    Call("rho_to_epsilon", pr_units.rho_to_epsilon, lambda: dict(rho=0.5), {"rho": NONNEG}),
+    Call("epsilon_to_rho", pr_units.epsilon_to_rho, lambda: dict(epsilon=1.0), {"epsilon": LOSS}),
+    Call("rho_to_epsilon", pr_units.rho_to_epsilon, lambda: dict(rho=0.5), {"rho": LOSS}),
     Call("zcdp_to_dp", pr_units.zcdp_to_dp, lambda: dict(rho=0.5, delta=1e-6, method="cks"),
-         {"rho": NONNEG, "delta": PROB_OPEN, "method": CHOICE}),
+         {"rho": LOSS, "delta": PROB_OPEN, "method": CHOICE}),
     Call("tdp_policy", pr_tdp.tdp_policy, lambda: dict(distance=np.array([0.1, 1.0]), epsilon=1.0, delta=1e-5, b=0.5),
          {"distance": (_with(-1.0), _with(3.0), _with(NAN), "x"), "epsilon": POS, "delta": PROB_CLOSED, "b": B_RANGE}),
     Call("calibrate_sd", pr_calibration.calibrate_sd, lambda: dict(mechanism=SUM, target_sd=10.0, q_ref=100.0),
@@ -845,7 +762,8 @@ CALLS: list[Call] = [
          {"epsilons": ([0.0], [NAN], "x"), "laplace_scale": POS, "k": INT(1), "relation": CHOICE}),
     Call("recover_squared_distance", jl.recover_squared_distance,
          lambda: dict(z_i=X[:5], z_j=X_PRIV[:5], noise_variance=0.01),
-         {"z_i": MATRIX, "z_j": MATRIX, "noise_variance": NONNEG}),
+         # one row (1-D) is a valid input: the distance of one pair
+         {"z_i": MATRIX[:2] + ("x",), "z_j": MATRIX[:2] + ("x",), "noise_variance": NONNEG}),
     Call("load_demo", load_demo, lambda: dict(name="togo-demo"), {"name": CHOICE}, run_valid=False),
     Call("run_sweep", run_sweep, lambda: dict(data=PREPARED, config=preset("quick", 40), workers=1),
          {"workers": INT(1, 64), "config": ("x", Budget(1.0, 1e-5)), "data": ("x", X)}, run_valid=False),
@@ -960,9 +878,6 @@ def _rng_cases() -> list[Any]:
         if type(mechanism) is MondrianKAnonymity:  # deterministic: it never touches rng
             continue
         marks = []
-        if type(mechanism) in (JLLaplace, PrivateProjection):
-            marks = [pytest.mark.xfail(strict=True, reason=f"{type(mechanism).__name__}.release does not check rng: "
-                                       "AttributeError ('str' object has no attribute 'normal'/'integers')")]
         out.append(pytest.param(mechanism, id=param.id, marks=marks))
     return out
 
