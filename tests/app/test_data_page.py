@@ -191,3 +191,14 @@ def test_bounds_filled_from_the_data_work_but_are_flagged_as_not_public():
     assert spec.normalization.upper == tuple(float(demo.frame[f].max()) for f in demo.spec.features)
     assert any("NOT public bounds" in w.value for w in at.warning)
     assert metric(at, "values clipped to bounds") == "0"
+
+
+def test_row_norm_figure_cuts_extreme_rows_and_says_so():
+    from ui.figures.data import row_norm_figure
+
+    z = np.concatenate([np.linspace(0.1, 3, 999), [500.0]])
+    fig = row_norm_figure(z, np.minimum(z, 1), method="clip")
+    assert fig.layout.xaxis.range[1] < 10
+    assert "1 row(s) beyond the axis, up to ‖z‖ = 500" in [a.text for a in fig.layout.annotations]
+    small = row_norm_figure(np.array([0.2, 0.5]), np.array([0.2, 0.5]), method="bounds")
+    assert small.layout.xaxis.range[1] == 1.05  # the unit-ball line stays inside the plot

@@ -14,8 +14,12 @@ def row_norm_figure(input_norms: np.ndarray, prepared_norms: np.ndarray, *, meth
     The vertical line at 1 is the unit ball every prepared row must lie in.
     """
     fig = go.Figure()
-    upper = float(max(np.max(input_norms, initial=1.0), 1.0))
-    bins = {"start": 0.0, "end": upper * 1.0001, "size": upper / 60}
+    largest = float(np.max(input_norms, initial=1.0))
+    # A few extreme rows would squeeze everything else into one bar: cut the axis at the 99.5th percentile.
+    upper = max(1.05, 1.05 * float(np.quantile(input_norms, 0.995))) if len(input_norms) else 1.05
+    upper = max(1.05, min(upper, largest * 1.0001))
+    beyond = int(np.sum(np.asarray(input_norms) > upper))
+    bins = {"start": 0.0, "end": upper, "size": upper / 60}
     fig.add_trace(
         go.Histogram(
             x=input_norms, xbins=bins, name="before the row map (‖z‖)", marker_color=COLORS["original"],
@@ -30,6 +34,10 @@ def row_norm_figure(input_norms: np.ndarray, prepared_norms: np.ndarray, *, meth
     )
     fig.add_vline(x=1.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
                   annotation_text="unit ball", annotation_position="top right")
+    if beyond:
+        fig.add_annotation(x=1, xref="paper", y=1, yref="paper", xanchor="right", showarrow=False,
+                           text=f"{beyond} row(s) beyond the axis, up to ‖z‖ = {largest:.3g}")
+    fig.update_xaxes(range=[0, upper])
     fig.update_layout(
         barmode="overlay",
         title=f"Row norms before and after preparation ({method})",
