@@ -59,11 +59,14 @@ def test_scenario_link_round_trip():
 
 def test_broken_link_parts_are_reported_and_the_rest_restored():
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.query_params.update({"data": "no-such-demo", "gamma": "0.9", "B": "abc", "eps": "1"})
+    at.query_params.update({"data": "no-such-demo", "gamma": "0.9", "B": "abc", "eps": "1", "mech": "{bad",
+                            "seed": "-3"})
     at.run()
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning)
     assert "no-such-demo" in warnings and "'B' must be a number" in warnings
+    assert "mechanism could not be restored" in warnings and "seed could not be restored" in warnings
+    assert studio(at).mechanism is None and studio(at).seed is None
     assert studio(at).gammas == (0.9,)
     assert studio(at).demo_name == "togo-demo"
 
