@@ -21,11 +21,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from engine.errors import EngineError, InvalidParameterError
+from engine.errors import EngineError, InfeasibleTargetError, InvalidParameterError
 from engine.per_record.base import SumMechanism, check_beta
-from engine.per_record.calibration import calibrate_accuracy
+from engine.per_record.calibration import calibrate_accuracy, check_mechanism
 from engine.progress import CancelToken, Progress, ProgressCallback
-from engine.validation import check_integer, check_interval
+from engine.validation import check_array_interval, check_choice, check_integer, check_interval
 
 #: Provenance shown by the UI next to accuracy curves, simulations and frontiers.
 SOURCE = "ours: the paper's empirical section is missing; planning formulas from the paper, Monte Carlo ours"
@@ -164,37 +164,56 @@ def privacy_accuracy_frontier(
     """ρ of given record sizes when each mechanism is calibrated to each accuracy target at ``q_ref``.
 
     Returns a long table: ``mechanism``, ``kind``, ``target``, ``noise`` (the calibrated parameter),
-    ``record_value``, ``rho``. A mechanism that cannot meet a target (no finite variance for an SD target) gets
-    NaN there.
+    ``record_value``, ``rho`` and ``status`` (``"ok"``, or why the row is NaN). Every argument is validated up
+    front, so invalid ``by``, ``q_ref``, ``beta``, ``targets`` or ``record_values`` raise. Only a target a
+    mechanism genuinely cannot meet gives NaN rows, labelled ``"infeasible: …"`` in ``status``: an SD-based
+    target for a mechanism whose noise has no finite variance (e.g. EPL p = 1 with d ≤ 3), or a target no noise
+    parameter reaches (:class:`~engine.errors.InfeasibleTargetError`).
 
     Examples
     --------
     >>> from engine.per_record.baseline import GaussianSum
     >>> t = privacy_accuracy_frontier([GaussianSum()], [0.01], 1e6, [1e6])
-    >>> float(t["rho"].iloc[0])
-    5000.0
+    >>> float(t["rho"].iloc[0]), t["status"].iloc[0]
+    (5000.0, 'ok')
     """
-    ts = np.asarray(targets, dtype=float).ravel()
-    xs = np.asarray(record_values, dtype=float).ravel()
-    if ts.size == 0 or (ts <= 0).any() or np.isnan(ts).any():
+    check_choice("by", by, ["sd", "relative_sd", "half_width"])
+    q = check_interval("q_ref", q_ref, 0, None, closed="neither" if by == "relative_sd" else "both",
+                       hint="a planning total, not the confidential one")
+    b = check_beta(beta)
+    ts = check_array_interval("targets", targets, 0, None, closed="neither", hint="accuracy targets").ravel()
+    xs = check_array_interval("record_values", record_values, 0, None, hint="record values are ≥ 0").ravel()
+    if ts.size == 0:
         raise InvalidParameterError("targets must be a non-empty list of positive numbers")
-    if xs.size == 0 or (xs < 0).any() or np.isnan(xs).any():
+    if xs.size == 0:
         raise InvalidParameterError("record_values must be a non-empty list of values ≥ 0")
+    for i, m in enumerate(mechanisms):
+        check_mechanism(m, f"mechanisms[{i}]")
     rows = []
     total = len(mechanisms) * ts.size
     done = 0
     for m in mechanisms:
+        no_sd = None
+        if by != "half_width":
+            try:  # an SD target needs a finite variance; the mechanism says so (q is valid here)
+                m.sd(q)
+            except EngineError as exc:
+                no_sd = f"infeasible: no finite standard deviation ({exc})"
         for t in ts:
             if cancel is not None:
                 cancel.raise_if_cancelled("the privacy–accuracy frontier")
-            try:
-                tuned = calibrate_accuracy(m, float(t), q_ref, by=by, beta=beta)
-                noise, rho = tuned.noise, np.asarray(tuned.policy_rho(xs), dtype=float)
-            except EngineError:
+            status = no_sd
+            if status is None:
+                try:
+                    tuned = calibrate_accuracy(m, float(t), q, by=by, beta=b)
+                    noise, rho, status = tuned.noise, np.asarray(tuned.policy_rho(xs), dtype=float), "ok"
+                except InfeasibleTargetError as exc:
+                    status = f"infeasible: {exc}"
+            if status != "ok":
                 noise, rho = float("nan"), np.full(xs.shape, np.nan)
             for x, r in zip(xs, rho, strict=True):
                 rows.append({"mechanism": _name(m).split(" (")[0], "kind": m.KIND, "target": float(t),
-                             "noise": noise, "record_value": float(x), "rho": float(r)})
+                             "noise": noise, "record_value": float(x), "rho": float(r), "status": status})
             done += 1
             if progress is not None:
                 progress(Progress(done, total, f"calibrated {m.LABEL} to {t:g}"))

@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 from scipy.optimize import brentq
 
-from engine.errors import InfeasibleTargetError
+from engine.errors import InfeasibleTargetError, InvalidParameterError
 from engine.per_record.base import SumMechanism, check_beta
 from engine.validation import check_choice, check_interval
 
@@ -108,6 +108,16 @@ def _solve_increasing(
     return _solve_log(mechanism, lambda m: _log(quantity(m)), math.log(target), what)
 
 
+def check_mechanism(mechanism: object, name: str = "mechanism") -> SumMechanism:
+    """``mechanism`` itself if it is a configured sum mechanism; otherwise an error naming the fix."""
+    if not isinstance(mechanism, SumMechanism):
+        raise InvalidParameterError(
+            f"{name} must be a per-record sum mechanism (e.g. GaussianSum(sigma=1.0), or "
+            f"sum_mechanism_from_dict({{'kind': 'gaussian', 'sigma': 1.0}})); got {type(mechanism).__name__}"
+        )
+    return mechanism
+
+
 def calibrate_sd(mechanism: SumMechanism, target_sd: float, q_ref: float = 0.0) -> SumMechanism:
     """Copy of ``mechanism`` whose estimate has standard deviation ``target_sd`` at the planning total ``q_ref``.
 
@@ -126,6 +136,7 @@ def calibrate_sd(mechanism: SumMechanism, target_sd: float, q_ref: float = 0.0) 
     >>> round(calibrate_sd(LogTransformation(a=1.0), 1e4, 1e6).sigma, 8)
     0.00999974
     """
+    check_mechanism(mechanism)
     target = check_interval("target_sd", target_sd, 0, None, closed="neither")
     q = check_interval("q_ref", q_ref, 0, None, hint="a planning total, not the confidential one")
     if mechanism.FAMILY in _SCALE_FAMILIES:
@@ -140,6 +151,7 @@ def calibrate_half_width(
 
     Works for every mechanism, including heavy-tailed ones without a variance.
     """
+    check_mechanism(mechanism)
     target = check_interval("half_width", half_width, 0, None, closed="neither")
     q = check_interval("q_ref", q_ref, 0, None, hint="a planning total, not the confidential one")
     b = check_beta(beta)
@@ -160,12 +172,14 @@ def calibrate_accuracy(
     beta: float = 0.05,
 ) -> SumMechanism:
     """Dispatch: ``by="sd"`` (absolute SD), ``"relative_sd"`` (SD / q_ref), ``"half_width"`` ((1−β) interval)."""
+    check_mechanism(mechanism)
     check_choice("by", by, ["sd", "relative_sd", "half_width"])
+    target = check_interval("target", target, 0, None, closed="neither", hint="the accuracy to reach")
     if by == "half_width":
         return calibrate_half_width(mechanism, target, q_ref, beta)
     if by == "relative_sd":
         q = check_interval("q_ref", q_ref, 0, None, closed="neither", hint="a relative SD needs q_ref > 0")
-        return calibrate_sd(mechanism, check_interval("target", target, 0, None, closed="neither") * q, q)
+        return calibrate_sd(mechanism, target * q, q)
     return calibrate_sd(mechanism, target, q_ref)
 
 
@@ -177,7 +191,15 @@ def calibrate_all(
     by: Literal["sd", "relative_sd", "half_width"] = "sd",
     beta: float = 0.05,
 ) -> list[SumMechanism]:
-    """:func:`calibrate_accuracy` for each mechanism (same target), preserving order."""
+    """:func:`calibrate_accuracy` for each mechanism (same target), preserving order.
+
+    The shared arguments are checked once, up front (messages name ``target``, ``q_ref``, ``by``, ``beta``)."""
+    check_choice("by", by, ["sd", "relative_sd", "half_width"])
+    target = check_interval("target", target, 0, None, closed="neither", hint="the accuracy to reach")
+    check_interval("q_ref", q_ref, 0, None, hint="a planning total, not the confidential one")
+    check_beta(beta)
+    for i, m in enumerate(mechanisms):
+        check_mechanism(m, f"mechanisms[{i}]")
     return [calibrate_accuracy(m, target, q_ref, by=by, beta=beta) for m in mechanisms]
 
 
@@ -195,6 +217,7 @@ def calibrate_loss(
     >>> round(calibrate_loss(GaussianSum(), 10.0, 0.5).sigma, 12)
     10.0
     """
+    check_mechanism(mechanism)
     x = check_interval("x_ref", x_ref, 0, None, closed="neither")
     target = check_interval("loss", loss, 0, None, closed="neither")
     check_choice("unit", unit, ["rho", "epsilon"])
@@ -222,4 +245,5 @@ __all__ = [
     "calibrate_half_width",
     "calibrate_loss",
     "calibrate_sd",
+    "check_mechanism",
 ]

@@ -25,7 +25,7 @@ import pandas as pd
 from engine.errors import DataValidationError, InvalidParameterError
 from engine.per_record.base import SumMechanism
 from engine.per_record.units import UNIT_LABELS
-from engine.validation import check_choice, check_integer, check_interval
+from engine.validation import check_array_interval, check_choice, check_integer, check_interval
 
 LossUnit = Literal["native", "rho", "epsilon"]
 
@@ -144,7 +144,7 @@ def _resolve_unit(mechanism: SumMechanism, unit: LossUnit) -> str:
 def losses_for(mechanism: SumMechanism, values, unit: LossUnit = "rho") -> np.ndarray:
     """Each value's loss in ``unit`` (``"native"`` = the mechanism's own unit)."""
     u = _resolve_unit(mechanism, unit)
-    vals = np.asarray(values, dtype=float)
+    vals = check_array_interval("values", values, 0, None, hint="record values (per-record sensitivities) are ≥ 0")
     out = mechanism.policy_rho(vals) if u == "rho" else mechanism.policy(vals)
     return np.asarray(out, dtype=float)
 
@@ -278,7 +278,7 @@ def record_losses(
 def share_protected(mechanism: SumMechanism, values, rho_max: float) -> float:
     """Share of records whose ρ-loss is at most ``rho_max`` (the "fully protected" share; ours)."""
     r = check_interval("rho_max", rho_max, 0, None)
-    vals = np.asarray(values, dtype=float)
+    vals = check_array_interval("values", values, 0, None, hint="record values (per-record sensitivities) are ≥ 0")
     if vals.size == 0:
         raise InvalidParameterError("values must not be empty")
     return float(np.mean(np.asarray(mechanism.policy_rho(vals)) <= r))
@@ -293,7 +293,7 @@ def policy_curves(
     ``unit="epsilon"`` keeps only PRDP (additive) mechanisms and raises if none is left.
     """
     check_choice("unit", unit, ["native", "rho", "epsilon"])
-    xs = np.asarray(x, dtype=float).ravel()
+    xs = check_array_interval("x", x, 0, None, hint="record values (per-record sensitivities) are ≥ 0").ravel()
     if names is not None and len(names) != len(mechanisms):
         raise InvalidParameterError("names must have one entry per mechanism")
     frames = []

@@ -37,7 +37,7 @@ from engine.accounting.tdp import steps, switch_loss
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 from engine.per_record.losses import CONFIDENTIAL_NOTE, LossSummary, summarize_losses
 from engine.per_record.units import UNIT_LABELS
-from engine.validation import check_interval, check_matrix
+from engine.validation import check_array_interval, check_interval, check_matrix
 
 #: Provenance shown by the UI next to TDP per-record losses.
 SOURCE = ("switch lemma: Kohli & Blumenstock Lemma 4; reading TDP as a per-record policy and the nearest-neighbour "
@@ -80,9 +80,10 @@ def tdp_policy(distance, epsilon: float, delta: float, b: float) -> TDPPolicy:
     eps = check_interval("epsilon", epsilon, 0, None, closed="neither")
     dlt = check_interval("delta", delta, 0, 1)
     bb = check_interval("b", b, 0, 2, closed="right", hint="B is a distance between rows of the unit ball")
-    t = np.atleast_1d(np.asarray(distance, dtype=float))
-    if np.isnan(t).any() or (t < 0).any() or (t > WORST_CASE_DISTANCE + _NORM_TOLERANCE).any():
-        raise InvalidParameterError("distance must lie in [0, 2] (rows of the prepared data are in the unit ball)")
+    t = np.atleast_1d(check_array_interval("distance", distance, 0, None, hint="a distance between prepared rows"))
+    if (t > WORST_CASE_DISTANCE + _NORM_TOLERANCE).any():
+        raise InvalidParameterError(f"distance must lie in [0, 2] (rows of the prepared data are in the unit ball); "
+                                    f"got {float(t.max()):g}")
     t = np.minimum(t, WORST_CASE_DISTANCE)
     e, d = switch_loss(eps, dlt, bb, t)
     return TDPPolicy(epsilon0=eps, delta0=dlt, b=bb, distance=t, steps=np.atleast_1d(steps(t, bb)),

@@ -73,6 +73,8 @@ def test_frontier_matches_calibration_by_hand():
     lg = t[(t["kind"] == "log") & (t["target"] == 0.01)]
     np.testing.assert_allclose(lg["rho"], [2.881e4, 2.391e5], rtol=2e-3)
     assert t[t["kind"] == "epl1"]["rho"].isna().all()  # no variance: SD target unreachable
+    assert t[t["kind"] == "epl1"]["status"].str.startswith("infeasible: no finite standard deviation").all()
+    assert (t[t["kind"] != "epl1"]["status"] == "ok").all()
     looser = t[(t["kind"] == "gaussian") & (t["target"] == 0.05)]["rho"].to_numpy()
     assert np.all(looser < g["rho"].to_numpy())  # less accuracy, less loss
     token = CancelToken()
@@ -90,3 +92,18 @@ def test_composed_rho_adds_policies_and_constant():
         composed_rho([a], [x1, x2])
     with pytest.raises(InvalidParameterError, match="same length"):
         composed_rho([a, b], [x1, x2[:2]])
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"by": "nope"}, "by"), ({"q_ref": -1.0}, "q_ref"), ({"beta": 1.5}, "beta"), ({"targets": [0.0]}, "targets"),
+    ({"record_values": ["x"]}, "record_values"), ({"by": "relative_sd", "q_ref": 0.0}, "q_ref"),
+])
+def test_frontier_rejects_invalid_arguments_instead_of_nan_rows(kwargs, name):
+    args = {"mechanisms": [GaussianSum()], "targets": [0.01], "q_ref": 1e6, "record_values": [1.0]} | kwargs
+    with pytest.raises(InvalidParameterError, match=rf"^{name}\b"):
+        privacy_accuracy_frontier(**args)
+
+
+def test_frontier_half_width_target_is_feasible_without_a_variance():
+    t = privacy_accuracy_frontier([EPL1(d=2.5)], [1e3], 1e6, [1e4], by="half_width")
+    assert t["status"].tolist() == ["ok"] and t["rho"].iloc[0] > 0

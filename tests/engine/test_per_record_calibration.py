@@ -180,3 +180,11 @@ def test_extreme_noise_parameters_give_inf_or_engine_errors_never_raw_exceptions
                 assert not np.isnan(out).any(), (m, name)
             draws = np.asarray(m.sample(np.ones(3), rng=np.random.default_rng(0)))
             assert not np.isnan(draws).any(), m
+
+
+def test_calibration_rejects_a_non_mechanism_and_names_target():
+    with pytest.raises(InvalidParameterError, match="^mechanism must be a per-record sum mechanism"):
+        calibrate_sd("x", 1.0, 10.0)
+    for bad in (0.0, math.inf, "x", True):
+        with pytest.raises(InvalidParameterError, match=r"^target\b"):
+            calibrate_all([GaussianSum()], bad, 10.0, by="sd")

@@ -174,24 +174,8 @@ _known("at_or_below_quantile does not validate q: numpy's ValueError/TypeError, 
        ("-0.1", "1.5", "nan", "'x'", "True", "None"), "at_or_below_quantile(q)")
 _known("at_or_below_quantile does not validate values: NaN silently excluded, text a raw ValueError",
        ("with_nan", "'x'"), "at_or_below_quantile(values)")
-_known("text in an array argument escapes as numpy's raw ValueError (np.asarray before validation)", ("'x'",),
-       "tdp_policy(distance)", "share_protected(values)", "losses_for(values)")
 _known("text in epsilon1 escapes as a raw ValueError (float() before validation)", ("('x',)",), "paper_budgets(epsilon1)")
-_known("calibrate_sd does not check that mechanism is a SumMechanism: AttributeError", ("'x'",),
-       "calibrate_sd(mechanism)")
 _known("released_rows ignores unknown attack names instead of rejecting them", ("('nope',)",), "released_rows(attacks)")
-_known("text in an array argument escapes as numpy's raw ValueError (np.asarray before validation)", ("'x'",),
-       "policy_curves(x)")
-_known("calibrate_all passes target on to calibrate_sd, whose message names target_sd, not target; inf accepted",
-       ("0.0", "-1.0", "nan", "inf", "'x'", "True", "None"), "calibrate_all(target)")
-_known("privacy_accuracy_frontier swallows every EngineError of calibrate_accuracy into NaN rows: invalid "
-       "by/q_ref/beta give a table of NaN instead of an error", ("'nope'", "None", "3"), "privacy_accuracy_frontier(by)")
-_known("privacy_accuracy_frontier swallows every EngineError of calibrate_accuracy into NaN rows: invalid "
-       "by/q_ref/beta give a table of NaN instead of an error", ("-1.0", "nan", "'x'", "None"),
-       "privacy_accuracy_frontier(q_ref)")
-_known("privacy_accuracy_frontier swallows every EngineError of calibrate_accuracy into NaN rows: invalid "
-       "by/q_ref/beta give a table of NaN instead of an error",
-       ("0.0", "1.0", "-0.1", "1.5", "nan", "'x'", "True", "None"), "privacy_accuracy_frontier(beta)")
 
 
 def problem(call: Callable[[], Any], owner: str, name: str, error: type[EngineError] = InvalidParameterError) -> str:
