@@ -8,6 +8,11 @@ prints JSON with the mechanism, its unit (``rho`` for PRzCDP, ``epsilon`` for PR
 in that unit and in ρ (and, with ``--delta``, the ε of (ε, δ)-DP implied: from ρ for PRzCDP mechanisms; for
 PRDP mechanisms never more than the pure ε itself). With ``--target-sd`` (and
 ``--q-ref``) the noise parameter is first calibrated to that accuracy.
+
+:mod:`engine.per_record` (scipy special functions, quadrature tables) is imported inside :func:`run`, not at
+module load: building the CLI parser registers every subcommand, so a top-level import would slow every
+``python -m engine …`` command. The mechanism names are therefore listed here (:data:`KINDS`; a test checks that
+they match :data:`engine.per_record.SUM_MECHANISMS`).
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ import dataclasses
 
 from engine.cli._common import parse_float_list, print_json
 from engine.errors import InvalidParameterError
-from engine.per_record import SUM_MECHANISMS, make_sum_mechanism
-from engine.per_record.calibration import calibrate_sd
-from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
+
+#: KIND of every per-record sum mechanism (the keys of ``engine.per_record.SUM_MECHANISMS``), sorted.
+KINDS: tuple[str, ...] = ("epl", "epl1", "epl2", "gaussian", "generalized-gaussian", "kth-root", "log",
+                          "unit-splitting")
 
 #: CLI option → mechanism field, for every field any sum mechanism has.
 _PARAMETERS = {
@@ -43,9 +49,9 @@ def register(subparsers) -> None:
             "mechanism's policy at that value. Losses are in ρ (per-record zCDP) or ε (per-record pure DP); the ρ "
             "value is always given too, so mechanisms can be compared."
         ),
-        epilog=f"Mechanisms: {', '.join(sorted(SUM_MECHANISMS))}. Only give the parameters the mechanism has.",
+        epilog=f"Mechanisms: {', '.join(KINDS)}. Only give the parameters the mechanism has.",
     )
-    parser.add_argument("--mechanism", required=True, choices=sorted(SUM_MECHANISMS), help="mechanism KIND")
+    parser.add_argument("--mechanism", required=True, choices=KINDS, help="mechanism KIND")
     for name, text in _PARAMETERS.items():
         parser.add_argument(f"--{name}", type=int if name == "k" else float, default=None, help=text)
     parser.add_argument("--values", required=True, help="comma-separated record values (≥ 0), e.g. 5,5,10,20,30,10000")
@@ -57,6 +63,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.per_record import SUM_MECHANISMS, make_sum_mechanism
+    from engine.per_record.calibration import calibrate_sd
+    from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
+
     cls = SUM_MECHANISMS[args.mechanism]
     fields = {f.name for f in dataclasses.fields(cls)}
     given = {name: getattr(args, name) for name in _PARAMETERS if getattr(args, name) is not None}

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -94,3 +97,18 @@ def test_unknown_mechanism_is_an_argparse_error(capsys):
     with pytest.raises(SystemExit) as info:
         main(["policy", "--mechanism", "nope", "--values", "1"])
     assert info.value.code == 2
+
+
+def test_kinds_list_every_sum_mechanism():
+    from engine.cli.policy import KINDS
+    from engine.per_record import SUM_MECHANISMS
+
+    assert KINDS == tuple(sorted(SUM_MECHANISMS))
+
+
+def test_building_the_cli_does_not_import_the_per_record_engine():
+    code = ("import sys; from engine.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith('engine.per_record')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "[]", out.stdout
