@@ -361,13 +361,18 @@ def cell_release(
     seed: int,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,
+    levels_json: str = "null",
 ):
-    """Per-cell sums of ``value`` over the ``by`` columns released once (``engine.per_record.cells``)."""
+    """Per-cell sums of ``value`` over the ``by`` columns released once (``engine.per_record.cells``), over the cell
+    universe of the declared public levels (``levels_json``: JSON of column → list of levels; ``"null"`` or a
+    missing column = categorical categories or levels read from the data, which the release's notes flag)."""
     from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.cells import release_cells
 
     mechanism = sum_mechanism_from_dict(json.loads(mechanism_json))
-    return release_cells(_frame, value, list(by), mechanism, rng=make_rng(seed), id_columns=list(id_columns))
+    levels = json.loads(levels_json) or None
+    return release_cells(_frame, value, list(by), mechanism, rng=make_rng(seed), id_columns=list(id_columns),
+                         levels=levels)
 
 
 @st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
