@@ -108,13 +108,13 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
         candidates = [a for a in args if a is not type(None)]
         dataclass_options = [a for a in candidates if isinstance(a, type) and dataclasses.is_dataclass(a)]
         if dataclass_options and isinstance(value, dict):
+            if len(dataclass_options) == 1:  # e.g. Optional[Config]: no need to discriminate
+                return _decode_dataclass(dataclass_options[0], value, where)
             if "kind" in value:
                 for a in dataclass_options:
                     if getattr(a, "KIND", None) == value["kind"]:
                         return _decode_dataclass(a, value, where)
                 raise InvalidParameterError(f"{where} has unknown kind {value['kind']!r}")
-            if len(dataclass_options) == 1:
-                return _decode_dataclass(dataclass_options[0], value, where)
         errors = []
         for a in candidates:
             try:

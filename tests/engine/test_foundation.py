@@ -155,3 +155,20 @@ def test_guarantee_classic_and_implied_dp():
     assert "targeted DP" in g.describe()[0]
     with pytest.raises(InvalidParameterError, match="b must be in"):
         Guarantee(1.0, 1e-4, b=2.5)
+
+
+@dataclass(frozen=True)
+class _HasKindField(Serializable):
+    kind: str = "targeting"  # a field that happens to be called "kind" (no KIND tag)
+    q: float = 0.29
+
+
+@dataclass(frozen=True)
+class _Holder(Serializable):
+    program: _HasKindField | None = None
+
+
+def test_optional_dataclass_with_its_own_kind_field_round_trips():
+    obj = _Holder(program=_HasKindField("lending", 0.3))
+    assert _Holder.from_json(obj.to_json()) == obj
+    assert _Holder.from_json(_Holder().to_json()) == _Holder()
