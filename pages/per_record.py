@@ -11,11 +11,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.data.establishments import CELL_COLUMNS, ID_COLUMN, table1_toy
+from engine.data.establishments import CELL_COLUMNS, CELL_LEVELS, ID_COLUMN, table1_toy
 from engine.errors import EngineError
 from engine.per_record import SUM_MECHANISMS, sum_mechanism_from_dict
+from engine.per_record.cells import COUNTS_NOTE, observed_levels_note
+from engine.per_record.cells import SOURCE as CELLS_SOURCE
 from engine.per_record.losses import CONFIDENTIAL_NOTE
-from engine.per_record.units import UNIT_LABELS
+from engine.per_record.tdp import SOURCE as TDP_SOURCE
+from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
 from ui.cached import current_data, data_key, demo_dataset
 from ui.cached_analysis import (
     calibrated_sum_mechanisms,
@@ -108,7 +111,13 @@ st.markdown(
     "**policy function**. Here you compare the mechanisms of Finley et al. at **equal accuracy**, see who in your "
     "data pays what, and read targeted DP the same way."
 )
-st.warning(CONFIDENTIAL_NOTE, icon=":material/lock:")
+st.info(
+    "**What may be published:** the policy curves (section 1, without the data's percentile lines) and the public "
+    "table of a cell release. Everything marked **internal — do not publish** is computed from the confidential "
+    "records (per-record losses, exact counts, true totals, errors). Our own additions to the paper are marked "
+    "**ours**.",
+    icon=":material/lock:",
+)
 
 saved = state.per_record  # this page's durable settings (survive page switches; go into the decision record)
 seed_widget("per_record.source", saved.get("source", "establishments"))
@@ -235,6 +244,10 @@ if calibrated and values is not None:
             ),
             key="per_record.policy",
         )
+        st.caption("The dotted vertical lines mark percentiles of the confidential column (internal: publish the "
+                   "curves without them). Dashed curves are our additions. Every curve is in "
+                   f"{UNIT_LABELS[unit]}" + (": ε-losses of the additive mechanisms were converted with "
+                   "ρ = ε·tanh(ε/2) (Lemma 5.2)." if unit == "rho" else "; only the additive mechanisms have one."))
         rows = []
         for m in calibrated:
             mech = sum_mechanism_from_dict(m)
@@ -247,7 +260,7 @@ if calibrated and values is not None:
                 "calibrated value": mech.noise,
                 "SD at q₀": float(mech.sd(float(st.session_state["per_record.q_ref"])))
                 if not (mech.KIND == "epl1" and m.get("d", 4) <= 3) else float("nan"),
-                "largest record with ρ ≤ threshold": (float(mech.max_protected_value(threshold)) if threshold and unit == "rho"
+                "largest record with ρ ≤ threshold (ours)": (float(mech.max_protected_value(threshold)) if threshold and unit == "rho"
                                                       else float("nan")),
                 "source": mech.SOURCES.get("policy", ""),
             })
@@ -255,8 +268,15 @@ if calibrated and values is not None:
         if unit == "epsilon" and len(kept) < len(calibrated):
             st.caption("Transformation mechanisms and the baselines are analysed in ρ only; switch to ρ to see them.")
 
-# ---- 2. who pays what -----------------------------------------------------------------------------------------------
+# ---- 2. who pays what (internal) -----------------------------------------------------------------------------
 st.subheader(f"2 · Who pays what in '{value}' ({title})")
+st.error(
+    "**Internal — do not publish.** Everything in this section is computed from the confidential records: "
+    + CONFIDENTIAL_NOTE + " (Finley et al., remark after Def. 2.10.)",
+    icon=":material/lock:",
+)
+options: list[str] = []
+mech_dict: dict | None = None
 if calibrated and values is not None:
     options = [m["kind"] for m in calibrated if unit == "rho" or SUM_MECHANISMS[m["kind"]].UNIT == "epsilon"]
     if options:
@@ -265,44 +285,103 @@ if calibrated and values is not None:
         chosen = st.selectbox("Mechanism", options, key="per_record.loss_mechanism", format_func=MECH_LABELS.get,
                               help="The calibrated mechanism whose per-record losses are shown.")
         mech_dict = next(m for m in calibrated if m["kind"] == chosen)
-        with user_errors():
+        with user_errors(), st.container(border=True):
             losses = column_losses(key, value, json.dumps(mech_dict), unit, threshold, id_columns, frame)
             s = losses.summary
-            m1, m2, m3, m4, m5 = st.columns(5)
             sym = "ρ" if unit == "rho" else "ε"
+            st.markdown(f"**Internal: per-record losses of the real records**, in {UNIT_LABELS[unit]}")
+            m1, m2, m3, m4, m5, m6 = st.columns(6)
             m1.metric(f"Median {sym}", fmt(s.median), help=f"Exact: {exact(s.median)}")
             m2.metric(f"90th percentile {sym}", fmt(s.p90), help=f"Exact: {exact(s.p90)}")
             m3.metric(f"99th percentile {sym}", fmt(s.p99), help=f"Exact: {exact(s.p99)}")
             m4.metric(f"Largest {sym}", fmt(s.max), help=f"Exact: {exact(s.max)}")
             m5.metric("Share above the threshold", fmt(s.share_above) if s.share_above is not None else "—",
                       help="Share of records whose loss is strictly above the acceptable loss.")
+            dp_delta = 1.0 / (s.n + 1)
+            largest_dp = float(dp_epsilon(s.max, unit, dp_delta))
+            how = (f"from ρ by the {CONVERSION_TEXT['cks']}" if unit == "rho" else
+                   "pure ε-DP implies (ε, δ)-DP, so this never exceeds ε; the " + CONVERSION_TEXT["cks"]
+                   + " applied to ρ = ε·tanh(ε/2) may lower it")
+            m6.metric("Largest, as (ε, δ)-DP ε", fmt(largest_dp),
+                      help=f"Exact: {exact(largest_dp)}. The largest loss read as {UNIT_LABELS['dp_epsilon']} at "
+                      f"δ = 1/(n+1) = {dp_delta:.3g} (n = {s.n:,} records) — a different unit from the {sym} "
+                      f"to its left: {how}. [ours: not in the paper]")
             left, right = st.columns([0.55, 0.45])
             left.plotly_chart(
                 loss_ecdf_figure(losses.records["loss"].to_numpy(), unit_label=UNIT_LABELS[unit], threshold=threshold,
-                                 highlights={"p99": s.p99, "max": s.max}),
+                                 highlights={"p99": s.p99, "max": s.max},
+                                 title="Internal: per-record losses over the data"),
                 key="per_record.ecdf",
             )
-            right.markdown("**Most exposed records**")
+            right.markdown("**Most exposed records** (internal)")
             right.dataframe(s.top, hide_index=True, width="stretch", key="per_record.top")
-        if by:
-            seed_widget("per_record.seed", 0)
-            st.number_input("Simulation seed for the cell release", key="per_record.seed", min_value=0, step=1,
-                            help="This panel simulates one release of the cell sums to show the errors; it is a "
-                            "simulation, not a release (" + HELP["seed"] + ")")
-            with user_errors():
-                cells = cell_release(key, value, tuple(by), json.dumps(mech_dict),
-                                     int(st.session_state["per_record.seed"]), id_columns, frame)
-                metrics = cells.metrics()
-                k1, k2, k3 = st.columns(3)
-                k1.metric("Cells", f"{metrics['n_cells']:,}")
-                k2.metric("Median |relative error|", fmt(metrics["median_abs_relative_error"]))
-                k3.metric("95 % interval coverage", fmt(metrics["coverage"]))
-                st.dataframe(cells.cells, hide_index=True, width="stretch", key="per_record.cells")
-                st.caption("Simulated release; 'sd_true' uses the confidential true total and is for evaluation only.")
+            for note in losses.notes:
+                st.caption(note)
     else:
         st.info("No chosen mechanism reports losses in this unit.", icon=":material/info:")
 
-# ---- 3. Table 1 walkthrough ------------------------------------------------------------------------------------------
+# ---- 3. per-cell release ------------------------------------------------------------------------------------------
+if mech_dict is not None and by:
+    st.subheader("3 · Per-cell release (simulated)")
+    st.caption(CELLS_SOURCE)
+    declared = {}
+    if source == "establishments" and all(c in CELL_LEVELS for c in by):
+        declared = {c: list(CELL_LEVELS[c]) for c in by}
+        sizes = " × ".join(f"{len(declared[c])} {c} levels" for c in by)
+        st.caption(f"Public cell levels: the demo's declared lists ({sizes}). Every cell of that universe is "
+                   "released, empty cells included, so which cells appear reveals nothing about the data.")
+    else:
+        st.markdown("**Public cell levels.** A cell release is private only if the list of cells is public and "
+                    "fixed before seeing the data. Declare each cell column's levels (e.g. the official list of "
+                    "counties); every combination is released, empty cells included.")
+        level_cols = st.columns(len(by))
+        for col_widget, col in zip(level_cols, by, strict=True):
+            seed_widget(f"per_record.levels.{col}", saved.get("levels", {}).get(col, ""))
+            text = col_widget.text_area(
+                f"Public levels of '{col}'", key=f"per_record.levels.{col}", height=90,
+                placeholder="one level per line (empty: read from the data — NOT private)",
+                help="Levels separated by new lines or commas. Leave empty to read them from the data; then the "
+                "release reveals which levels occur unless that list is itself public.")
+            parsed = [t.strip() for t in text.replace(",", "\n").splitlines() if t.strip()]
+            if parsed:
+                observed = {str(v): v for v in pd.unique(frame[col].dropna())}
+                declared[col] = [observed.get(t, t) for t in parsed]
+        state.per_record["levels"] = {c: st.session_state.get(f"per_record.levels.{c}", "") for c in by}
+        undeclared = [c for c in by if c not in declared]
+        if undeclared:
+            st.warning("**The level lists must be public.** " + observed_levels_note(undeclared),
+                       icon=":material/warning:")
+    seed_widget("per_record.seed", 0)
+    st.number_input("Simulation seed for the cell release", key="per_record.seed", min_value=0, step=1,
+                    help="This panel simulates one release of the cell sums to show the errors; it is a "
+                    "simulation, not a release (" + HELP["seed"] + ")")
+    with user_errors():
+        cells = cell_release(key, value, tuple(by), json.dumps(mech_dict), int(st.session_state["per_record.seed"]),
+                             id_columns, frame, json.dumps(declared or None))
+        public_notes = [n for n in cells.notes if n not in (CONFIDENTIAL_NOTE, COUNTS_NOTE)]
+        st.markdown(f"**Public table** — what may be published ({len(cells.published):,} cells): the noisy "
+                    "output, the unbiased and median-unbiased estimates, the "
+                    f"{fmt(100 * (1 - cells.beta))} % interval and the SD estimated from the output.")
+        st.dataframe(cells.published, hide_index=True, width="stretch", key="per_record.published")
+        for note in public_notes:
+            (st.warning if "must be public" in note else st.caption)(note)
+        with st.container(border=True):
+            st.markdown("**Internal evaluation — do not publish.** Exact record counts, true sums, errors, "
+                        "coverage and the SD at the true total are computed from the confidential data.")
+            metrics = cells.metrics()
+            k1, k2, k3, k4 = st.columns(4)
+            k1.metric("Cells released", f"{metrics['n_cells']:,}")
+            k2.metric("Empty cells (internal)", f"{metrics['n_empty_cells']:,}",
+                      help="Released like every other cell: true total 0 plus noise.")
+            k3.metric("Median |relative error|", fmt(metrics["median_abs_relative_error"]),
+                      help="Over cells with a positive true total.")
+            k4.metric("Interval coverage", fmt(metrics["coverage"]),
+                      help=f"Share of cells whose {fmt(100 * (1 - cells.beta))} % interval covers the true total.")
+            internal = cells.cells[[*by, *(c for c in cells.cells.columns if c not in cells.published.columns)]]
+            st.dataframe(internal, hide_index=True, width="stretch", key="per_record.cells")
+            st.caption(COUNTS_NOTE)
+
+# ---- Table 1 walkthrough ------------------------------------------------------------------------------------------
 with st.expander("The paper's Table 1 walkthrough (Examples 2.16, 4.6, 4.8)", expanded=source == "table1",
                  icon=":material/menu_book:"):
     toy = table1_toy()
@@ -317,7 +396,7 @@ with st.expander("The paper's Table 1 walkthrough (Examples 2.16, 4.6, 4.8)", ex
     st.dataframe(walk, hide_index=True, width="stretch", key="per_record.table1")
 
 # ---- 4. targeted DP as a per-record guarantee -----------------------------------------------------------------------
-st.subheader("4 · Targeted DP as a per-record guarantee")
+st.subheader(("4" if by else "3") + " · Targeted DP as a per-record guarantee")
 loaded = None
 with user_errors():
     loaded = current_data(state)
@@ -328,28 +407,40 @@ c = state.candidate_or_default()
 st.caption(
     f"Under (B = {fmt(c.b)}, ε = {fmt(c.epsilon)}, δ = {fmt(c.delta)})-TDP (the candidate), a record that could be "
     f"replaced by one at distance t loses ⌈t/B⌉·ε (switch lemma), shown in {UNIT_LABELS['tdp_epsilon']} — a "
-    f"different unit from section 1. Per record of the prepared data '{loaded.title}': the loss against its nearest "
-    "neighbour and in the worst case t = 2 **[ours: nearest-neighbour reading]**."
+    f"different unit from sections 1–2 (ρ or per-record ε). The policy curve is public; the losses below are per "
+    f"record of the prepared data '{loaded.title}': against its nearest DISTINCT neighbour (identical copies are "
+    "skipped — swapping a record for its copy changes nothing; their count is the record's multiplicity) and in the "
+    f"worst case t = 2. Provenance: {TDP_SOURCE}."
 )
-with st.spinner("Finding every record's nearest neighbour…"), user_errors():
+with st.spinner("Finding every record's nearest distinct neighbour…"), user_errors():
     tdp = tdp_losses(loaded.prepared.fingerprint, float(c.epsilon), float(c.delta), float(c.b), loaded.prepared)
     policy = tdp_policy_curve(float(c.epsilon), float(c.delta), float(c.b))
     nn = tdp.records["nn_distance"].to_numpy()
-    t1, t2, t3, t4 = st.columns(4)
-    t1.metric("Median nearest-neighbour distance", fmt(float(np.median(nn))))
-    t2.metric("Median ε at the nearest neighbour", fmt(tdp.summary_nn.median), help=f"Exact: {exact(tdp.summary_nn.median)}")
-    t3.metric("Largest ε at the nearest neighbour", fmt(tdp.summary_nn.max), help=f"Exact: {exact(tdp.summary_nn.max)}")
-    t4.metric("Worst case ε (t = 2)", fmt(tdp.summary_worst.max), help=f"Exact: {exact(tdp.summary_worst.max)}")
-    left, right = st.columns(2)
-    left.plotly_chart(
+    multiplicity = tdp.records["multiplicity"].to_numpy()
+    st.plotly_chart(
         tdp_policy_figure(policy.distance, policy.epsilon, b=c.b, epsilon=c.epsilon,
-                          marks={"median NN distance": float(np.median(nn)), "t = 2": 2.0}),
+                          marks={"median NN distance (internal)": float(np.median(nn)), "t = 2": 2.0}),
         key="per_record.tdp_policy",
     )
-    right.plotly_chart(
-        distance_loss_histogram(tdp.records["epsilon_nn"].to_numpy(), unit_label=UNIT_LABELS["tdp_epsilon"],
-                                worst_case=tdp.summary_worst.max),
-        key="per_record.tdp_hist",
-    )
-    st.markdown("**Records most exposed against their nearest neighbour**")
-    st.dataframe(tdp.summary_nn.top, hide_index=True, width="stretch", key="per_record.tdp_top")
+    with st.container(border=True):
+        st.markdown("**Internal — do not publish:** targeted DP's losses of the real records " + "(" + tdp.note + ")")
+        t1, t2, t3, t4, t5 = st.columns(5)
+        t1.metric("Median nearest-distinct-neighbour distance", fmt(float(np.median(nn))))
+        t2.metric("Median ε at the nearest neighbour", fmt(tdp.summary_nn.median),
+                  help=f"Exact: {exact(tdp.summary_nn.median)}")
+        t3.metric("Largest ε at the nearest neighbour", fmt(tdp.summary_nn.max),
+                  help=f"Exact: {exact(tdp.summary_nn.max)}")
+        t4.metric("Worst case ε (t = 2)", fmt(tdp.summary_worst.max), help=f"Exact: {exact(tdp.summary_worst.max)}")
+        t5.metric("Records with an identical copy", fmt(float(np.mean(multiplicity > 1))),
+                  help="Share of records whose prepared row occurs more than once (multiplicity > 1). Duplicates "
+                  "are no better protected: their loss is measured against the nearest different row.")
+        st.plotly_chart(
+            distance_loss_histogram(tdp.records["epsilon_nn"].to_numpy(), unit_label=UNIT_LABELS["tdp_epsilon"],
+                                    worst_case=tdp.summary_worst.max,
+                                    title="Internal: each record's loss against its nearest distinct neighbour"),
+            key="per_record.tdp_hist",
+        )
+        top = tdp.summary_nn.top.copy()
+        top.insert(len(top.columns) - 2, "multiplicity", multiplicity[top["row"].to_numpy()])
+        st.markdown("**Records most exposed against their nearest distinct neighbour** (internal)")
+        st.dataframe(top, hide_index=True, width="stretch", key="per_record.tdp_top")

@@ -6,11 +6,23 @@ import pytest
 
 from engine.accounting.tdp import tdp_to_dp
 from engine.data.demos import load_demo
+from engine.data.establishments import CELL_LEVELS
 from engine.per_record.baseline import GaussianSum
 from engine.per_record.calibration import calibrate_accuracy
+from engine.per_record.cells import PUBLIC_COLUMNS
 from engine.per_record.losses import record_losses
 from tests.app.conftest import assert_clean, open_page, start_app, studio
 from ui.figures.theme import fmt
+
+
+def table(at, column):
+    """The first dataframe on the page with ``column`` (AppTest cannot look dataframes up by key)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def published(at):
+    """The public table of the cell release: the only dataframe with the output but no true sums."""
+    return next(df.value for df in at.dataframe if "output" in df.value.columns and "true_sum" not in df.value.columns)
 
 
 def metric(at, label):
@@ -35,8 +47,21 @@ def test_default_shows_calibrated_losses_of_the_establishments_demo(page):
     calibration = next(df.value for df in at.dataframe if "calibrated value" in df.value.columns)
     assert calibration["noise parameter"].iloc[0] == "sigma"
     assert calibration["calibrated value"].iloc[0] == pytest.approx(gaussian.sigma, rel=1e-12)
-    cells = next(df.value for df in at.dataframe if "true_sum" in df.value.columns)
-    assert len(cells) == frame.groupby(["industry", "county"]).ngroups
+    # the whole public cell universe (8 industries × 12 counties) is released, empty cells included
+    universe = len(CELL_LEVELS["industry"]) * len(CELL_LEVELS["county"])
+    internal = next(df.value for df in at.dataframe if "true_sum" in df.value.columns)
+    assert len(internal) == universe and "n_records_internal" in internal.columns
+    assert internal["n_records_internal"].sum() == len(frame)
+    public = published(at)
+    assert list(public.columns) == ["industry", "county", *PUBLIC_COLUMNS]
+    assert len(public) == universe
+    assert not any("must be public" in w.value for w in at.warning)  # the demo's levels are declared
+
+
+def test_internal_sections_are_labelled(page):
+    at = page
+    texts = " ".join(e.value for e in at.error) + " ".join(m.value for m in at.markdown)
+    assert texts.count("do not publish") >= 3  # record losses, cell evaluation, TDP losses
 
 
 def test_table1_walkthrough_reproduces_the_papers_examples(page):
@@ -56,6 +81,25 @@ def test_tdp_per_record_losses_use_the_candidate(page):
     c = studio(at).candidate_or_default()
     worst, _ = tdp_to_dp(c.epsilon, c.delta, c.b)
     assert metric(at, "Worst case ε (t = 2)") == fmt(worst)
+    top = table(at, "nn_distance")
+    assert "multiplicity" in top.columns and (top["multiplicity"] >= 1).all()
+
+
+def test_undeclared_levels_of_other_data_show_the_public_levels_warning(page):
+    at = page
+    at.radio(key="per_record.source").set_value("table1").run()
+    at.multiselect(key="per_record.by").set_value(["industry"]).run()
+    assert_clean(at)
+    assert any("must be public" in w.value for w in at.warning)
+    assert len(published(at)) == 4  # the 4 industries observed in Table 1
+    at.text_area(key="per_record.levels.industry").set_value("Retail\nServices\nHospitality\nTechnology\nFarming")
+    at.run()
+    assert_clean(at)
+    assert not any("must be public" in w.value for w in at.warning)
+    assert published(at)["industry"].tolist() == ["Retail", "Services", "Hospitality", "Technology", "Farming"]
+    internal = table(at, "n_records_internal")
+    assert internal["n_records_internal"].tolist() == [3, 1, 1, 1, 0]
+    at.multiselect(key="per_record.by").set_value([]).run()
 
 
 def test_epsilon_unit_keeps_only_additive_mechanisms(page):

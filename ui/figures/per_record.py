@@ -206,7 +206,7 @@ def distance_loss_histogram(
     *,
     unit_label: str,
     worst_case: float | None = None,
-    title: str = "Each record's loss against its nearest neighbour",
+    title: str = "Each record's loss against its nearest distinct neighbour",
     height: int = 420,
 ) -> go.Figure:
     """Histogram of per-record losses (e.g. ε at each record's nearest-neighbour distance), worst case marked."""
