@@ -11,7 +11,6 @@ with the session's :class:`~engine.data.preparation.DataSpec` and refreshes the 
 
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ import streamlit as st
 
 from engine.data.demos import DemoDataset, load_demo
 from engine.data.preparation import DataSpec, PreparedData, load_table, prepare
+from engine.fingerprint import keyed_digest
 from engine.theory import feasibility
 from ui.figures.feasibility import FeasibilitySurface
 from ui.state import StudioState
@@ -47,8 +47,9 @@ class LoadedData:
 
 
 def sha256_bytes(content: bytes) -> str:
-    """Fingerprint of an uploaded file (hex SHA-256 of its bytes)."""
-    return hashlib.sha256(content).hexdigest()
+    """Fingerprint of an uploaded file: keyed HMAC-SHA256 of its bytes (engine.fingerprint). A plain hash in a
+    shared link would let anyone who knows all rows but one test guesses about the last."""
+    return keyed_digest(content)
 
 
 @st.cache_data(max_entries=8, ttl="6h", show_spinner="Loading the demo dataset…")

@@ -9,6 +9,7 @@ import pandas as pd
 
 from engine.data.demos import load_demo
 from engine.data.preparation import prepare
+from engine.fingerprint import keyed_digest
 from tests.app.conftest import assert_clean, element_after, open_page, start_app, studio
 
 
@@ -102,9 +103,8 @@ def test_upload_is_kept_in_memory_and_prepared():
     state = studio(at)
     assert state.source == "upload" and state.upload_name == "people.csv"
     assert state.upload_bytes == content
-    import hashlib
 
-    assert state.upload_fingerprint == hashlib.sha256(content).hexdigest()
+    assert state.upload_fingerprint == keyed_digest(content)
     assert state.n == 40 and state.d == 4  # every numeric column is a feature by default
     # Choose a target: the engine prepares 3 features.
     at.multiselect(key="data.features").set_value(["income", "age", "spend"]).run()

@@ -72,10 +72,10 @@ def test_broken_link_parts_are_reported_and_the_rest_restored():
 
 
 def test_link_made_on_an_upload_restores_its_settings_once_the_same_file_is_uploaded():
-    import hashlib
+    from engine.fingerprint import keyed_digest
 
     content = ("x,y,z,t\n" + "\n".join(f"{i},{(i * 7) % 11},{(i * 3) % 5},{i % 2}" for i in range(40))).encode()
-    fingerprint = hashlib.sha256(content).hexdigest()
+    fingerprint = keyed_digest(content)
     spec = '{"features":["x","y"],"target":"t","roles":null,"normalization":{"method":"maxnorm","standardize":true,"lower":[],"upper":[]}}'
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
     at.query_params.update({"data": f"upload:{fingerprint}", "spec": spec, "gamma": "0.95"})
