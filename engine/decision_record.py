@@ -44,7 +44,7 @@ from engine.release import ReleaseConfig, cli_command
 from engine.serialization import Serializable
 from engine.sweeps import SweepConfig, SweepResult
 from engine.theory.feasibility import FeasibilityReport, feasibility_report
-from engine.validation import check_choice, check_integer, check_interval
+from engine.validation import check_bool, check_choice, check_integer, check_interval
 
 #: Name of the document type, written as ``"schema"``.
 SCHEMA_ID = "privacy-parameter-studio/decision-record"
@@ -143,14 +143,21 @@ class Targets(Serializable):
         for g in self.gammas:
             check_interval("gamma", g, 0.5, 1, closed="left")
         check_interval("delta", self.delta, 0, 1, closed="left")
+        check_choice("delta_rule", self.delta_rule, ("1/(n+1)", "chosen"))
+        for report in self.feasibility:
+            if not isinstance(report, FeasibilityReport):
+                raise InvalidParameterError(
+                    f"feasibility must hold Theorem 1 reports (FeasibilityReport); got {type(report).__name__}"
+                )
 
 
 @dataclass(frozen=True)
 class DataFingerprint(Serializable):
-    """What identifies the data — size, column names and hashes — never a value.
+    """What identifies the data — size, column names and keyed hashes — never a value.
 
-    ``sha256`` is :attr:`PreparedData.fingerprint` (the used columns' content plus the spec); ``file_sha256`` is
-    the SHA-256 of the uploaded file's bytes (None for a demo).
+    ``sha256`` is :attr:`PreparedData.fingerprint` (the used columns' content plus the spec) and ``file_sha256``
+    the fingerprint of the uploaded file's bytes (None for a demo); both are HMAC-SHA256 under the data holder's
+    key (:mod:`engine.fingerprint`), so only the key holder can match them to data.
     """
 
     source: Literal["demo", "upload"]
@@ -168,6 +175,7 @@ class DataFingerprint(Serializable):
 
     def __post_init__(self) -> None:
         check_choice("data source", self.source, ("demo", "upload"))
+        check_bool("synthetic", self.synthetic)
         check_integer("n", self.n, 1, None)
         check_integer("d", self.d, 1, None)
         if len(self.features) != self.d:
@@ -279,6 +287,12 @@ class Seeds(Serializable):
     sweep: int | None = None
     program_folds: int | None = None
     warning: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("release", "sweep", "program_folds"):
+            value = getattr(self, name)
+            if value is not None:
+                check_integer(name, value, 0, None, hint="a seed is a whole number ≥ 0 (or null for OS entropy)")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -149,7 +149,6 @@ def _vid(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # known defects: group id → {value id → reason} (strict xfail). Grouped by root cause; see the module docstring.
 
-_SEEDS = "Seeds has no __post_init__: seeds are not checked to be whole numbers ≥ 0"
 
 KNOWN: dict[str, dict[str, str]] = {}
 
@@ -160,22 +159,6 @@ def _known(reason: str, values: tuple[str, ...], *groups: str) -> None:
             KNOWN.setdefault(group, {})[value] = reason
 
 
-_known(_SEEDS, ("2.5", "'3'", "True", "nan"), "Seeds.release", "Seeds.sweep", "Seeds.program_folds")
-_known("Targets.__post_init__ does not check delta_rule against Literal['1/(n+1)', 'chosen']", ("'nope'", "None", "3"),
-       "Targets.delta_rule")
-_known("Targets.__post_init__ does not check that feasibility holds FeasibilityReport objects", ("('x',)",),
-       "Targets.feasibility")
-_known("DataFingerprint.__post_init__ does not check synthetic with check_bool", ("'yes'", "1", "None"),
-       "DataFingerprint.synthetic")
-_known("fold_indices does not validate n: raw TypeError/ValueError, and n < folds returns empty training folds",
-       ("1", "2.5", "'3'", "True", "nan", "None"), "fold_indices(n)")
-_known("fold_indices does not check config: AttributeError", ("'x'",), "fold_indices(config)")
-_known("at_or_below_quantile does not validate q: numpy's ValueError/TypeError, True taken as 1",
-       ("-0.1", "1.5", "nan", "'x'", "True", "None"), "at_or_below_quantile(q)")
-_known("at_or_below_quantile does not validate values: NaN silently excluded, text a raw ValueError",
-       ("with_nan", "'x'"), "at_or_below_quantile(values)")
-_known("text in epsilon1 escapes as a raw ValueError (float() before validation)", ("('x',)",), "paper_budgets(epsilon1)")
-_known("released_rows ignores unknown attack names instead of rejecting them", ("('nope',)",), "released_rows(attacks)")
 
 
 def problem(call: Callable[[], Any], owner: str, name: str, error: type[EngineError] = InvalidParameterError) -> str:
