@@ -80,13 +80,21 @@ __all__ = [
     "run_sweep",
 ]
 
-SweepMechanism = Literal["projection", "gaussian"]
+SweepMechanism = Literal["projection", "gaussian", "jl-laplace"]
 AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
 
 #: Attacks a sweep can run, in the order of the table's columns.
 ATTACKS: tuple[str, ...] = ("singling_out", "attribute_inference", "distinguishing")
 #: Attack → protection column of the tidy table (all in [0, 1], higher = more protection).
 PROTECTION_COLUMNS: dict[str, str] = {a: f"protection_{a}" for a in ATTACKS}
+#: Mechanisms a sweep can run (``SweepConfig.mechanism``).
+SWEEP_MECHANISMS: tuple[str, ...] = ("projection", "gaussian", "jl-laplace")
+#: Prefix of the table's per-(adversary, secret column) attribute-inference columns: ``<prefix><knowledge>:<j>``
+#: holds that cell's relative protection in one run. :meth:`SweepResult.summary` averages each cell over the runs
+#: BEFORE taking the worst cell.
+AI_CELL_PREFIX = "attribute_inference_cell:"
+#: Default projection dimension of a JL sweep (the paper's settings use k from 2 to 20, k ≪ d).
+JL_DEFAULT_K = 5
 #: The paper's grid of target distances B.
 PAPER_B_VALUES: tuple[float, ...] = (0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0)
 #: Reference labels of the ``reference`` column.
@@ -162,11 +170,22 @@ def paper_budgets(n: int, epsilon1: Sequence[float] = (2.0, 3.0), epsilon2: Sequ
     >>> [(b.epsilon1, b.epsilon2, round(b.delta1 * 4202, 6)) for b in paper_budgets(4201)]
     [(2.0, 0.5, 0.666667), (2.0, 0.9999, 0.666667), (3.0, 0.5, 0.666667), (3.0, 0.9999, 0.666667)]
     """
+    epsilon1 = tuple(check_interval("epsilon1", e, 0, None, closed="neither") for e in _values("epsilon1", epsilon1))
+    epsilon2 = tuple(check_interval("epsilon2", e, 0, None, closed="left") for e in _values("epsilon2", epsilon2))
     nn = check_integer("n", n, 1, None)
     m = check_integer("partitions", partitions, 1, nn)
     size = nn if m == 1 else math.ceil(nn / m)
     delta = 1.0 / (size + 1)
     return tuple(Budget(float(e1), 2.0 * delta / 3.0, float(e2), delta / 3.0) for e1 in epsilon1 for e2 in epsilon2)
+
+
+def _values(name: str, values: object) -> tuple:
+    """A list-like of values (not text, not a single number)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
+        raise InvalidParameterError(f"{name} must be a list of numbers; got {values!r}")
+    if len(values) == 0:
+        raise InvalidParameterError(f"{name} must list at least one value; got none")
+    return tuple(values)
 
 
 @dataclass(frozen=True)
@@ -179,8 +198,10 @@ class SweepConfig(Serializable):
         Privacy budgets of the grid (at least one).
     b_values : tuple of float
         Target distances B in (0, 2], distinct (default: the paper's 8 values).
-    mechanism : {"projection", "gaussian"}
-        Algorithm 1 (private projection) or the Gaussian mechanism at the same total (ε, δ).
+    mechanism : {"projection", "gaussian", "jl-laplace"}
+        Algorithm 1 (private projection), the Gaussian mechanism at the same total (ε, δ), or the secure-release
+        paper's JL projection + Laplace noise (:class:`~engine.mechanisms.jl_laplace.JLLaplace`) at ε = ε1 + ε2
+        with δ_fail ≤ the budget's δ1 + δ2 (or ``target_delta``). For ``jl-laplace`` see "JL sweeps" below.
     repetitions : int
         Independent runs per grid point, in [1, 10000].
     seed : int
@@ -192,15 +213,44 @@ class SweepConfig(Serializable):
     adversary : {"knows-scale", "paper"}
         ``"knows-scale"`` (default) undoes a known output scale before attacking (the paper's own threat model);
         ``"paper"`` reproduces the authors' code (release attacked as printed, their net sizes and success rule).
+        The program official is treated the same way: with ``"knows-scale"`` the program is trained and scored on
+        the release with its known output scale undone (value / s; the scale is part of the public algorithm, so
+        the data user undoes it as the attacker does); with ``"paper"`` on the release as printed, as the
+        authors' code did. This only matters for ``output_scale="paper"`` (s = 1/k).
     holdout : int or None
         Rows held out as the attribute-inference control group; ``None`` = min(500, ⌊n/5⌋). Ignored (0) when
         attribute inference is not run.
-    k, output_scale, covariance, partitions
+    k : int
+        Projection dimension: of :class:`~engine.mechanisms.private_projection.PrivateProjection` (default 10⁴),
+        and of the JL release (its output has k columns; :func:`preset` uses :data:`JL_DEFAULT_K` for it).
+    output_scale, covariance, partitions
         Options of :class:`~engine.mechanisms.private_projection.PrivateProjection`.
+    relation : {"row", "element"}
+        JL only: the neighbouring relation. ``"row"``: the grid's B is the row-wise change bound (one record moves
+        by at most B in L2; B = 2 covers any substitution of unit-ball rows: classic DP). ``"element"``: the
+        grid's B is the element-wise change bound (one entry changes by at most B; never classic DP, so no
+        classic-DP reference is added).
+    target_delta : float or None
+        JL only: the δ_fail the noise is calibrated to (smallest c whose per-pair bound is ≤ it). ``None`` = each
+        budget's δ1 + δ2 (the presets: 1/(n + 1)).
+    known_records : int or None
+        JL only: original records the adversary knows (drawn from the released rows with each cell's random
+        stream); ``None`` = 2k.
     calibration : {"analytic", "classical"}
         Calibration of the Gaussian mechanism.
     references : bool
         Add the non-private and the classic-DP (B = 2) reference points.
+
+    JL sweeps
+    ---------
+    The release Z = XP + Laplace noise is n × k with P SECRET. The program official trains on Z (the paper's
+    "release for general machine learning"); for a classification program the table also has the paper's own
+    program, ``clustering_accuracy`` (k-means on Z against the outcome classes; on X for the non-private point).
+    The attacker has Z and the public description but not P. The Studio's adversary **knows a few original
+    records, not P** (``known_records``, default 2k, drawn from the released rows): it regresses those records
+    on their released rows (:func:`~engine.mechanisms.jl_laplace.known_record_reconstruction`) to get X̂ (n × d)
+    and runs singling out and attribute inference on X̂. Distinguishing uses the mechanism's guarantee
+    (ε, δ_fail).
     """
 
     budgets: tuple[Budget, ...]
@@ -218,9 +268,18 @@ class SweepConfig(Serializable):
     partitions: int = 1
     calibration: Literal["analytic", "classical"] = "analytic"
     references: bool = True
+    relation: Literal["row", "element"] = "row"
+    target_delta: float | None = None
+    known_records: int | None = None
 
     def __post_init__(self) -> None:
-        check_choice("mechanism", self.mechanism, ("projection", "gaussian"))
+        check_choice("mechanism", self.mechanism, SWEEP_MECHANISMS)
+        check_choice("relation", self.relation, ("row", "element"))
+        if self.target_delta is not None:
+            check_interval("target_delta", self.target_delta, 0, 1, closed="neither",
+                           hint="leave it empty for each budget's δ (1/(n+1) in the presets)")
+        if self.known_records is not None:
+            check_integer("known_records", self.known_records, 1, None, hint="leave it empty for 2k")
         if not self.budgets:
             raise InvalidParameterError("budgets must list at least one (ε1, δ1, ε2, δ2) budget; got none")
         for budget in self.budgets:
@@ -258,9 +317,14 @@ class SweepConfig(Serializable):
         # (e.g. ε2 ≥ 1 for the projection's classical Gaussian step).
         for point in self.points():
             if point.reference != "non-private":
-                self.mechanism_for(point.b, point.budget)
+                self.mechanism_for(point.b, point.budget, d=1)
 
     # ---------------------------------------------------------------- grid
+    @property
+    def _has_classic(self) -> bool:
+        """Whether B = 2 means classic DP (not for the JL element-wise relation, which protects one entry)."""
+        return not (self.mechanism == "jl-laplace" and self.relation == "element")
+
     def points(self) -> list[GridPoint]:
         """Grid points in cell order: non-private, then budget × B, then extra classic-DP points."""
         pts: list[GridPoint] = []
@@ -268,8 +332,9 @@ class SweepConfig(Serializable):
             pts.append(GridPoint(0, "non-private", math.nan, None))
         for budget in self.budgets:
             for b in self.b_values:
-                pts.append(GridPoint(len(pts), "classic-dp" if float(b) == 2.0 else "tdp", float(b), budget))
-        if self.references and not any(float(b) == 2.0 for b in self.b_values):
+                classic = float(b) == 2.0 and self._has_classic
+                pts.append(GridPoint(len(pts), "classic-dp" if classic else "tdp", float(b), budget))
+        if self.references and self._has_classic and not any(float(b) == 2.0 for b in self.b_values):
             for budget in self.budgets:
                 pts.append(GridPoint(len(pts), "classic-dp", 2.0, budget))
         return pts
@@ -278,11 +343,30 @@ class SweepConfig(Serializable):
     def n_cells(self) -> int:
         per_rep = len(self.budgets) * len(self.b_values)
         if self.references:
-            per_rep += 1 + (0 if any(float(b) == 2.0 for b in self.b_values) else len(self.budgets))
+            extra = 0 if not self._has_classic or any(float(b) == 2.0 for b in self.b_values) else len(self.budgets)
+            per_rep += 1 + extra
         return per_rep * int(self.repetitions)
 
-    def mechanism_for(self, b: float, budget: Budget):
-        """The mechanism configuration of one grid point."""
+    def mechanism_for(self, b: float, budget: Budget, *, d: int | None = None):
+        """The mechanism configuration of one grid point.
+
+        ``d`` (the number of feature columns) is needed by ``jl-laplace`` only (its element-wise failure
+        probability grows with d, and its release checks it).
+        """
+        if self.mechanism == "jl-laplace":
+            from engine.mechanisms.jl_laplace import JLLaplace
+
+            if d is None:
+                raise InvalidParameterError("a JL grid point needs d, the number of feature columns — pass d=")
+            target = self.target_delta if self.target_delta is not None else budget.delta
+            if not target > 0:
+                raise InvalidParameterError(
+                    f"the JL release needs δ_fail > 0; the budget {budget.label()} has δ = 0 — set target_delta"
+                )
+            row = self.relation == "row"
+            return JLLaplace(k=self.k, epsilon=budget.epsilon, d=int(d), relation=self.relation,
+                             b=float(b) if row else 2.0, element_bound=1.0 if row else float(b),
+                             target_delta=float(target))
         if self.mechanism == "projection":
             from engine.mechanisms.private_projection import PrivateProjection
 
@@ -337,6 +421,11 @@ def released_rows(n: int, attacks: Sequence[str] = ATTACKS, holdout: int | None 
     (3701, 4201, 800)
     """
     nn = check_integer("n", n, 2, None)
+    if isinstance(attacks, (str, bytes)) or not isinstance(attacks, Sequence | np.ndarray):
+        raise InvalidParameterError(f"attacks must be a list of attack names from {list(ATTACKS)}; got {attacks!r}")
+    for attack in attacks:
+        if attack not in ATTACKS:
+            raise InvalidParameterError(f"attacks must name attacks from {list(ATTACKS)}; got {attack!r}")
     if "attribute_inference" not in attacks:
         return nn
     from engine.attacks.attribute_inference import default_holdout_size
@@ -361,6 +450,8 @@ def preset(
     δ = 1/(n' + 1) split 2/3 : 1/3, k = 10⁴, 50 repetitions.
     ``quick``: the same 8 B values, one budget (ε1 = 3, ε2 = 0.9999 — the paper's Togo headline, ε ≈ 4),
     10 repetitions.
+    With ``mechanism="jl-laplace"`` the same budgets give ε = ε1 + ε2 and δ_fail ≤ 1/(n + 1), and k defaults to
+    :data:`JL_DEFAULT_K` (pass ``k=`` to change it).
 
     Parameters
     ----------
@@ -389,7 +480,7 @@ def preset(
         budgets = paper_budgets(n_priv, (3.0,), (0.9999,), partitions=partitions)
         reps = 10
     overrides.setdefault("b_values", PAPER_B_VALUES)
-    overrides.setdefault("k", 10_000)
+    overrides.setdefault("k", JL_DEFAULT_K if mechanism == "jl-laplace" else 10_000)
     return SweepConfig(
         budgets=budgets,
         mechanism=mechanism,
@@ -463,6 +554,13 @@ class SweepResult:
         ``interval="mean"``: confidence interval of the mean, mean ± t · sd/√r (t the ``(1+confidence)/2``
         quantile of Student's t with r − 1 degrees of freedom; NaN for r = 1). ``interval="runs"``: the
         ``(1−confidence)/2`` and ``(1+confidence)/2`` quantiles of the single runs. sd uses ddof = 1.
+
+        Attribute inference is a worst case over (adversary, secret column) cells. ``protection_attribute_inference_*``
+        is the spec's statistic: each cell's relative protection is averaged over the runs FIRST, then the lowest
+        cell is taken (its name in ``attribute_inference_worst_cell``, e.g. ``"half:3"``; sd and interval are that
+        cell's). The mean of the per-run minima — lower, because a minimum of noisy values is biased low — is kept
+        as ``protection_attribute_inference_per_run_min_*``. Tables without the per-cell columns (sweeps recorded
+        before they existed) fall back to the per-run minima.
         """
         check_choice("interval", interval, ("mean", "runs"))
         level = check_interval("confidence", confidence, 0, 1, closed="neither")
@@ -470,6 +568,9 @@ class SweepResult:
         if self.table.empty or "point" not in self.table.columns:  # e.g. cancelled before the first cell
             return pd.DataFrame(columns=[*descriptors, "runs"])
         metrics = self.metric_columns
+        cells = [m for m in metrics if m.startswith(AI_CELL_PREFIX)]
+        ai = PROTECTION_COLUMNS["attribute_inference"]
+        stats = ("mean", "sd", "lo", "hi")
         rows = []
         for _, group in self.table.groupby("point", sort=True):
             row: dict[str, Any] = {c: group[c].iloc[0] for c in descriptors}
@@ -499,8 +600,20 @@ class SweepResult:
                 row[f"{m}_sd"] = sd
                 row[f"{m}_lo"] = lo
                 row[f"{m}_hi"] = hi
+            if cells and ai in metrics:
+                means = np.array([row[f"{c}_mean"] for c in cells], dtype=float)
+                for st in stats:
+                    row[f"{ai}_per_run_min_{st}"] = row[f"{ai}_{st}"]
+                if np.isfinite(means).any():
+                    worst = cells[int(np.nanargmin(means))]
+                    for st in stats:
+                        row[f"{ai}_{st}"] = row[f"{worst}_{st}"]
+                    row["attribute_inference_worst_cell"] = worst[len(AI_CELL_PREFIX):]
             rows.append(row)
-        columns = descriptors + ["runs"] + [f"{m}_{s}" for m in metrics for s in ("mean", "sd", "lo", "hi")]
+        shown = [m for m in metrics if m not in cells]
+        columns = descriptors + ["runs"] + [f"{m}_{st}" for m in shown for st in stats]
+        if cells and ai in metrics:
+            columns += [f"{ai}_per_run_min_{st}" for st in stats] + ["attribute_inference_worst_cell"]
         return pd.DataFrame(rows, columns=columns)
 
     def reference_points(self) -> pd.DataFrame:
@@ -566,6 +679,8 @@ class _Context:
     so_baseline: Any
     points: list[GridPoint]
     distinguishing: dict[int, dict[str, float]] = field(default_factory=dict)
+    #: Outcome classes for the JL sweep's clustering accuracy (None when it is not computed).
+    classes: np.ndarray | None = None
 
 
 _WORKER_CONTEXT: _Context | None = None
@@ -574,6 +689,7 @@ _WORKER_MODULES: tuple[str, ...] = (
     "engine.sweeps",
     "engine.mechanisms.private_projection",
     "engine.mechanisms.gaussian",
+    "engine.mechanisms.jl_laplace",
     "engine.attacks.singling_out",
     "engine.attacks.attribute_inference",
     "engine.attacks.distinguishing",
@@ -619,7 +735,7 @@ def _data_arrays(data: Any) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
     return x, y, extras, str(fingerprint)
 
 
-def _point_descriptors(point: GridPoint, config: SweepConfig) -> dict[str, Any]:
+def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism=None) -> dict[str, Any]:
     if point.budget is None:
         return {
             "point": point.index, "reference": point.reference, "mechanism": "none", "b": math.nan,
@@ -631,7 +747,16 @@ def _point_descriptors(point: GridPoint, config: SweepConfig) -> dict[str, Any]:
     # The Gaussian mechanism spends the totals; the budget's split is kept so that projection and Gaussian
     # sweeps over the same budgets line up row for row.
     e1, d1, e2, d2 = float(budget.epsilon1), float(budget.delta1), float(budget.epsilon2), float(budget.delta2)
-    implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
+    if config.mechanism == "jl-laplace":
+        # δ is the per-pair bound on δ_fail the calibration achieved (≤ the target); element-wise protection
+        # covers one entry, so no whole-record (classic DP) statement is implied.
+        dlt = float(min(1.0, mechanism.delta_fail))
+        if config.relation == "element":
+            implied_eps, implied_delta = math.nan, math.nan
+        else:
+            implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
+    else:
+        implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
     return {
         "point": point.index, "reference": point.reference, "mechanism": config.mechanism, "b": point.b,
         "epsilon1": e1, "delta1": d1, "epsilon2": e2, "delta2": d2, "epsilon": eps, "delta": dlt,
@@ -665,43 +790,69 @@ def _distinguishing_columns(ctx: _Context, point: GridPoint, mechanism) -> dict[
     return dict(cached)
 
 
+def _clustering_accuracy(ctx: _Context, value: np.ndarray, rng: np.random.Generator) -> float:
+    """The secure-release paper's program: k-means on ``value``, one cluster per outcome class."""
+    from engine.evaluation.clustering import kmeans_accuracy
+
+    return kmeans_accuracy(value, ctx.y_rel, n_clusters=int(ctx.classes.size), rng=rng)
+
+
 def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
     cpu_started = time.process_time()
     point = ctx.points[point_index]
     config = ctx.config
     rng = np.random.default_rng(seed)
-    row: dict[str, Any] = _point_descriptors(point, config)
-    row["rep"] = rep
     so_cfg, ai_cfg = config.attack_configs()
+    jl = config.mechanism == "jl-laplace"
     if point.budget is None:
-        value, scale, program, noise_sd = ctx.x_rel, 1.0, ctx.baseline, 0.0
         mechanism = None
+        row: dict[str, Any] = _point_descriptors(point, config)
+        value, view, scale, program, noise_sd = ctx.x_rel, ctx.x_rel, 1.0, ctx.baseline, 0.0
     else:
-        mechanism = config.mechanism_for(point.b, point.budget)
+        mechanism = config.mechanism_for(point.b, point.budget, d=ctx.x_rel.shape[1])
+        row = _point_descriptors(point, config, mechanism)
         release = mechanism.release(ctx.x_rel, rng=rng)
         value = release.value
-        scale = float(release.details.get("output_scale", 1.0))
+        scale = release.details.get("output_scale", 1.0)
+        scale = 1.0 if scale is None else float(scale)
         noise_sd = float(release.details.get("noise_sd_per_coordinate", math.nan))
         if math.isnan(noise_sd) and hasattr(mechanism, "sigma"):
             noise_sd = float(mechanism.sigma)
-        program = evaluate_program(value, ctx.y_rel, config.program, extras=ctx.extras_rel)
+        # The program official knows the public algorithm as the attacker does: with the "knows-scale" threat
+        # model it undoes the known output scale too (the "paper" mode keeps the authors' as-printed values).
+        program_input = value / scale if (config.adversary == "knows-scale" and scale != 1.0) else value
+        program = evaluate_program(program_input, ctx.y_rel, config.program, extras=ctx.extras_rel)
+        if jl:
+            # The adversary has Z and the public description, not P, and knows a few original records.
+            known = 2 * config.k if config.known_records is None else config.known_records
+            idx = rng.choice(ctx.x_rel.shape[0], size=known, replace=False)
+            from engine.mechanisms.jl_laplace import known_record_reconstruction
+
+            view, scale = known_record_reconstruction(value, idx, ctx.x_rel[idx]), 1.0
+        else:
+            view = value
+    row["rep"] = rep
     row.update(_program_columns(program, ctx.baseline))
+    if ctx.classes is not None:
+        row["clustering_accuracy"] = _clustering_accuracy(ctx, value, rng)
     row["noise_sd"] = noise_sd
     if "singling_out" in config.attacks:
         from engine.attacks.singling_out import singling_out
 
-        so = ctx.so_baseline if mechanism is None else singling_out(ctx.x_rel, value, so_cfg, release_scale=scale)
+        so = ctx.so_baseline if mechanism is None else singling_out(ctx.x_rel, view, so_cfg, release_scale=scale)
         row["protection_singling_out"] = float(so.protection)
         row["singling_out_risk"] = float(so.risk)
         row["singling_out_worst_net_size"] = float(so.worst_net_size)
     if "attribute_inference" in config.attacks:
         from engine.attacks.attribute_inference import attribute_inference
 
-        ai = attribute_inference(ctx.x_rel, value, ctx.x_hold, ai_cfg, release_scale=scale, rng=rng)
+        ai = attribute_inference(ctx.x_rel, view, ctx.x_hold, ai_cfg, release_scale=scale, rng=rng)
         row["protection_attribute_inference"] = float(ai.protection)
         row["attribute_inference_risk"] = float(ai.risk)
         row["attribute_inference_risk_ci_low"] = float(ai.risk_ci[0])
         row["attribute_inference_risk_ci_high"] = float(ai.risk_ci[1])
+        for c in ai.cells:  # per cell, so that the summary can average over runs before taking the worst cell
+            row[f"{AI_CELL_PREFIX}{c.knowledge}:{c.secret}"] = float(c.relative_protection)
     if "distinguishing" in config.attacks:
         if mechanism is None:  # the data themselves: two records are told apart without error
             row.update(protection_distinguishing=0.0, distinguishing_paper_d=0.0)
@@ -751,7 +902,18 @@ def _build_context(x, y, extras, config: SweepConfig, holdout_seed) -> tuple[_Co
         from engine.attacks.singling_out import singling_out_baseline
 
         so_baseline = singling_out_baseline(x_rel, config.attack_configs()[0])
-    ctx = _Context(config, x_rel, y_rel, extras_rel, x_hold, baseline, so_baseline, config.points())
+    classes = None
+    if config.mechanism == "jl-laplace":
+        known = 2 * config.k if config.known_records is None else config.known_records
+        if known >= x_rel.shape[0]:
+            raise InsufficientDataError(
+                f"the JL adversary knows {known} records, but only {x_rel.shape[0]} rows are released — set "
+                "known_records below the number of released rows (or a smaller k)"
+            )
+        if config.program.kind == "classification":
+            classes = np.unique(y_rel)
+    ctx = _Context(config, x_rel, y_rel, extras_rel, x_hold, baseline, so_baseline, config.points(),
+                   classes=classes)
     return ctx, int(0 if x_hold is None else x_hold.shape[0])
 
 

@@ -4,6 +4,8 @@ Example::
 
     python -m engine sweep --dataset togo-demo --program targeting --mechanism projection --preset quick \\
         --seed 1 --workers 2 --output results.csv
+    python -m engine sweep --dataset togo-demo --mechanism jl-laplace --k 5 --relation row --preset quick \
+        --seed 1 --output jl.csv
 
 Writes the tidy per-run table (one row per grid point × repetition) to ``--output`` (CSV), prints progress lines
 on stderr and a JSON summary on stdout: the effective configuration (with the seed — rerun it with the same
@@ -21,7 +23,7 @@ from engine.cli._common import parse_float_list, print_json
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.rng import fresh_seed
-from engine.sweeps import ATTACKS, preset, released_rows, run_sweep
+from engine.sweeps import ATTACKS, JL_DEFAULT_K, SWEEP_MECHANISMS, preset, released_rows, run_sweep
 
 
 def register(subparsers) -> None:
@@ -45,7 +47,19 @@ def register(subparsers) -> None:
                         help="program column role, e.g. loan_amount=amount (repeatable; lending reads "
                              "loan_amount, revenue, interest)")
     parser.add_argument("--program", choices=PROGRAM_KINDS, help="default: the demo's program, else targeting")
-    parser.add_argument("--mechanism", choices=("projection", "gaussian"), default="projection")
+    parser.add_argument("--mechanism", choices=SWEEP_MECHANISMS, default="projection",
+                        help="projection (Algorithm 1, default), gaussian (same total ε, δ) or jl-laplace (secret JL "
+                             "projection + Laplace noise; release Z has k columns; the attacks use an adversary who "
+                             "knows a few original records, not the projection)")
+    parser.add_argument("--k", type=int, default=None,
+                        help=f"projection dimension (projection: default 10000; jl-laplace: default {JL_DEFAULT_K})")
+    parser.add_argument("--relation", choices=("row", "element"), default="row",
+                        help="jl-laplace: row (B = row-wise L2 change bound, default) or element (B = change "
+                             "bound of one entry)")
+    parser.add_argument("--target-delta", type=float, default=None,
+                        help="jl-laplace: the δ_fail the noise is calibrated to (default 1/(n + 1))")
+    parser.add_argument("--known-records", type=int, default=None,
+                        help="jl-laplace: original records the adversary knows (default 2k)")
     parser.add_argument("--preset", choices=("quick", "paper"), default="quick")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per grid point (overrides the preset)")
     parser.add_argument("--b-values", metavar="LIST", help="comma-separated B values (overrides the preset)")
@@ -119,6 +133,16 @@ def run(args: argparse.Namespace) -> int:
     overrides = {}
     if args.b_values:
         overrides["b_values"] = tuple(parse_float_list("--b-values", args.b_values))
+    if args.k is not None:
+        overrides["k"] = args.k
+    jl_only = {"--relation": args.relation != "row", "--target-delta": args.target_delta is not None,
+               "--known-records": args.known_records is not None}
+    if args.mechanism == "jl-laplace":
+        overrides.update(relation=args.relation, target_delta=args.target_delta, known_records=args.known_records)
+    elif any(jl_only.values()):
+        given = ", ".join(name for name, used in jl_only.items() if used)
+        raise InvalidParameterError(f"{given} appl{'ies' if given.count(',') == 0 else 'y'} to --mechanism "
+                                    "jl-laplace only — remove it or choose jl-laplace")
     program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful))
     config = preset(
         args.preset,

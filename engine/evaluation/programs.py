@@ -81,7 +81,14 @@ import numpy as np
 
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_bool, check_choice, check_integer, check_interval, check_matrix
+from engine.validation import (
+    check_array_interval,
+    check_bool,
+    check_choice,
+    check_integer,
+    check_interval,
+    check_matrix,
+)
 
 ProgramKind = Literal["targeting", "lending", "classification", "regression"]
 PROGRAM_KINDS: tuple[str, ...] = ("targeting", "lending", "classification", "regression")
@@ -134,6 +141,11 @@ METRICS: dict[str, MetricInfo] = {
     "approval_rate": MetricInfo("Approval rate", True, "share of applicants offered a loan"),
     "defaults": MetricInfo("Defaults", False, "high-risk applicants who were approved"),
     "auc": MetricInfo("AUC", True, "area under the ROC curve of the predicted probabilities"),
+    "clustering_accuracy": MetricInfo(
+        "Clustering accuracy", True,
+        "k-means on the release (one cluster per outcome class), best one-to-one label matching against the outcome "
+        "(the secure-release paper's program; JL sweeps of a classification program)",
+    ),
     "r2": MetricInfo("R²", True, "coefficient of determination of the out-of-fold predictions"),
     "rmse": MetricInfo("RMSE", False, "root mean squared error of the out-of-fold predictions"),
     "mae": MetricInfo("MAE", False, "mean absolute error of the out-of-fold predictions"),
@@ -151,14 +163,25 @@ METRICS: dict[str, MetricInfo] = {
 def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` (or of its ``<metric>_change``) is better for the program.
 
-    Unknown names count as "higher is better".
+    Program metrics take their direction from :data:`METRICS` (``<metric>_change`` from its metric), the
+    protection columns (``protection_*``) are higher-is-better. Any other name raises:
+    a direction is never guessed (a lower-is-better column read the wrong way round would flip a Pareto frontier).
 
     >>> higher_is_better("accuracy"), higher_is_better("exclusion_errors_change"), higher_is_better("fpr")
     (True, False, False)
+    >>> higher_is_better("protection_singling_out")
+    True
     """
     name = metric[: -len("_change")] if metric.endswith("_change") and metric not in METRICS else metric
     info = METRICS.get(name)
-    return True if info is None else info.higher_is_better
+    if info is not None:
+        return info.higher_is_better
+    if str(name).startswith("protection_"):
+        return True
+    raise InvalidParameterError(
+        f"metric {metric!r} has no known direction (higher or lower is better) — choose one of "
+        f"{sorted(METRICS)} or a protection column"
+    )
 
 
 @dataclass(frozen=True)
@@ -288,7 +311,17 @@ def fold_indices(n: int, config: ProgramConfig) -> list[tuple[np.ndarray, np.nda
 
     >>> [len(test) for _, test in fold_indices(10, ProgramConfig(folds=3))]
     [4, 3, 3]
+
+    Raises
+    ------
+    InvalidParameterError
+        ``config`` is not a ProgramConfig, or n is not a whole number of at least ``config.folds`` (fewer rows
+        would leave a fold empty).
     """
+    if not isinstance(config, ProgramConfig):
+        raise InvalidParameterError(f"config must be a ProgramConfig; got {type(config).__name__}")
+    n = check_integer("n", n, max(2, config.folds), None,
+                      hint=f"{config.folds}-fold cross-validation needs at least one row per fold — use fewer folds")
     tests = _fold_tests(int(n), config.folds, config.cv_seed)
     all_idx = np.arange(n)
     pairs = []
@@ -345,8 +378,16 @@ def at_or_below_quantile(values: np.ndarray, q: float) -> np.ndarray:
 
     >>> at_or_below_quantile(np.array([5.0, 1.0, 3.0, 2.0, 4.0]), 0.25).tolist()
     [False, True, False, True, False]
+
+    Raises
+    ------
+    InvalidParameterError
+        ``q`` is not a number in [0, 1], or ``values`` is empty or has a missing, infinite or non-numeric entry.
     """
-    v = np.asarray(values, dtype=float)
+    q = check_interval("q", q, 0, 1)
+    v = check_array_interval("values", values, None, None, hint="predictions and outcomes must be finite numbers")
+    if v.size == 0:
+        raise InvalidParameterError("values must hold at least one number; got none")
     return v <= np.quantile(v, q)
 
 

@@ -100,9 +100,11 @@ def test_sweep_demo_dataset(tmp_path, capsys):
         (["--dataset", "no-such-demo", "--target", "y"], "must be a demo name"),
         (["--dataset", "togo-demo", "--reps", "0"], "repetitions must be"),
         (["--dataset", "togo-demo", "--b-values", "3"], "B must be in"),
-        (["--dataset", "togo-demo", "--attacks", "membership"], "attack must be one of"),
+        (["--dataset", "togo-demo", "--attacks", "membership"], "attacks must name attacks from"),
         (["--dataset", "togo-demo", "--role", "loan_amount"], "ROLE=COLUMN"),
         (["--dataset", "togo-demo", "--partitions", "0"], "partitions must be"),
+        (["--dataset", "togo-demo", "--relation", "element"], "--relation applies to --mechanism jl-laplace only"),
+        (["--dataset", "togo-demo", "--mechanism", "jl-laplace", "--target-delta", "2"], "target_delta must be in"),
     ],
 )
 def test_sweep_bad_input_exit_2(tmp_path, capsys, argv, message):
@@ -116,3 +118,19 @@ def test_sweep_bad_input_exit_2(tmp_path, capsys, argv, message):
 def test_sweep_file_needs_target(tmp_path, capsys):
     code = main(["sweep", "--dataset", str(_csv(tmp_path)), "--output", str(tmp_path / "r.csv")])
     assert code == 2 and "--target is required" in capsys.readouterr().err
+
+
+def test_sweep_jl_laplace(tmp_path, capsys):
+    out = tmp_path / "jl.csv"
+    argv = ["sweep", "--dataset", str(_csv(tmp_path)), "--target", "consumption", "--mechanism", "jl-laplace",
+            "--k", "3", "--relation", "row", "--target-delta", "1e-4", "--reps", "1", "--b-values", "0.5,2",
+            "--attacks", "singling_out,distinguishing", "--seed", "2", "--output", str(out)]
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    cfg = payload["config"]
+    assert cfg["mechanism"] == "jl-laplace" and cfg["k"] == 3 and cfg["relation"] == "row"
+    assert cfg["target_delta"] == 1e-4
+    table = pd.read_csv(out)
+    assert list(table["reference"]) == ["non-private", "tdp", "classic-dp"]
+    assert (table["delta"].iloc[1:] <= 1e-4 * (1 + 1e-9)).all()
+    assert table["protection_singling_out"].between(0, 1).all()

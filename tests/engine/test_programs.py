@@ -20,6 +20,7 @@ from engine.evaluation.programs import (
     confusion_rates,
     evaluate_program,
     fold_indices,
+    higher_is_better,
     lending_amounts,
     lending_profit,
     relative_to,
@@ -376,3 +377,31 @@ def test_closed_form_ridge_equals_sklearn(alpha):
         expected = model.fit(scale * x, y).predict(scale * xt)
         np.testing.assert_allclose(_ridge_predict(scale * x, y, scale * xt, alpha), expected, rtol=1e-10,
                                    atol=1e-12)
+
+
+def test_helpers_reject_bad_input_with_named_parameter():
+    # fold_indices: n below the number of folds would leave a fold empty
+    assert [len(t) for _, t in fold_indices(5, ProgramConfig(folds=5))] == [1, 1, 1, 1, 1]
+    with pytest.raises(InvalidParameterError, match="n must be a whole number"):
+        fold_indices(4, ProgramConfig(folds=5))
+    with pytest.raises(InvalidParameterError, match="config must be a ProgramConfig"):
+        fold_indices(10, "x")
+    # at_or_below_quantile: q in [0, 1]; values finite numbers
+    assert at_or_below_quantile(np.array([3.0, 1.0, 2.0]), 0.0).tolist() == [False, True, False]
+    assert at_or_below_quantile(np.array([3.0, 1.0, 2.0]), 1.0).tolist() == [True, True, True]
+    for q in (-0.1, 1.5, math.nan, True, "x", None):
+        with pytest.raises(InvalidParameterError, match="q must be"):
+            at_or_below_quantile(np.arange(5.0), q)
+    with pytest.raises(InvalidParameterError, match="values"):
+        at_or_below_quantile(np.array([1.0, math.nan]), 0.5)
+    with pytest.raises(InvalidParameterError, match="values"):
+        at_or_below_quantile(np.array([]), 0.5)
+
+
+def test_metric_directions_known_or_refused():
+    assert higher_is_better("extra_exclusion_errors_population") is False
+    assert higher_is_better("profit_change") is True and higher_is_better("rmse_change") is False
+    assert higher_is_better("clustering_accuracy") is True
+    assert higher_is_better("protection_attribute_inference") is True
+    with pytest.raises(InvalidParameterError, match="no known direction"):
+        higher_is_better("noise_sd")

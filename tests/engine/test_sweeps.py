@@ -341,3 +341,148 @@ def test_cancel_in_worker_pool_keeps_finished_rows_identical_to_full_run():
         expected = full.loc[(row["point"], row["rep"])]
         assert row["protection_singling_out"] == expected["protection_singling_out"]
         assert row["accuracy"] == expected["accuracy"]
+
+
+def test_unknown_metric_direction_is_refused_by_pareto():
+    cfg = _config(b_values=(0.5,))
+    table = pd.DataFrame({"point": [0, 1], "reference": ["non-private", "tdp"], "rep": [0, 0],
+                          "noise_sd": [0.0, 1.0], "protection_singling_out": [0.1, 0.5]})
+    with pytest.raises(InvalidParameterError, match="no known direction"):
+        SweepResult(cfg, table).pareto("noise_sd")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# attribute inference: worst cell AFTER averaging over runs (review finding)
+
+
+def test_attribute_inference_worst_cell_after_averaging_over_runs():
+    # two cells; run 0: a = 0.2, b = 0.9; run 1: a = 0.9, b = 0.3. Per-run minima 0.2, 0.3 (mean 0.25);
+    # cell means a = 0.55, b = 0.6 → the spec's worst case is 0.55 (cell a), with cell a's sd and interval.
+    cfg = _config(b_values=(0.5,), references=False)
+    table = pd.DataFrame({
+        "point": [0, 0], "reference": ["tdp", "tdp"], "rep": [0, 1],
+        "protection_attribute_inference": [0.2, 0.3],
+        "attribute_inference_cell:one:0": [0.2, 0.9], "attribute_inference_cell:one:1": [0.9, 0.3],
+    })
+    row = SweepResult(cfg, table).summary().iloc[0]
+    assert row["protection_attribute_inference_mean"] == pytest.approx(0.55)
+    assert row["protection_attribute_inference_sd"] == pytest.approx(np.std([0.2, 0.9], ddof=1))
+    assert row["attribute_inference_worst_cell"] == "one:0"
+    assert row["protection_attribute_inference_per_run_min_mean"] == pytest.approx(0.25)
+    assert not any(c.startswith("attribute_inference_cell:") for c in SweepResult(cfg, table).summary().columns)
+
+
+def test_sweep_table_has_one_column_per_inference_cell_consistent_with_run_minimum():
+    res = run_sweep(_tiny(), _config(attacks=("attribute_inference",), repetitions=3), use_cache=False)
+    cells = [c for c in res.table.columns if c.startswith("attribute_inference_cell:")]
+    assert len(cells) == 3 * 4  # (one, half, all-but-one) × d = 4 secret columns
+    per_run_min = res.table[cells].min(axis=1)
+    np.testing.assert_allclose(per_run_min, res.table["protection_attribute_inference"])
+    s = res.summary()
+    tdp = s[s.reference != "non-private"]
+    # min of means ≥ mean of mins, always
+    assert (tdp["protection_attribute_inference_mean"] >= tdp["protection_attribute_inference_per_run_min_mean"]
+            - 1e-12).all()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the program official sees what the adversary sees (review finding: output_scale="paper")
+
+
+def test_program_undoes_the_known_output_scale_with_the_knows_scale_adversary():
+    data = _tiny(n=150, seed=3)
+    # a generous budget at small B keeps the signal (unbiased R² ≈ 0.87 on these data)
+    common = dict(b_values=(0.05,), budgets=(Budget(50.0, 1e-3, 0.9, 5e-4),), repetitions=1, attacks=(), k=200,
+                  references=False, program=ProgramConfig(kind="regression", folds=3, ridge_alpha=1.0))
+    unbiased = run_sweep(data, _config(output_scale="unbiased", **common), use_cache=False).table
+    knows = run_sweep(data, _config(output_scale="paper", **common), use_cache=False).table
+    paper = run_sweep(data, _config(output_scale="paper", adversary="paper", **common), use_cache=False).table
+    # same seed → same noise; value/s with s = 1/k is exactly the unbiased release (up to rounding)
+    assert knows["r2"].iloc[0] == pytest.approx(unbiased["r2"].iloc[0], abs=1e-9)
+    assert knows["r2"].iloc[0] > 0.5
+    # as printed (×1/200) the ridge penalty swamps the tiny features: no fit at all (R² ≈ 0)
+    assert paper["r2"].iloc[0] < 0.05
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# JL projection + Laplace (issue 5)
+
+
+def _jl_config(**kw):
+    base = dict(mechanism="jl-laplace", k=2, budgets=(Budget(4.0, 1e-3),), holdout=30)
+    base.update(kw)
+    return _config(**base)
+
+
+def test_jl_sweep_runs_is_deterministic_and_has_every_metric_column():
+    data = _tiny(n=160)
+    cfg = _jl_config()
+    first = run_sweep(data, cfg, use_cache=False)
+    again = run_sweep(data, cfg, use_cache=False, workers=2)
+    pd.testing.assert_frame_equal(first.table, again.table)
+    table = first.table
+    assert len(table) == 3 * 2  # non-private, B = 0.25, B = 2 (classic DP) × 2 repetitions
+    for col in ("accuracy", "accuracy_change", "protection_singling_out", "protection_attribute_inference",
+                "protection_distinguishing", "distinguishing_paper_d", "noise_sd"):
+        assert table[col].notna().all(), col
+    jl = table[table.mechanism == "jl-laplace"]
+    assert ((jl[["protection_singling_out", "protection_attribute_inference", "protection_distinguishing"]] >= 0)
+            & (jl[["protection_singling_out", "protection_attribute_inference", "protection_distinguishing"]]
+               <= 1)).all().all()
+    # δ is the calibrated per-pair bound on δ_fail, at most the budget's δ; ε is the budget's
+    assert (jl["delta"] <= 1e-3 * (1 + 1e-9)).all() and (jl["epsilon"] == 4.0).all()
+    from engine.mechanisms.jl_laplace import JLLaplace
+
+    mech = JLLaplace(k=2, epsilon=4.0, d=4, relation="row", b=0.25, target_delta=1e-3)
+    assert jl[jl.b == 0.25]["noise_sd"].iloc[0] == pytest.approx(math.sqrt(mech.noise_variance))
+    assert cfg.mechanism_for(0.25, cfg.budgets[0], d=4) == mech
+    assert list(first.summary()["reference"]) == ["non-private", "tdp", "classic-dp"]
+
+
+def test_jl_sweep_classification_reports_clustering_accuracy_and_element_relation_has_no_classic_point():
+    base = _tiny(n=160, seed=5)
+    y = (base.y > np.median(base.y)).astype(float)
+    data = TinyData(base.x, y, {}, "tiny-jl-cls")
+    cfg = _jl_config(relation="element", program=ProgramConfig(kind="classification", folds=3))
+    res = run_sweep(data, cfg, use_cache=False)
+    assert res.table["clustering_accuracy"].between(0.5, 1.0).all()  # best matching of 2 clusters: ≥ 1/2
+    assert list(res.summary()["reference"]) == ["non-private", "tdp", "tdp"]  # element-wise: never classic DP
+    assert res.table[res.table.mechanism == "jl-laplace"]["implied_epsilon"].isna().all()
+
+
+def test_jl_adversary_with_known_records_beats_a_blind_one_without_noise_limits():
+    # Huge ε (tiny noise): knowing 2k records reconstructs X from Z without P, so singling out succeeds often.
+    data = _tiny(n=200, seed=2)
+    cfg = _jl_config(k=4, budgets=(Budget(1e4, 1e-3),), b_values=(2.0,), attacks=("singling_out",),
+                     references=False, repetitions=1)
+    res = run_sweep(data, cfg, use_cache=False)
+    assert res.table["protection_singling_out"].iloc[0] < 0.5
+    strong = run_sweep(data, _jl_config(k=4, budgets=(Budget(0.05, 1e-3),), b_values=(2.0,),
+                                        attacks=("singling_out",), references=False, repetitions=1),
+                       use_cache=False)
+    assert strong.table["protection_singling_out"].iloc[0] > 0.9
+
+
+def test_jl_sweep_validation():
+    with pytest.raises(InvalidParameterError, match="relation must be one of"):
+        _jl_config(relation="column")
+    with pytest.raises(InvalidParameterError, match="target_delta must be in"):
+        _jl_config(target_delta=1.5)
+    with pytest.raises(InvalidParameterError, match="known_records"):
+        _jl_config(known_records=0)
+    with pytest.raises(InvalidParameterError, match="needs d"):
+        _jl_config().mechanism_for(0.5, Budget(1.0, 1e-3))
+    with pytest.raises(InsufficientDataError, match="known_records"):
+        run_sweep(_tiny(n=60), _jl_config(known_records=100), use_cache=False)
+    assert preset("quick", 1000, mechanism="jl-laplace").k == 5
+    assert _jl_config(target_delta=1e-6).mechanism_for(2.0, Budget(1.0, 1e-3), d=4).target_delta == 1e-6
+
+
+def test_released_rows_and_paper_budgets_reject_bad_lists():
+    with pytest.raises(InvalidParameterError, match="attacks must name attacks from"):
+        released_rows(100, ("nope",))
+    assert released_rows(100, ()) == 100
+    with pytest.raises(InvalidParameterError, match="epsilon1 must be"):
+        paper_budgets(100, ("x",))
+    with pytest.raises(InvalidParameterError, match="epsilon1 must be a list"):
+        paper_budgets(100, 3.0)
