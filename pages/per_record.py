@@ -290,7 +290,8 @@ if calibrated and values is not None:
             s = losses.summary
             sym = "ρ" if unit == "rho" else "ε"
             st.markdown(f"**Internal: per-record losses of the real records**, in {UNIT_LABELS[unit]}")
-            m1, m2, m3, m4, m5, m6 = st.columns(6)
+            m1, m2, m3 = st.columns(3)
+            m4, m5, m6 = st.columns(3)
             m1.metric(f"Median {sym}", fmt(s.median), help=f"Exact: {exact(s.median)}")
             m2.metric(f"90th percentile {sym}", fmt(s.p90), help=f"Exact: {exact(s.p90)}")
             m3.metric(f"99th percentile {sym}", fmt(s.p99), help=f"Exact: {exact(s.p99)}")
@@ -323,7 +324,7 @@ if calibrated and values is not None:
 # ---- 3. per-cell release ------------------------------------------------------------------------------------------
 if mech_dict is not None and by:
     st.subheader("3 · Per-cell release (simulated)")
-    st.caption(CELLS_SOURCE)
+    st.caption(f"Provenance: {CELLS_SOURCE}.")
     declared = {}
     if source == "establishments" and all(c in CELL_LEVELS for c in by):
         declared = {c: list(CELL_LEVELS[c]) for c in by}
@@ -419,12 +420,13 @@ with st.spinner("Finding every record's nearest distinct neighbour…"), user_er
     multiplicity = tdp.records["multiplicity"].to_numpy()
     st.plotly_chart(
         tdp_policy_figure(policy.distance, policy.epsilon, b=c.b, epsilon=c.epsilon,
-                          marks={"median NN distance (internal)": float(np.median(nn)), "t = 2": 2.0}),
+                          marks={"median NN distance (internal)": float(np.median(nn)), "worst case t =": 2.0}),
         key="per_record.tdp_policy",
     )
     with st.container(border=True):
         st.markdown("**Internal — do not publish:** targeted DP's losses of the real records " + "(" + tdp.note + ")")
-        t1, t2, t3, t4, t5 = st.columns(5)
+        t1, t2, t3 = st.columns(3)
+        t4, t5, _ = st.columns(3)
         t1.metric("Median nearest-distinct-neighbour distance", fmt(float(np.median(nn))))
         t2.metric("Median ε at the nearest neighbour", fmt(tdp.summary_nn.median),
                   help=f"Exact: {exact(tdp.summary_nn.median)}")
