@@ -221,3 +221,28 @@ def test_default_split_spends_the_candidate_budget():
     assert small["delta1"] == pytest.approx(2e-4) and small["delta2"] == pytest.approx(1e-4)
     large = default_split(8.0, 3e-4)
     assert large["epsilon2"] == 0.9999 and large["epsilon1"] + large["epsilon2"] == pytest.approx(8.0)
+
+
+def test_delta_fail_figure_log_axis_vacuous_band_and_one_trace_per_quantity():
+    from engine.mechanisms.jl_laplace import delta_fail_curve
+
+    eps = np.linspace(0.5, 8.0, 16)
+    row = delta_fail_curve(eps, laplace_scale=2.0, k=2, relation="row", d=3, b=1.0)
+    element = delta_fail_curve(eps, laplace_scale=2.0, k=2, relation="element", d=3)
+    fig = ft.delta_fail_figure([("row-wise", "row", row), ("element-wise", "element", element)], floor=1e-12)
+    assert fig.layout.yaxis.type == "log"
+    band = fig.data[0]
+    assert "vacuous" in band.name and band.fill == "toself" and min(band.y) == 1.0
+    assert list(band.x[:2]) == [0.5, 8.0]
+    lines = fig.data[1:]
+    assert len(lines) == 2 * 3
+    assert [t.line.dash for t in lines[:3]] == ["solid", "dash", "dot"]
+    assert {t.line.color for t in lines[:3]} == {ft.RELATION_COLORS["row"]}
+    assert {t.line.color for t in lines[3:]} == {ft.RELATION_COLORS["element"]}
+    # plotted values: the engine's, clipped into [floor, 10] for the log axis; hover keeps the exact value
+    np.testing.assert_allclose(lines[0].y, np.clip(row["delta_fail"], 1e-12, 10.0))
+    paper = element["delta_fail_paper"]
+    assert np.isinf(paper[0])  # c/bound ≤ √k: the paper's bound gives nothing; drawn at the top
+    assert lines[5].y[0] == 10.0 and lines[5].customdata[0][0] == "inf"
+    # at fixed noise a larger claimed ε means a larger c and a smaller failure probability
+    assert np.all(np.diff(row["delta_fail_proof_event"]) <= 0)

@@ -304,3 +304,74 @@ def hypothesis_testing_figure(
         yaxis={"range": [0, 1.02]},
     )
     return apply_theme(fig, height=height)
+
+
+#: Line dash per δ_fail quantity of :func:`delta_fail_figure`.
+DELTA_FAIL_STYLES: dict[str, tuple[str, str]] = {
+    "delta_fail": ("solid", "per-pair bound (the guarantee's δ)"),
+    "delta_fail_proof_event": ("dash", "exact probability of the proof's event"),
+    "delta_fail_paper": ("dot", "the paper's printed bound"),
+}
+#: Relation → colour of :func:`delta_fail_figure`.
+RELATION_COLORS: dict[str, str] = {"row": COLORS["primary"], "element": COLORS["classic_dp"]}
+
+
+def delta_fail_figure(
+    curves: Sequence[tuple[str, str, dict[str, Sequence[float]]]],
+    *,
+    floor: float = 1e-12,
+    title: str = "JL projection + Laplace: ε against δ_fail at fixed noise",
+    height: int = 460,
+) -> go.Figure:
+    """Privacy against privacy for the JL release: ε against δ_fail at FIXED noise (fixed utility), log δ axis.
+
+    ``curves`` holds ``(label, relation, curve)``; ``curve`` is the engine's
+    ``engine.mechanisms.jl_laplace.delta_fail_curve`` dict (``epsilon``, ``delta_fail``,
+    ``delta_fail_proof_event``, ``delta_fail_paper``). One colour per relation, one dash per quantity
+    (:data:`DELTA_FAIL_STYLES`). δ ≥ 1 guarantees nothing: that band is shaded and labelled "vacuous"; values
+    above the axis (the paper's bound is not capped and is infinite where it gives no bound) are drawn at the top,
+    values below ``floor`` at the floor (hover shows the exact value).
+    """
+    fig = go.Figure()
+    eps_all = [float(e) for _, _, c in curves for e in c["epsilon"]] or [0.0, 1.0]
+    top = 10.0
+    fig.add_trace(
+        go.Scatter(
+            x=[min(eps_all), max(eps_all), max(eps_all), min(eps_all), min(eps_all)],
+            y=[1.0, 1.0, top, top, 1.0],
+            fill="toself",
+            fillcolor="rgba(184,184,184,0.35)",
+            line={"width": 0},
+            mode="lines",
+            name="δ ≥ 1: vacuous (no guarantee)",
+            hoverinfo="skip",
+        )
+    )
+    for index, (label, relation, curve) in enumerate(curves):
+        eps = np.asarray(curve["epsilon"], dtype=float)
+        color = RELATION_COLORS.get(relation, SEQUENCE[index % len(SEQUENCE)])
+        for key, (dash, text) in DELTA_FAIL_STYLES.items():
+            if key not in curve:
+                continue
+            raw = np.asarray(curve[key], dtype=float)
+            shown = np.clip(np.where(np.isfinite(raw), raw, top), floor, top)
+            fig.add_trace(
+                go.Scatter(
+                    x=eps,
+                    y=shown,
+                    mode="lines",
+                    name=f"{label}: {text}",
+                    line={"color": color, "dash": dash, "width": LINE_WIDTH},
+                    customdata=[[f"{v:.3g}"] for v in raw],
+                    hovertemplate="ε = %{x:.4g}<br>δ_fail = %{customdata[0]}<extra>" + f"{label}: {text}"
+                    + "</extra>",
+                )
+            )
+    fig.update_layout(
+        title=title,
+        xaxis_title="ε claimed (the noise stays the same: c = ε × Laplace scale)",
+        yaxis_title="δ_fail (log scale)",
+        yaxis={"type": "log", "range": [float(np.log10(floor)), float(np.log10(top))], "exponentformat": "power"},
+        legend={"x": 0.0, "y": -0.3, "orientation": "h"},
+    )
+    return apply_theme(fig, height=height)
