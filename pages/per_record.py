@@ -71,6 +71,8 @@ ACCURACY_CHOICES = {
     "sd": "standard deviation",
     "half_width": "half-width of the 95 % interval",
 }
+#: How a user declares the level of rows with a missing cell key.
+MISSING_LEVEL = "(missing)"
 TABLE1_EXAMPLES = (
     ("Example 2.16: unit splitting (τ = 10, σ² = 50)", {"kind": "unit-splitting", "tau": 10.0, "sigma": math.sqrt(50.0)}),
     ("Example 4.6: 4th root (a = 0, σ = 2)", {"kind": "kth-root", "k": 4, "a": 0.0, "sigma": 2.0}),
@@ -341,12 +343,13 @@ if mech_dict is not None and by:
             text = col_widget.text_area(
                 f"Public levels of '{col}'", key=f"per_record.levels.{col}", height=90,
                 placeholder="one level per line (empty: read from the data — NOT private)",
-                help="Levels separated by new lines or commas. Leave empty to read them from the data; then the "
-                "release reveals which levels occur unless that list is itself public.")
+                help="Levels separated by new lines or commas; write " + MISSING_LEVEL + " for the cell of rows "
+                "with no key. Leave empty to read them from the data; then the release reveals which levels occur "
+                "unless that list is itself public.")
             parsed = [t.strip() for t in text.replace(",", "\n").splitlines() if t.strip()]
             if parsed:
                 observed = {str(v): v for v in pd.unique(frame[col].dropna())}
-                declared[col] = [observed.get(t, t) for t in parsed]
+                declared[col] = [None if t == MISSING_LEVEL else observed.get(t, t) for t in parsed]
         state.per_record["levels"] = {c: st.session_state.get(f"per_record.levels.{c}", "") for c in by}
         undeclared = [c for c in by if c not in declared]
         if undeclared:

@@ -99,6 +99,9 @@ def test_undeclared_levels_of_other_data_show_the_public_levels_warning(page):
     assert published(at)["industry"].tolist() == ["Retail", "Services", "Hospitality", "Technology", "Farming"]
     internal = table(at, "n_records_internal")
     assert internal["n_records_internal"].tolist() == [3, 1, 1, 1, 0]
+    at.text_area(key="per_record.levels.industry").set_value("Retail, Services")  # Hospitality is not declared
+    at.run()
+    assert any("not among the declared levels of 'industry'" in e.value for e in at.error)
     at.multiselect(key="per_record.by").set_value([]).run()
 
 
