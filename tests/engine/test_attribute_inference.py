@@ -298,3 +298,143 @@ def test_nearest_neighbour_search_is_exact_l1(columns):
     queries = rng.normal(size=(150, columns))
     brute = np.argmin(np.abs(queries[:, None, :] - candidates[None, :, :]).sum(axis=2), axis=1)
     np.testing.assert_array_equal(_nearest_l1(candidates, queries), brute)
+
+
+# ------------------------------------------------------------------------------------------- fast search == reference
+def _reference_nearest(candidates, queries):
+    """The previous implementation's search (k-d tree up to 6 columns, scikit-learn's argmin reduction beyond)."""
+    from scipy.spatial import cKDTree
+    from sklearn.metrics import pairwise_distances_argmin
+
+    if candidates.shape[1] <= 6:
+        return cKDTree(candidates).query(queries, k=1, p=1)[1]
+    return pairwise_distances_argmin(queries, candidates, metric="manhattan")
+
+
+def _reference_attribute_inference(x_released, x_priv, x_holdout, config=None, *, release_scale=1.0, rng):
+    """The attack as implemented before the vectorised search: one search per (adversary, secret) cell."""
+    from engine.attacks.attribute_inference import AttributeInferenceResult, InferenceCell
+    from engine.attacks.threat_model import adversary_view
+
+    config = AttributeInferenceConfig() if config is None else config
+    xr, xp, xh = (np.asarray(a, dtype=float) for a in (x_released, x_priv, x_holdout))
+    d = xr.shape[1]
+    view = adversary_view(xp, release_scale=release_scale, adversary=config.adversary)
+    n_main = min(config.n_attacks, xr.shape[0])
+    n_control = min(config.n_attacks, xh.shape[0])
+    main = xr[rng.choice(xr.shape[0], size=n_main, replace=False)]
+    control = xh[rng.choice(xh.shape[0], size=n_control, replace=False)]
+    targets = np.vstack([main, control])
+    stacked = np.vstack([view, targets])
+    ranges = stacked.max(axis=0) - stacked.min(axis=0)
+    ranges[ranges == 0] = 1.0
+    spreads = xr.std(axis=0)
+    cells = []
+    for knowledge in config.knowledge:
+        h = known_column_count(knowledge, d)
+        for j in range(d):
+            others = np.delete(np.arange(d), j)
+            known = others if h == d - 1 else np.sort(rng.choice(others, size=h, replace=False))
+            nearest = _reference_nearest(view[:, known] / ranges[known], targets[:, known] / ranges[known])
+            ok = inference_success(view[nearest, j], targets[:, j], tolerance=config.tolerance,
+                                   rule=config.success_rule, spread=float(spreads[j]))
+            s_main, s_ctrl = int(np.count_nonzero(ok[:n_main])), int(np.count_nonzero(ok[n_main:]))
+            risk, ci = residual_risk(s_main, n_main, s_ctrl, n_control, config.confidence_level)
+            a, c = s_main / n_main, s_ctrl / n_control
+            cells.append(InferenceCell(knowledge, h, j, tuple(int(k) for k in known), a, c,
+                                       relative_protection(a, c), risk, ci))
+    worst = min(cells, key=lambda cell: cell.relative_protection)
+    riskiest = max(cells, key=lambda cell: cell.risk)
+    return AttributeInferenceResult(
+        protection=worst.relative_protection, risk=riskiest.risk, risk_ci=riskiest.risk_ci, worst=worst,
+        cells=tuple(cells), n_attacks=n_main, n_control=n_control, tolerance=config.tolerance,
+        success_rule=config.success_rule, adversary=config.adversary, release_scale=float(release_scale),
+        confidence_level=config.confidence_level,
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_vectorised_attack_equals_the_previous_implementation(seed):
+    """Same rng → identical result (every cell) on continuous data, where the nearest row is never an exact tie."""
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.integers(30, 400))
+    d = int(rng.integers(2, 10))
+    x = _unit_ball(rng, n, d)
+    rel, hold = holdout_split(n, rng=rng)
+    kind = seed % 4
+    scale = 1.0
+    if kind == 0:  # the data itself (the baseline): the nearest row of a main target is the target
+        x_priv = x[rel]
+    elif kind == 1:  # mild noise
+        x_priv = x[rel] + rng.normal(scale=0.02, size=(len(rel), d))
+    elif kind == 2:  # strong noise, output scale undone by the adversary
+        scale = 1e-4
+        x_priv = scale * (x[rel] + rng.normal(scale=0.5, size=(len(rel), d)))
+    else:  # a release with a different number of rows
+        x_priv = _unit_ball(rng, int(rng.integers(2, 300)), d)
+    config = AttributeInferenceConfig(
+        n_attacks=int(rng.integers(5, 200)), success_rule=("spread", "relative", "anonymeter")[seed % 3]
+    )
+    fast = attribute_inference(x[rel], x_priv, x[hold], config, release_scale=scale,
+                               rng=np.random.default_rng(seed))
+    slow = _reference_attribute_inference(x[rel], x_priv, x[hold], config, release_scale=scale,
+                                          rng=np.random.default_rng(seed))
+    assert fast == slow
+
+
+def _lattice(rng, n, d):
+    """Integer data: many exact ties between distances, and duplicate rows."""
+    return rng.integers(-2, 3, size=(n, d)).astype(float)
+
+
+def _lowest_index_brute(rows, queries, known):
+    """Independent oracle of the tie rule: sequential L1 sum over ``known`` in column order, lowest index."""
+    out = []
+    for q in queries:
+        dist = np.zeros(len(rows))
+        for k in known:
+            dist = dist + np.abs(q[k] - rows[:, k])
+        out.append(int(np.flatnonzero(dist == dist.min())[0]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_nearest_row_search_breaks_ties_to_the_lowest_index(seed):
+    from engine.attacks.attribute_inference import _nearest_all_but_one, _nearest_scaled
+
+    rng = np.random.default_rng(500 + seed)
+    d = int(rng.integers(2, 7))
+    rows = _lattice(rng, int(rng.integers(1, 120)), d)
+    queries = _lattice(rng, int(rng.integers(1, 60)), d)
+    if seed % 2:  # mix in continuous values: ties on some columns only
+        rows[:, 0] += rng.normal(scale=0.3, size=len(rows))
+    for h in range(1, d + 1):
+        known = np.sort(rng.choice(d, size=h, replace=False))
+        np.testing.assert_array_equal(_nearest_scaled(rows, queries, known), _lowest_index_brute(rows, queries, known))
+    every = _nearest_all_but_one(rows, queries)
+    for j in range(d):
+        others = np.delete(np.arange(d), j)
+        np.testing.assert_array_equal(every[:, j], _lowest_index_brute(rows, queries, others))
+
+
+def test_all_but_one_search_is_exact_on_a_real_sized_noisy_release():
+    from engine.attacks.attribute_inference import _canonical_nearest, _nearest_all_but_one
+
+    rng = np.random.default_rng(77)
+    x = _unit_ball(rng, 1500, 8)
+    rows = x[:1200] + rng.normal(scale=0.05, size=(1200, 8))
+    queries = x[1000:]
+    every = _nearest_all_but_one(rows, queries)
+    for j in range(8):
+        np.testing.assert_array_equal(every[:, j], _canonical_nearest(rows, queries, np.delete(np.arange(8), j)))
+
+
+def test_duplicate_release_rows_resolve_to_the_first_copy():
+    # The released rows 1 and 3 are identical and both nearest to the target: the first copy (row 1) is used.
+    from engine.attacks.attribute_inference import _nearest_all_but_one, _nearest_scaled
+
+    rows = np.array([[5.0, 5.0, 0.0], [1.0, 1.0, 7.0], [3.0, 3.0, 3.0], [1.0, 1.0, 7.0]])
+    target = np.array([[1.0, 1.2, 0.0]])
+    assert _nearest_scaled(rows, target, np.array([0, 1])).tolist() == [1]
+    assert _nearest_scaled(rows, target, np.array([0])).tolist() == [1]
+    assert _nearest_all_but_one(rows, target)[0, 2] == 1
