@@ -63,6 +63,8 @@ class MechanismRun:
     distinguishing: DistinguishingResult
     summary: dict[str, Any]
     seconds: float
+    #: JL release only: original records the attacks' adversary knows (it never sees the secret projection P).
+    n_known: int = 0
 
 
 #: Largest ε2 the default split gives Algorithm 1's covariance step (its classical Gaussian needs ε2 < 1).
@@ -125,13 +127,28 @@ def mechanism_run(
     prepared, release = run_release(_frame, config, rng=make_rng(seed))
     value = np.asarray(release.value, dtype=float)
     scale = float(release.details.get("output_scale", 1.0) or 1.0)
-    measured_sd = np.std(value / scale - prepared.x, axis=0, ddof=1)
+    projected = value.shape[1] != prepared.d  # the JL release Z has k columns: no per-feature comparison
+    measured_sd = np.full(prepared.d, np.nan) if projected else np.std(value / scale - prepared.x, axis=0, ddof=1)
 
-    eval_seeds = spawn_seeds(seed, 2)
+    eval_seeds = spawn_seeds(seed, 3)
     program = None
     if program_json is not None and prepared.y is not None:
         program = evaluate_program(value, prepared.y, ProgramConfig.from_json(program_json), extras=prepared.extras)
-    so = singling_out(prepared.x, value, release_scale=scale)
+    n_known = 0
+    if projected:
+        # The attacker has Z and the public description, not P; it knows a few original records (engine.sweeps'
+        # JL adversary): X̂ = Z W from those records, then the usual attacks on X̂.
+        from engine.mechanisms.jl_laplace import known_record_reconstruction
+
+        n_known = min(2 * int(mechanism.k), prepared.n - 1)
+
+        def attack_view(z: np.ndarray, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+            idx = rng.choice(x.shape[0], size=min(n_known, x.shape[0] - 1), replace=False)
+            return known_record_reconstruction(z, idx, x[idx])
+
+        so = singling_out(prepared.x, attack_view(value, prepared.x, np.random.default_rng(eval_seeds[2])))
+    else:
+        so = singling_out(prepared.x, value, release_scale=scale)
 
     ai = None
     n_holdout = 0
@@ -140,8 +157,11 @@ def mechanism_run(
         rel, hold = holdout_split(prepared.n, rng=rng_eval)
         eval_release = mechanism.release(prepared.x[rel], rng=rng_eval)
         eval_scale = float(eval_release.details.get("output_scale", 1.0) or 1.0)
+        eval_value = eval_release.value
+        if projected:
+            eval_value, eval_scale = attack_view(eval_value, prepared.x[rel], rng_eval), 1.0
         ai = attribute_inference(
-            prepared.x[rel], eval_release.value, prepared.x[hold], release_scale=eval_scale,
+            prepared.x[rel], eval_value, prepared.x[hold], release_scale=eval_scale,
             rng=np.random.default_rng(eval_seeds[1]),
         )
         n_holdout = int(hold.size)
@@ -162,6 +182,10 @@ def mechanism_run(
         "distinguishing": float(dist.protection),
         "distinguishing_paper_D": float(dist.expected_loss_score),
     }
+    if projected:
+        summary["protection"]["adversary"] = (
+            f"knows {n_known} original records, not the secret projection P (known-record reconstruction)"
+        )
     summary["cli_command"] = cli_command("release-config.json", input_file=None if dataset else "your-data.csv")
     return MechanismRun(
         mechanism=mechanism.to_dict(),
@@ -181,6 +205,7 @@ def mechanism_run(
         distinguishing=dist,
         summary=summary,
         seconds=time.perf_counter() - started,
+        n_known=n_known,
     )
 
 
@@ -306,6 +331,42 @@ def points_frame(
 def tradeoff_curves(mechanism_jsons: tuple[str, ...], distance: float) -> list[TradeoffCurve]:
     """Hypothesis-testing curves (``engine.attacks.distinguishing.tradeoff_curve``) of configured mechanisms."""
     return [tradeoff_curve(mechanism_from_dict(json.loads(m)), distance=distance) for m in mechanism_jsons]
+
+
+# ------------------------------------------------------------------------------------------ JL + Laplace (issue 5)
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
+def jl_delta_fail_curves(k: int, d: int, b: float, element_bound: float, laplace_scale: float,
+                         eps_max: float, points: int = 80) -> dict[str, dict[str, list[float]]]:
+    """ε–δ_fail curves at the fixed Laplace scale, row-wise (change bound ``b``) and element-wise
+    (``element_bound``): :func:`engine.mechanisms.jl_laplace.delta_fail_curve` on ε from eps_max/100 to eps_max."""
+    from engine.mechanisms.jl_laplace import delta_fail_curve
+
+    eps = np.geomspace(eps_max / 100.0, eps_max, points)
+    out = {}
+    for relation in ("row", "element"):
+        curve = delta_fail_curve(eps, laplace_scale=laplace_scale, k=k, relation=relation, d=d, b=b,
+                                 element_bound=element_bound)
+        out[relation] = {key: np.asarray(v, dtype=float).tolist() for key, v in curve.items()}
+    return out
+
+
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def jl_distance_recovery(fingerprint: str, mechanism_json: str, seed: int, _x: np.ndarray, _z: np.ndarray,
+                         pairs: int = 400) -> pd.DataFrame:
+    """Algorithm 2 on random pairs of released rows: the true squared distance ‖x_i − x_j‖², its unbiased
+    estimate from Z (``recover_squared_distance``) and the estimator's sd (corrected variance,
+    ``squared_distance_variance``). Pairs are drawn with a stream spawned from the run's seed."""
+    from engine.mechanisms.jl_laplace import recover_squared_distance, squared_distance_variance
+
+    mechanism = mechanism_from_dict(json.loads(mechanism_json))
+    rng = np.random.default_rng(spawn_seeds(seed, 4)[3])
+    n = _x.shape[0]
+    i = rng.integers(0, n, size=pairs)
+    j = (i + rng.integers(1, n, size=pairs)) % n  # j ≠ i
+    true = np.sum((_x[i] - _x[j]) ** 2, axis=1)
+    estimate = recover_squared_distance(_z[i], _z[j], mechanism.noise_variance)
+    sd = np.sqrt(squared_distance_variance(true, mechanism.k, mechanism.noise_variance))
+    return pd.DataFrame({"true": true, "estimate": estimate, "sd": sd})
 
 
 # ------------------------------------------------------------------------------------------------- per-record

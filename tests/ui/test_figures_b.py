@@ -246,3 +246,25 @@ def test_delta_fail_figure_log_axis_vacuous_band_and_one_trace_per_quantity():
     assert lines[5].y[0] == 10.0 and lines[5].customdata[0][0] == "inf"
     # at fixed noise a larger claimed ε means a larger c and a smaller failure probability
     assert np.all(np.diff(row["delta_fail_proof_event"]) <= 0)
+
+
+def test_projected_columns_figure_colours_by_class_and_handles_k_1():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(50, 3))
+    labels = np.array([0, 1] * 25)
+    fig = fm.projected_columns_figure(z, 0, 2, labels=labels)
+    assert [t.name for t in fig.data] == ["outcome = 0", "outcome = 1"]
+    np.testing.assert_allclose(fig.data[0].x, z[labels == 0, 0])
+    np.testing.assert_allclose(fig.data[1].y, z[labels == 1, 2])
+    assert fig.layout.xaxis.title.text == "projected column z1" and fig.layout.yaxis.title.text == "projected column z3"
+    single = fm.projected_columns_figure(z[:, :1])
+    assert len(single.data) == 1 and list(single.data[0].x[:3]) == [0.0, 1.0, 2.0]
+    np.testing.assert_allclose(single.data[0].y, z[:, 0])
+
+
+def test_distance_recovery_figure_diagonal_and_error_bars():
+    fig = fm.distance_recovery_figure(np.array([0.5, 1.0, 2.0]), np.array([0.7, 0.8, 2.5]), np.array([0.1, 0.2, 0.3]))
+    diagonal, pairs = fig.data
+    assert list(diagonal.x) == [0.0, 2.0] and list(diagonal.y) == [0.0, 2.0]
+    assert list(pairs.y) == [0.7, 0.8, 2.5] and list(pairs.error_y.array) == [0.1, 0.2, 0.3]
+    assert pairs.marker.color == MECHANISM_COLORS["jl-laplace"]
