@@ -382,6 +382,7 @@ if mech_dict is not None and by:
             k4.metric("Interval coverage", fmt(metrics["coverage"]),
                       help=f"Share of cells whose {fmt(100 * (1 - cells.beta))} % interval covers the true total.")
             internal = cells.cells[[*by, *(c for c in cells.cells.columns if c not in cells.published.columns)]]
+            internal = internal.rename(columns={"max_loss": f"max_loss ({UNIT_LABELS[cells.unit]})"})
             st.dataframe(internal, hide_index=True, width="stretch", key="per_record.cells")
             st.caption(COUNTS_NOTE)
 
