@@ -46,11 +46,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
 import pandas as pd
-from statistics import NormalDist
 
 from engine.data.preparation import DataSpec, Normalization, load_table
 from engine.errors import InvalidParameterError

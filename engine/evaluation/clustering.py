@@ -16,9 +16,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
 
-from engine.mechanisms.jl_laplace import JLLaplace
-from engine.progress import ProgressCallback, Progress
 from engine.errors import InvalidParameterError
+from engine.mechanisms.jl_laplace import JLLaplace
+from engine.progress import Progress, ProgressCallback
 from engine.validation import check_integer, check_interval, check_real
 
 

@@ -47,7 +47,12 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError, ResourceLimitError
+from engine.errors import (
+    DataValidationError,
+    InsufficientDataError,
+    InvalidParameterError,
+    ResourceLimitError,
+)
 from engine.guarantee import Guarantee, Release
 from engine.mechanisms.base import RecordMechanism, register
 from engine.validation import (
