@@ -16,7 +16,9 @@ of X that are not unique (exact duplicates cannot be singled out by any predicat
 
 Speed: the naive attack is O(n² d) per net size. Here the boxes are queried in a k-d tree on coordinates
 rescaled by the half-widths, with the Chebyshev metric (a box of half-widths w is the unit L∞ ball after
-rescaling): the two nearest rows of each box centre decide whether the box isolates one row. Because
+rescaling): the two nearest rows of each box centre decide whether the box isolates one row. The half-widths
+of all net sizes are multiples c·sd of one vector, so one tree on x/sd and one query serve every net size
+(:func:`_singled_out_nets`). Because
 rescaling rounds differently from the authors' predicate, the decision uses radii 1 ± τ (τ a few ulps of
 the largest rescaled coordinate); boxes with a row within τ of their boundary are checked with the exact
 predicate. The result
@@ -34,7 +36,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,7 @@ from scipy.spatial import cKDTree
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_array_interval, check_choice, check_matrix
+from engine.validation import check_array_interval, check_choice, check_interval, check_matrix
 
 #: Net sizes c of the paper's text: boxes of half-width c × column sd.
 NET_SIZES: tuple[float, ...] = (0.1, 1.0 / 3.0, 0.5, 2.0 / 3.0, 1.0)
@@ -261,14 +262,75 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
     return np.unique(np.concatenate(found).astype(np.int64))
 
 
+def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...]) -> list[np.ndarray]:
+    """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE k-d tree and ONE query.
+
+    The boxes of every net size are balls of the same L∞ metric on the coordinates x / sd (radius c), so the two
+    nearest rows of each centre, found once, settle every net size; boxes with a row within τ of their
+    boundary are checked with the exact predicate of :func:`singled_out_rows_bruteforce` (half-widths
+    ``c * sd``, computed exactly as the brute force gets them).
+    """
+    sizes = [float(c) for c in net_sizes]
+    positive = sd > 0
+    if any(not np.array_equal(c * sd > 0, positive) for c in sizes):  # c · sd underflowed to 0: no common metric
+        return [_singled_out_fast(xa, za, c * sd) for c in sizes]
+    xs = xa[:, positive] / sd[positive]
+    zs = za[:, positive] / sd[positive]
+    largest = max(float(np.max(np.abs(xs), initial=0.0)), float(np.max(np.abs(zs), initial=0.0)))
+    c_max = max(sizes)
+    # Rounding of x/sd − z/sd versus the authors' (z ± c·sd) comparisons, in units of the rescaled coordinates.
+    eps = np.finfo(float).eps
+
+    def tau(c: float) -> float:
+        return 32.0 * eps * (largest + c + 1.0) + 1e-12 * c
+
+    if not positive.all():
+        zero = ~positive
+        keys = np.vstack([xa[:, zero], za[:, zero]])
+        _, ids = np.unique(keys, axis=0, return_inverse=True)
+        ids = 3.0 * (c_max + 1.0) * ids.ravel().astype(float)  # different values: ≥ 3(c_max + 1) apart
+        xs = np.column_stack([xs, ids[: xa.shape[0]]])
+        zs = np.column_stack([zs, ids[xa.shape[0] :]])
+    tree = cKDTree(xs)
+    k = min(2, xa.shape[0])
+    dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=c_max + 2.0 * tau(c_max))
+    dist = dist.reshape(zs.shape[0], k)
+    nearest = nearest.reshape(zs.shape[0], k)
+    second = dist[:, 1] if k == 2 else np.full(zs.shape[0], np.inf)
+    out = []
+    for c in sizes:
+        t = tau(c)
+        first_in = dist[:, 0] <= c - t
+        settled_one = first_in & (second > c + t)
+        found = [nearest[settled_one, 0]]
+        two_in = second <= c - t
+        unsettled = np.flatnonzero((dist[:, 0] <= c + t) & ~settled_one & ~two_in)
+        if unsettled.size:
+            w = c * sd
+            hi = za[unsettled] + w
+            lo = za[unsettled] - w
+            candidates = tree.query_ball_point(zs[unsettled], r=c + t, p=np.inf)
+            extra: list[int] = []
+            for row, cand in enumerate(candidates):
+                idx = np.asarray(cand, dtype=np.int64)
+                inside = np.all((xa[idx] <= hi[row]) & (xa[idx] >= lo[row]), axis=1)
+                if np.count_nonzero(inside) == 1:
+                    extra.append(int(idx[inside][0]))
+            found.append(np.asarray(extra, dtype=np.int64))
+        out.append(np.unique(np.concatenate(found).astype(np.int64)))
+    return out
+
+
 def _net_attack(
-    x: np.ndarray, view: np.ndarray, config: SinglingOutConfig, release_scale: float
+    x: np.ndarray,
+    view: np.ndarray,
+    config: SinglingOutConfig,
+    release_scale: float,
+    non_unique: float | None = None,
 ) -> SinglingOutResult:
     n = x.shape[0]
     sd = np.std(view, axis=0, ddof=1) if view.shape[0] > 1 else np.zeros(view.shape[1])
-    counts = []
-    for c in config.net_sizes:
-        counts.append(int(_singled_out_fast(x, view, float(c) * sd).size))
+    counts = [int(rows.size) for rows in _singled_out_nets(x, view, sd, tuple(config.net_sizes))]
     risks = tuple(count / n for count in counts)
     worst = int(np.argmax(risks))
     return SinglingOutResult(
@@ -278,7 +340,7 @@ def _net_attack(
         n_singled_out=tuple(counts),
         net_sizes=tuple(float(c) for c in config.net_sizes),
         worst_net_size=float(config.net_sizes[worst]),
-        non_unique_share=non_unique_share(x),
+        non_unique_share=non_unique_share(x) if non_unique is None else non_unique,
         n=n,
         adversary=config.adversary,
         release_scale=release_scale,
@@ -292,6 +354,7 @@ def singling_out(
     *,
     release_scale: float = 1.0,
     rng: np.random.Generator | None = None,
+    non_unique: float | None = None,
 ) -> SinglingOutResult:
     """Net singling-out attack of the released ``x_priv`` against the original ``x``.
 
@@ -308,6 +371,9 @@ def singling_out(
         the release by s first. Ignored by the ``"paper"`` adversary.
     rng : numpy.random.Generator, optional
         When given, also compute ``chance_risk`` (the attack on a column-permuted copy of the view).
+    non_unique : float, optional
+        ``non_unique_share(x)`` if already known (it depends on ``x`` only: a sweep attacking many releases of
+        the same ``x`` computes it once, e.g. from :func:`singling_out_baseline`); in [0, 1]. Computed if None.
 
     Returns
     -------
@@ -338,12 +404,18 @@ def singling_out(
             f"x_priv must have as many columns as x ({xa.shape[1]}); got {za.shape[1]} — release the same features"
         )
     scale = check_release_scale(release_scale)
+    if non_unique is None:
+        non_unique = non_unique_share(xa)
+    else:
+        non_unique = check_interval(
+            "non_unique", non_unique, 0, 1, hint="pass non_unique_share(x) of the same x, or leave it out"
+        )
     view = adversary_view(za, release_scale=scale, adversary=config.adversary)
-    result = _net_attack(xa, view, config, scale)
+    result = _net_attack(xa, view, config, scale, non_unique)
     if rng is None:
         return result
     shuffled = np.column_stack([rng.permutation(view[:, j]) for j in range(view.shape[1])])
-    chance = _net_attack(xa, shuffled, config, scale)
+    chance = _net_attack(xa, shuffled, config, scale, non_unique)
     return dataclasses.replace(result, chance_risk=chance.risk)
 
 

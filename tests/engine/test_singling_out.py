@@ -230,3 +230,38 @@ def test_chance_risk_separates_isolation_by_chance_from_what_the_release_adds():
     leaky = singling_out(x, x + rng.normal(scale=0.01, size=x.shape), rng=np.random.default_rng(1))
     assert leaky.excess_risk > 0.5
     assert singling_out(x, independent).chance_risk is None
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_one_tree_for_all_net_sizes_equals_bruteforce_per_net_size(seed):
+    from engine.attacks.singling_out import _singled_out_nets
+
+    x, z, w = _random_case(seed)
+    rng = np.random.default_rng(10_000 + seed)
+    # Net sizes as the attack uses them (the paper's, the authors', or random), half-widths c · sd.
+    sizes = (NET_SIZES, AUTHORS_NET_SIZES, tuple(rng.uniform(0.05, 3.0, size=int(rng.integers(1, 6)))))[seed % 3]
+    got = _singled_out_nets(x, z, w, sizes)
+    assert len(got) == len(sizes)
+    for c, rows in zip(sizes, got, strict=True):
+        np.testing.assert_array_equal(rows, singled_out_rows_bruteforce(x, z, float(c) * w))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_attack_counts_equal_bruteforce_at_every_net_size(seed):
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.normal(size=(300, 3)), 1 + seed % 2)  # coarse grid: duplicates and boundary ties
+    release = x + np.round(rng.normal(scale=0.2, size=x.shape), 1)
+    res = singling_out(x, release)
+    sd = np.std(release, axis=0, ddof=1)
+    assert res.n_singled_out == tuple(singled_out_rows_bruteforce(x, release, c * sd).size for c in NET_SIZES)
+
+
+def test_precomputed_non_unique_share_is_used_and_validated():
+    rng = np.random.default_rng(3)
+    x = np.vstack([rng.normal(size=(50, 3)), np.zeros((2, 3))])
+    release = x + rng.normal(scale=0.1, size=x.shape)
+    computed = singling_out(x, release)
+    assert computed.non_unique_share == pytest.approx(2 / 52)
+    assert singling_out(x, release, non_unique=non_unique_share(x)) == computed
+    with pytest.raises(InvalidParameterError, match="non_unique"):
+        singling_out(x, release, non_unique=1.5)
