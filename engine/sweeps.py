@@ -59,7 +59,13 @@ import pandas as pd
 from engine.accounting.tdp import tdp_to_dp
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
 from engine.errors import CancelledError, DataValidationError, InsufficientDataError, InvalidParameterError
-from engine.evaluation.programs import ProgramConfig, ProgramResult, evaluate_program, higher_is_better, relative_to
+from engine.evaluation.programs import (
+    ProgramConfig,
+    ProgramResult,
+    evaluate_program,
+    higher_is_better,
+    relative_to,
+)
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
 from engine.serialization import Serializable

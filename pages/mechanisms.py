@@ -16,15 +16,33 @@ from engine.mechanisms import MECHANISMS, mechanism_from_dict
 from engine.rng import SEEDED_WARNING, fresh_seed
 from engine.validation import check_integer
 from ui.cached import current_data
-from ui.cached_analysis import default_split, mechanism_noise, mechanism_run, nonprivate_program, program_config
+from ui.cached_analysis import (
+    default_split,
+    jl_distance_recovery,
+    mechanism_noise,
+    mechanism_run,
+    nonprivate_program,
+    program_config,
+)
 from ui.common import HELP, b_in_data_units, seed_badge, user_errors
-from ui.figures.mechanisms import comparison_figure, noise_by_coordinate_figure, original_vs_private_figure
+from ui.figures.mechanisms import (
+    comparison_figure,
+    distance_recovery_figure,
+    noise_by_coordinate_figure,
+    original_vs_private_figure,
+    projected_columns_figure,
+)
 from ui.figures.theme import exact, fmt
 from ui.state import get_state, seed_widget
 
 state = get_state()
 
-KINDS = ("projection", "gaussian", "mondrian")
+KINDS = ("projection", "gaussian", "mondrian", "jl-laplace")
+#: Default projection dimension of the JL release (the secure-release paper uses k from 2 to 20, k ≪ d).
+JL_DEFAULT_K = 5
+JL_RELATIONS = {"row": "row-wise (one record changes by at most B in L2)",
+                "element": "element-wise (one entry changes by at most the element bound)"}
+JL_RULES = {"target": "target δ_fail (least noise; ours)", "paper": "the paper's rule (c = 2√k, or c = k·t)"}
 #: A dict's bound ``get`` pickles (AppTest and enforceSerializableSessionState need picklable format_func).
 KIND_LABELS = {k: MECHANISMS[k].LABEL for k in KINDS}
 
@@ -32,7 +50,16 @@ HELP_KIND = (
     "Private projection: Algorithm 1 of the targeted-DP paper (random projection + Gaussian noise; the paper's "
     "method). Gaussian: add Gaussian noise calibrated to the target distance B directly — the simplest mechanism "
     "with the same kind of guarantee. k-anonymity: Mondrian grouping into classes of at least k, released as class "
-    "means — the paper's non-DP baseline."
+    "means — the paper's non-DP baseline. JL projection + Laplace: the secure-release paper — a SECRET random "
+    "projection to k columns plus Laplace noise, released for general machine learning; its guarantee holds "
+    "except with a failure probability δ_fail over the secret projection."
+)
+HELP_JL = (
+    "Z = XP + Laplace noise, with P (d × k, entries N(0, 1/k)) drawn fresh and kept secret: the release has k "
+    "projected columns, not your features. The Laplace scale is c/ε, where c bounds how much one neighbour can move "
+    "XP; that bound fails with probability δ_fail over P, so the guarantee is (ε, δ_fail)-DP. Row-wise protects a "
+    "whole record moving by at most B (B = 2: any substitution); element-wise protects only one entry changing by "
+    "at most the element bound."
 )
 HELP_SPLIT = (
     "Algorithm 1 spends its budget in two steps: (ε1, δ1) on the noisy random projection and (ε2, δ2) on the noisy "
@@ -41,14 +68,23 @@ HELP_SPLIT = (
 )
 
 
-def candidate_mechanisms(candidate: Guarantee) -> dict[str, dict]:
-    """Each mechanism configured from the candidate (the defaults the form starts from)."""
+def candidate_mechanisms(candidate: Guarantee, d: int | None = None) -> dict[str, dict]:
+    """Each mechanism configured from the candidate (the defaults the form starts from).
+
+    With ``d`` (the number of features) the JL release is included: row-wise with change bound B, ε, and the
+    noise calibrated to δ_fail ≤ δ.
+    """
     split = default_split(candidate.epsilon, candidate.delta)
-    return {
+    out = {
         "projection": {"kind": "projection", "b": candidate.b, **split},
         "gaussian": {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta},
         "mondrian": {"kind": "mondrian", "k": 2},
     }
+    if d is not None:
+        out["jl-laplace"] = {"kind": "jl-laplace", "k": JL_DEFAULT_K, "epsilon": candidate.epsilon, "d": int(d),
+                             "relation": "row", "b": candidate.b,
+                             "target_delta": candidate.delta if 0 < candidate.delta < 1 else None}
+    return out
 
 
 def _close(a: float, b: float) -> bool:
@@ -73,8 +109,8 @@ def starting_config(kind: str, candidate: Guarantee) -> dict:
     here = (candidate.b, candidate.epsilon, candidate.delta)
     if stored is not None and stored.get("kind") == kind:
         if origin == here or (origin is None and matches_candidate(stored, candidate)):
-            return {**candidate_mechanisms(candidate)[kind], **stored}
-    return candidate_mechanisms(candidate)[kind]
+            return {**candidate_mechanisms(candidate, prepared.d)[kind], **stored}
+    return candidate_mechanisms(candidate, prepared.d)[kind]
 
 
 def parse_seed(text: str) -> int | None:
@@ -104,6 +140,18 @@ def build_from_widgets(kind: str) -> dict:
         config = {
             "kind": "gaussian", "b": s["mechanisms.b"], "epsilon": s["mechanisms.epsilon"],
             "delta": s["mechanisms.delta"], "calibration": s["mechanisms.calibration"],
+        }
+    elif kind == "jl-laplace":
+        row = s["mechanisms.jl_relation"] == "row"
+        target = s["mechanisms.jl_rule"] == "target"
+        t = float(s["mechanisms.jl_t"])
+        config = {
+            "kind": "jl-laplace", "k": int(s["mechanisms.jl_k"]), "epsilon": s["mechanisms.jl_epsilon"],
+            "d": int(prepared.d), "relation": s["mechanisms.jl_relation"],
+            "b": s["mechanisms.b"] if row else 2.0,
+            "element_bound": 1.0 if row else s["mechanisms.jl_element_bound"],
+            "target_delta": s["mechanisms.jl_target_delta"] if target else None,
+            "t": t if (row and not target and t > 0) else None,
         }
     else:
         config = {"kind": "mondrian", "k": int(s["mechanisms.anon_k"])}
@@ -228,6 +276,52 @@ with st.form("mechanisms.form", border=True):
         c4.radio("Calibration", ("analytic", "classical"), key="mechanisms.calibration",
                  help="analytic (Balle & Wang): the smallest σ with the exact guarantee, any ε. classical: "
                  "σ = B·√(2 ln(1.25/δ))/ε, needs ε < 1 and adds more noise.")
+    elif kind == "jl-laplace":
+        st.markdown("**JL projection + Laplace noise** (P stays secret)", help=HELP_JL)
+        c1, c2, c3 = st.columns(3)
+        seed_widget("mechanisms.jl_k", int(start.get("k", JL_DEFAULT_K)))
+        c1.number_input("Projection dimension k", key="mechanisms.jl_k", min_value=1, max_value=10_000, step=1,
+                        help="Columns of the release. The paper uses k from 2 to 20 (k ≪ d). More columns keep "
+                        "distances better (JL) but each carries Laplace noise, and the element-wise failure bound "
+                        "needs k > 2 ln d.")
+        seed_widget("mechanisms.jl_epsilon", float(start["epsilon"]))
+        c2.number_input("Privacy loss ε", key="mechanisms.jl_epsilon", min_value=0.0, step=0.1, format="%.4f",
+                        help=HELP["epsilon"] + " The Laplace scale is c/ε.")
+        seed_widget("mechanisms.jl_relation", start.get("relation", "row"))
+        c3.radio("Protection unit", tuple(JL_RELATIONS), key="mechanisms.jl_relation",
+                 format_func=JL_RELATIONS.get,
+                 help="What a neighbour is. Row-wise with B = 2 covers any substitution of one person's record "
+                 "(prepared rows lie in the unit ball). Element-wise covers one entry only: it is NOT record-level "
+                 "protection.")
+        c1, c2, c3 = st.columns(3)
+        seed_widget("mechanisms.b", float(start.get("b", candidate.b)))
+        c1.number_input("Row change bound B (row-wise)", key="mechanisms.b", min_value=0.001, max_value=2.0,
+                        step=0.01, format="%.4f",
+                        help="Row-wise: the largest L2 change of one record that is protected (α = B²). "
+                        + b_in_data_units(prepared, start.get("b", candidate.b)))
+        seed_widget("mechanisms.jl_element_bound", float(start.get("element_bound", 1.0)))
+        c2.number_input("Element bound (element-wise)", key="mechanisms.jl_element_bound", min_value=0.001,
+                        step=0.1, format="%.4f",
+                        help="Element-wise: the largest change of ONE entry that is protected (the paper: 1).")
+        rule = "paper" if start.get("target_delta") is None else "target"
+        seed_widget("mechanisms.jl_rule", rule)
+        c3.radio("Noise rule", tuple(JL_RULES), key="mechanisms.jl_rule", format_func=JL_RULES.get,
+                 help="target δ_fail: the smallest noise whose rigorous per-pair bound on δ_fail is at most the "
+                 "target (ours). The paper's rule: c = 2√k·bound element-wise; c = k·t row-wise (t below; 0 = the "
+                 "paper's t_min, whose own bound is exactly 1, i.e. no guarantee).")
+        c1, c2 = st.columns(2)
+        default_target = start.get("target_delta") or (candidate.delta if 0 < candidate.delta < 1 else
+                                                         1.0 / (prepared.n + 1))
+        seed_widget("mechanisms.jl_target_delta", float(default_target))
+        c1.number_input("Target δ_fail", key="mechanisms.jl_target_delta", min_value=0.0, max_value=0.999999,
+                        step=1e-6, format="%.3e",
+                        help="With the target rule: the failure probability the noise is calibrated to. "
+                        f"1/(n+1) = {1.0 / (prepared.n + 1):.3e} for these data.")
+        seed_widget("mechanisms.jl_t", float(start.get("t") or 0.0))
+        c2.number_input("Row-wise threshold t (paper's rule; 0 = t_min)", key="mechanisms.jl_t", min_value=0.0,
+                        step=0.1, format="%.4f",
+                        help="Theorem 5: c = k·t with t ≥ t_min = √(2 ln(2k)·B²/k). The paper's bound on δ_fail "
+                        "is 2k·exp(−k t²/(2B²)).")
     else:
         seed_widget("mechanisms.anon_k", int(start.get("k", 2)))
         st.slider("k (smallest group size)", min_value=2, max_value=10, key="mechanisms.anon_k",
@@ -319,39 +413,109 @@ if run.kind == "projection":
 elif run.kind == "gaussian":
     m2.metric("σ (per coordinate)", fmt(noise.get("sigma")), help=f"Exact: {exact(noise.get('sigma'))}")
     m3.metric("Calibration", mech["calibration"])
+elif run.kind == "jl-laplace":
+    jl = mechanism_from_dict(mech)
+    for warning in jl.warnings():
+        st.warning(warning, icon=":material/warning:")
+    d_pair, d_event, d_paper = (run.details.get("delta_fail"), run.details.get("delta_fail_proof_event"),
+                                run.details.get("delta_fail_paper_bound"))
+    m2.metric("δ_fail (the guarantee's δ)", fmt(d_pair),
+              help="Rigorous upper bound, per neighbouring pair, on the probability over the secret projection P "
+              f"that the sensitivity bound c fails (ours). Exact: {exact(d_pair)}")
+    m3.metric("Exact probability of the proof's event", fmt(d_event),
+              help="The event the paper's proof needs, for all pairs at once (exact χ² / normal form). "
+              f"Exact: {exact(d_event)}")
+    m4.metric("The paper's bound", "vacuous (≥ 1)" if d_paper is None or d_paper >= 1 else fmt(d_paper),
+              help="The bound printed in the paper (Lemma 2 element-wise: d·e^{−(c−√k)²/2}; Lemma 4 row-wise: "
+              f"2k·e^{{−kt²/(2α)}}). A value ≥ 1 guarantees nothing. Exact: {exact(d_paper)}")
+    jl_table = pd.DataFrame(
+        {
+            "quantity": ["projection dimension k", "sensitivity bound c", "Laplace scale c/ε",
+                         "noise variance σ² = 2(c/ε)² (for distance recovery)", "row-wise threshold t = c/k",
+                         "rule for c"],
+            "value": [fmt(jl.k), fmt(jl.c), fmt(jl.laplace_scale), fmt(jl.noise_variance),
+                      fmt(jl.threshold_t) if jl.relation == "row" else "—", str(run.details.get("c_rule"))],
+        }
+    )
+    st.dataframe(jl_table, hide_index=True, width="stretch", key="mechanisms.jl_table")
+    st.info(
+        "**The projection P stays secret.** It is drawn fresh for this release and never stored, shown or exported "
+        "(only a seed you typed is recorded). The paper's claim that the data cannot be reconstructed rests on that "
+        "secrecy alone — it is not a quantified guarantee: someone who knows a few original records can estimate "
+        "P's effect by regression (the protection scores below use exactly that adversary).",
+        icon=":material/lock:",
+    )
 else:
     m2.metric("Classes", fmt(run.details.get("classes")))
     m3.metric("Smallest class", fmt(run.details.get("smallest_class")))
     m4.metric("Distortion (rms)", fmt(run.details.get("distortion_rms_per_coordinate")))
-if "b" in mech:
+if "b" in mech and mech.get("relation", "row") == "row":
     st.caption("What B means for this data: " + b_in_data_units(prepared, mech["b"]))
 
 # ---- what it does to the data -------------------------------------------------------------------------------
 st.markdown("#### What it does to the data")
 names = list(prepared.feature_names)
-scale = float(run.details.get("output_scale", 1.0) or 1.0)
-c1, c2 = st.columns(2)
-seed_widget("mechanisms.feature_x", names[0])
-seed_widget("mechanisms.feature_y", names[min(1, len(names) - 1)])
-fx = c1.selectbox("Horizontal feature", names, key="mechanisms.feature_x", help="Feature on the x axis.")
-fy = c2.selectbox("Vertical feature", names, key="mechanisms.feature_y", help="Feature on the y axis.")
-private_label = "private release" if scale == 1.0 else "private release ÷ output scale"
-left, right = st.columns(2)
-left.plotly_chart(
-    original_vs_private_figure(prepared.x, run.value / scale, names, names.index(fx), names.index(fy),
-                               private_label=private_label),
-    key="mechanisms.scatter",
-)
-comparison_sd = {}
-if run.kind == "projection":
-    g_mech = {"kind": "gaussian", "b": mech["b"], "epsilon": mech["epsilon1"] + mech["epsilon2"],
-              "delta": mech["delta1"] + mech["delta2"]}
-    with user_errors(prefix="Gaussian comparison: "):
-        comparison_sd["Gaussian at the same guarantee"] = mechanism_noise(json.dumps(g_mech), prepared.d)["sigma"]
-right.plotly_chart(
-    noise_by_coordinate_figure(names, run.measured_sd, reported_sd=reported_sd, comparison_sd=comparison_sd),
-    key="mechanisms.noise",
-)
+if run.kind == "jl-laplace":
+    k_cols = run.value.shape[1]
+    st.markdown(
+        f"The release has **{k_cols} projected columns** (z1 … z{k_cols}), not your {prepared.d} features: each is a "
+        "secret random mix of all features plus Laplace noise, so there is no original-vs-private comparison on the "
+        "same axes. What survives is geometry: squared distances between records can be estimated without bias "
+        "(Algorithm 2; variance 2‖a‖⁴/k + 14kσ⁴ + 8σ²‖a‖², the corrected formula)."
+    )
+    zcols = [f"z{i + 1}" for i in range(k_cols)]
+    c1, c2 = st.columns(2)
+    seed_widget("mechanisms.z_x", zcols[0])
+    seed_widget("mechanisms.z_y", zcols[min(1, k_cols - 1)])
+    if st.session_state["mechanisms.z_x"] not in zcols:
+        st.session_state["mechanisms.z_x"] = zcols[0]
+    if st.session_state["mechanisms.z_y"] not in zcols:
+        st.session_state["mechanisms.z_y"] = zcols[min(1, k_cols - 1)]
+    zx = c1.selectbox("Horizontal projected column", zcols, key="mechanisms.z_x", help="Column of Z on the x axis.")
+    zy = c2.selectbox("Vertical projected column", zcols, key="mechanisms.z_y", help="Column of Z on the y axis.")
+    labels = None
+    if prepared.y is not None and program is not None and program.kind in ("classification", "lending"):
+        labels = prepared.y
+    left, right = st.columns(2)
+    left.plotly_chart(projected_columns_figure(run.value, zcols.index(zx), zcols.index(zy), labels=labels),
+                      key="mechanisms.z_scatter")
+    recovery = jl_distance_recovery(prepared.fingerprint, json.dumps(mech), int(args["seed"]), prepared.x,
+                                    run.value)
+    right.plotly_chart(distance_recovery_figure(recovery["true"], recovery["estimate"], recovery["sd"]),
+                       key="mechanisms.distance_recovery")
+    err = recovery["estimate"] - recovery["true"]
+    st.caption(
+        f"{len(recovery)} random pairs of records: mean error {fmt(float(err.mean()))} (unbiased: ≈ 0), typical "
+        f"error (rms) {fmt(float((err**2).mean() ** 0.5))} against typical true squared distance "
+        f"{fmt(float(recovery['true'].mean()))}. The estimator's sd from the corrected variance is "
+        f"{fmt(float(recovery['sd'].mean()))} on average."
+    )
+    scale = 1.0
+else:
+    scale = float(run.details.get("output_scale", 1.0) or 1.0)
+    c1, c2 = st.columns(2)
+    seed_widget("mechanisms.feature_x", names[0])
+    seed_widget("mechanisms.feature_y", names[min(1, len(names) - 1)])
+    fx = c1.selectbox("Horizontal feature", names, key="mechanisms.feature_x", help="Feature on the x axis.")
+    fy = c2.selectbox("Vertical feature", names, key="mechanisms.feature_y", help="Feature on the y axis.")
+    private_label = "private release" if scale == 1.0 else "private release ÷ output scale"
+    left, right = st.columns(2)
+    left.plotly_chart(
+        original_vs_private_figure(prepared.x, run.value / scale, names, names.index(fx), names.index(fy),
+                                   private_label=private_label),
+        key="mechanisms.scatter",
+    )
+    comparison_sd = {}
+    if run.kind == "projection":
+        g_mech = {"kind": "gaussian", "b": mech["b"], "epsilon": mech["epsilon1"] + mech["epsilon2"],
+                  "delta": mech["delta1"] + mech["delta2"]}
+        with user_errors(prefix="Gaussian comparison: "):
+            g_noise = mechanism_noise(json.dumps(g_mech), prepared.d)
+            comparison_sd["Gaussian at the same guarantee"] = g_noise["sigma"]
+    right.plotly_chart(
+        noise_by_coordinate_figure(names, run.measured_sd, reported_sd=reported_sd, comparison_sd=comparison_sd),
+        key="mechanisms.noise",
+    )
 
 # ---- program and protection ------------------------------------------------------------------------------------
 st.markdown("#### What it costs the program and what it buys")
@@ -399,9 +563,27 @@ p3.metric("Distinguishing protection", fmt(run.distinguishing.protection),
           f"(any two records, distance 2): 1 = a coin flip, 0 = certain. The paper's D = {fmt(run.distinguishing.expected_loss_score)}. "
           f"Exact: {exact(run.distinguishing.protection)}")
 
+if run.kind == "jl-laplace":
+    st.caption(
+        f"The attacker has the release Z and this page's public description, but NOT the secret projection P. It "
+        f"knows {run.n_known} original records (2k) and regresses them on their released rows to estimate every "
+        "record (known-record reconstruction); singling out and attribute inference run on that estimate. "
+        "Distinguishing follows from the guarantee (ε, δ_fail)."
+    )
+
 # ---- honest comparison ---------------------------------------------------------------------------------------
 st.markdown("#### Honest comparison at the same guarantee")
-if run.kind == "projection":
+if run.kind == "jl-laplace":
+    # Row-wise: the same (B, ε) with the δ this release actually guarantees; element-wise has no record-level
+    # counterpart (the comparison below then uses the candidate).
+    jl_g = mechanism_from_dict(mech).guarantee()
+    if mech.get("relation") == "row" and 0 < jl_g.delta < 1:
+        total = Guarantee(epsilon=jl_g.epsilon, delta=jl_g.delta, b=mech["b"])
+    else:
+        total = candidate
+        st.caption("Element-wise protection covers one entry, not a record: the alternatives below are at the "
+                   "candidate (B, ε, δ) instead, which is a stronger, record-level guarantee.")
+elif run.kind == "projection":
     total = Guarantee(epsilon=mech["epsilon1"] + mech["epsilon2"], delta=mech["delta1"] + mech["delta2"], b=mech["b"])
 else:
     total = candidate if run.kind == "mondrian" else Guarantee(epsilon=mech["epsilon"], delta=mech["delta"], b=mech["b"])
@@ -474,7 +656,11 @@ st.caption(
     "Values are on the prepared scale (each row of the input mapped into the unit ball as set on the Data page), "
     "not in the data's original units. " + prepared.privacy_note()
 )
-release_frame = prepared.as_frame(run.value)
+if run.kind == "jl-laplace":
+    release_frame = pd.DataFrame(run.value, columns=[f"z{i + 1}" for i in range(run.value.shape[1])])
+    st.caption("The file holds the k projected columns z1 … zk (not your features). The projection P is not in it.")
+else:
+    release_frame = prepared.as_frame(run.value)
 st.download_button("Download the release (CSV)", lambda: release_frame.to_csv(index=False).encode("utf-8"),
                    file_name=f"private-{run.kind}.csv", mime="text/csv", on_click="ignore",
                    key="mechanisms.download", icon=":material/download:",

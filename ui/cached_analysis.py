@@ -35,6 +35,7 @@ from engine.mechanisms import mechanism_from_dict
 from engine.release import ReleaseConfig, cli_command, release_summary, run_release
 from engine.rng import make_rng, spawn_seeds
 
+
 @dataclass(frozen=True)
 class MechanismRun:
     """One release of the session's data with one mechanism, and what it costs and buys.

@@ -107,3 +107,54 @@ def test_k_anonymity_is_labelled_not_dp():
     run_with_seed(at, "1")
     assert any("NOT differential privacy" in e.value for e in at.error)
     assert metric(at, "Noise sd per coordinate") == "none"
+
+
+def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
+    from engine.mechanisms.jl_laplace import JLLaplace
+
+    at = open_page(start_app(), "mechanisms")
+    at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
+    assert_clean(at)
+    at.number_input(key="mechanisms.jl_k").set_value(3)
+    at.number_input(key="mechanisms.jl_epsilon").set_value(4.0)
+    at.radio(key="mechanisms.jl_relation").set_value("element")
+    at.radio(key="mechanisms.jl_rule").set_value("paper")
+    run_with_seed(at, "5")
+    state = studio(at)
+    mech = state.mechanism
+    # the paper's (d = 10, k = 3) element-wise setting: c = 2√k, the paper's bound ≥ 1 (vacuous)
+    expected = JLLaplace(k=3, epsilon=4.0, d=10, relation="element", element_bound=1.0)
+    assert mech == expected.to_dict()
+    assert expected.delta_fail_paper >= 1
+    assert metric(at, "The paper's bound") == "vacuous (≥ 1)"
+    assert metric(at, "δ_fail (the guarantee's δ)") == fmt(expected.delta_fail)
+    assert metric(at, "Exact probability of the proof's event") == fmt(expected.delta_fail_event)
+    assert any("VACUOUS" in w.value for w in at.warning)
+    assert any("P stays secret" in i.value for i in at.info)
+    assert any("**3 projected columns**" in m.value for m in at.markdown)
+    assert at.selectbox(key="mechanisms.z_x").options == ["z1", "z2", "z3"]
+    # no original-vs-private plot on the same axes: the feature pickers are not drawn
+    assert "mechanisms.feature_x" not in at.session_state
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("Distance recovery" in t for t in titles) and any("projected columns" in t for t in titles)
+    # protection is measured against the known-record adversary (2k = 6 records), and the summary says so
+    assert "not the secret projection" in state.run_summary["protection"]["adversary"]
+    assert any("knows 6 original records" in c.value for c in at.caption)
+
+
+def test_jl_laplace_row_wise_target_delta_calibrates_to_the_target():
+    from engine.mechanisms.jl_laplace import JLLaplace
+
+    at = open_page(start_app(), "mechanisms")
+    at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
+    at.number_input(key="mechanisms.b").set_value(1.0)
+    at.number_input(key="mechanisms.jl_target_delta").set_value(1e-4)
+    run_with_seed(at, "2")
+    mech = studio(at).mechanism
+    assert mech["relation"] == "row" and mech["target_delta"] == 1e-4 and mech["b"] == 1.0
+    jl = JLLaplace.from_dict(mech)
+    assert jl.delta_fail <= 1e-4 * (1 + 1e-9)
+    assert metric(at, "δ_fail (the guarantee's δ)") == fmt(jl.delta_fail)
+    # honest comparison at the same (B, ε, δ) with the projection and the Gaussian mechanism
+    table = next(df.value for df in at.dataframe if "noise sd per coordinate" in df.value.columns)
+    assert len(table) == 4  # JL, projection, Gaussian, k-anonymity
