@@ -16,13 +16,20 @@ Rows reported:
   checked against ours.
 * ``attribute inference (ours)`` — :func:`engine.attacks.attribute_inference.attribute_inference`, 3 adversaries ×
   10 secret columns, 500 + 500 targets, on a release of 3,701 rows (500 held out).
+* ``per call, <dataset>`` — one sweep cell's attacks on ``togo-demo`` (4,201 × 10) and ``nigeria-demo``
+  (20,788 × 15): singling out (5 nets, knows-scale, the non-unique share passed in as a sweep does) and attribute
+  inference (all three adversaries, and each adversary alone), on the unbiased private-projection release of the
+  rows left after a 500-row holdout. Wall time AND CPU time (``time.process_time``, less sensitive to other load
+  on a shared machine), medians.
 
-Run ``python benchmarks/bench_attacks.py`` or ``bash scripts/studio.sh bench attacks``.
+Run ``python benchmarks/bench_attacks.py`` (``--per-call`` for the per-call rows only) or
+``bash scripts/studio.sh bench attacks``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import pathlib
 import statistics
@@ -52,14 +59,14 @@ AUTHORS_REPORTED_SECONDS_25_REPS = 600.0
 PROJECTION = {"epsilon1": 3.0, "delta1": 0.00015, "epsilon2": 0.9999, "delta2": 0.00008, "k": 10_000}
 
 
-def _data() -> tuple[np.ndarray, str]:
-    """togo-demo prepared into the unit ball, or synthetic data of the same size if the data module is absent."""
+def _data(name: str = "togo-demo") -> tuple[np.ndarray, str]:
+    """A demo prepared into the unit ball, or synthetic data of togo's size if the data module is absent."""
     try:
         from engine.data.demos import load_demo
         from engine.data.preparation import prepare
 
-        demo = load_demo("togo-demo")
-        return prepare(demo.frame, demo.spec).x, "togo-demo (prepared)"
+        demo = load_demo(name)
+        return prepare(demo.frame, demo.spec).x, f"{name} (prepared)"
     except ImportError:  # pragma: no cover - only before the data module landed
         rng = np.random.default_rng(0)
         x = rng.lognormal(size=(4201, 10))
@@ -79,12 +86,51 @@ def _releases(x: np.ndarray, b: float, seed: int) -> dict[str, tuple[np.ndarray,
 
 
 def _median_seconds(fn, repeats: int) -> float:
-    times = []
+    return _median_times(fn, repeats)[0]
+
+
+def _median_times(fn, repeats: int) -> tuple[float, float]:
+    """Median wall-clock and median CPU seconds (``time.process_time``) of ``repeats`` calls."""
+    wall, cpu = [], []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _attribute_inference_call(x_rel, released, x_hold, config):
+    return attribute_inference(x_rel, released, x_hold, config, rng=np.random.default_rng(4))
+
+
+def per_call(names: tuple[str, ...] = ("togo-demo", "nigeria-demo"), repeats: int = 5) -> list[dict]:
+    """One sweep cell's attack calls on each dataset: wall and CPU seconds (medians of ``repeats``)."""
+    from engine.attacks.attribute_inference import AttributeInferenceConfig
+    from engine.attacks.singling_out import non_unique_share
+
+    rows: list[dict] = []
+    for name in names:
+        x, source = _data(name)
+        n, d = x.shape
+        rel_idx, hold_idx = holdout_split(n, 500, rng=np.random.default_rng(2))
+        x_rel, x_hold = x[rel_idx], x[hold_idx]
+        released = _releases(x_rel, 0.25, seed=3)["unbiased"][0]
+        shared = non_unique_share(x_rel)
+        calls = {
+            "singling out, 5 nets": functools.partial(singling_out, x_rel, released, non_unique=shared),
+            "attribute inference, 3 adversaries": functools.partial(
+                _attribute_inference_call, x_rel, released, x_hold, AttributeInferenceConfig()),
+        }
+        for knowledge in ("one", "half", "all-but-one"):
+            calls[f"attribute inference, {knowledge} only"] = functools.partial(
+                _attribute_inference_call, x_rel, released, x_hold, AttributeInferenceConfig(knowledge=(knowledge,)))
+        for label, fn in calls.items():
+            fn()  # warm-up (imports, caches)
+            wall, cpu = _median_times(fn, repeats)
+            rows.append({"name": f"per call, {source} {n}x{d}: {label}", "seconds": wall, "cpu_seconds": cpu,
+                         "note": f"median of {repeats}; release {len(rel_idx)} rows, 500 + 500 targets"})
+    return rows
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -186,10 +232,10 @@ def run() -> list[dict]:
     )
     rows.append({"name": f"attribute inference (ours), 3 adversaries x {d} secrets, 500+500 targets, "
                          f"release {len(rel_idx)} rows", "seconds": ai_s, "note": "median of 3"})
-    return rows
+    return rows + per_call()
 
 
 if __name__ == "__main__":
-    for row in run():
+    for row in (per_call() if "--per-call" in sys.argv[1:] else run()):
         extras = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items() if k != "name")
         print(f"{row['name']}: {extras}")
