@@ -18,8 +18,10 @@ from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import METRICS
 from engine.sweeps import (
     ATTACKS,
+    JL_DEFAULT_K,
     PAPER_B_VALUES,
     PROTECTION_COLUMNS,
+    SWEEP_MECHANISMS,
     Budget,
     SweepConfig,
     pareto_mask,
@@ -30,6 +32,7 @@ from engine.validation import check_interval
 from ui.cached import current_data
 from ui.cached_analysis import (
     default_split,
+    jl_delta_fail_curves,
     mechanism_run,
     partial_summary,
     points_frame,
@@ -42,6 +45,7 @@ from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
     Marker,
     comparison_bars_figure,
+    delta_fail_figure,
     hypothesis_testing_figure,
     privacy_privacy_figure,
     tradeoff_figure,
@@ -50,12 +54,13 @@ from ui.state import get_state, seed_widget
 
 state = get_state()
 
-SWEEP_MECHANISMS = ("projection", "gaussian")
 #: Repetitions of a custom grid when the user leaves the count at 0.
 CUSTOM_REPETITIONS = 10
 #: Smallest interval between two redraws of the live curves while a sweep runs.
 LIVE_REDRAW_SECONDS = 1.5
-MECH_LABELS = {"projection": "Private projection (TDP)", "gaussian": "Gaussian (TDP)"}
+MECH_LABELS = {"projection": "Private projection (TDP)", "gaussian": "Gaussian (TDP)",
+               "jl-laplace": "JL projection + Laplace"}
+JL_RELATIONS = {"row": "row-wise (B = row change bound)", "element": "element-wise (B = change of one entry)"}
 PRESET_LABELS = {
     "quick": "quick — 8 B values, ε ≈ 4, 10 repetitions",
     "paper": "paper — 8 B × 4 budgets, 50 repetitions (minutes)",
@@ -109,19 +114,26 @@ def build_configs() -> list[SweepConfig]:
         "repetitions": reps if reps > 0 else (None if s["tradeoffs.preset"] != "custom" else CUSTOM_REPETITIONS),
     }
     extra = {"attacks": attacks, "adversary": s["tradeoffs.adversary"]}
+    target = float(s.get("tradeoffs.jl_target_delta", 0.0) or 0.0)
+    jl = {"k": int(s.get("tradeoffs.jl_k", JL_DEFAULT_K)), "relation": s.get("tradeoffs.jl_relation", "row"),
+          "target_delta": target if target > 0 else None}
     configs = []
     for mech in mechanisms:
+        mech_extra = {**extra, **jl} if mech == "jl-laplace" else extra
         if s["tradeoffs.preset"] == "custom":
             b_values = parse_list("B values", s["tradeoffs.b_values"], 0, 2)
             eps1 = parse_list("ε1 values", s["tradeoffs.epsilon1"], 0, None, closed="neither")
             eps2 = parse_list("ε2 values", s["tradeoffs.epsilon2"], 0, 1, closed="neither")
-            delta = check_interval("δ", float(s["tradeoffs.delta"]), 0, 1, closed="neither")
+            delta = float(s["tradeoffs.delta"])
+            # 0 = 1/(n + 1) for the rows this sweep privatizes (depends on whether attribute inference runs)
+            delta = 1.0 / (released_rows(prepared.n, attacks) + 1) if delta == 0 else delta
+            delta = check_interval("δ", delta, 0, 1, closed="neither")
             budgets = tuple(Budget(e1, 2 * delta / 3, e2, delta / 3) for e1 in eps1 for e2 in eps2)
-            configs.append(SweepConfig(budgets=budgets, b_values=b_values, mechanism=mech, **common, **extra))
+            configs.append(SweepConfig(budgets=budgets, b_values=b_values, mechanism=mech, **common, **mech_extra))
         else:
             # δ = 1/(n + 1) for the rows this sweep privatizes (the holdout is left out only for attribute inference)
             n_private = released_rows(prepared.n, attacks)
-            configs.append(preset(s["tradeoffs.preset"], n_private, mechanism=mech, **common, **extra))
+            configs.append(preset(s["tradeoffs.preset"], n_private, mechanism=mech, **common, **mech_extra))
     return configs
 
 
@@ -150,9 +162,11 @@ def select_point(point_id: str) -> None:
             return
         row = rows.iloc[0]
         budget = Budget(float(row["epsilon1"]), float(row["delta1"]), float(row["epsilon2"]), float(row["delta2"]))
-        mechanism = result.config.mechanism_for(float(row["b"]), budget)
+        mechanism = result.config.mechanism_for(float(row["b"]), budget, d=prepared.d)
         guarantee = mechanism.guarantee()
-        state.set_candidate(b=guarantee.b, epsilon=guarantee.epsilon, delta=guarantee.delta)
+        # an element-wise JL point protects one entry, not a record: it does not become the (B, ε, δ) candidate
+        if guarantee.relation == "row":
+            state.set_candidate(b=guarantee.b, epsilon=guarantee.epsilon, delta=guarantee.delta)
         state.mechanism = mechanism.to_dict()
         st.session_state["mechanisms.origin"] = (guarantee.b, guarantee.epsilon, guarantee.delta)
         state.selected_point = {
@@ -199,8 +213,10 @@ if prepared.y is None:
     st.info("A sweep scores a program, which needs an outcome: choose a target column on the Data page.",
             icon=":material/info:")
     st.stop()
-#: Rows privatized when all attacks run (the custom grid's default δ = 1/(n + 1) uses it).
-n_released = released_rows(prepared.n) if prepared.n >= 2 else prepared.n
+#: Rows privatized with the attacks chosen (the holdout is left out only for attribute inference); the custom grid's
+#: default δ = 1/(n + 1) uses it.
+chosen_attacks = tuple(a for a in st.session_state.get("tradeoffs.attacks", ATTACKS) if a in ATTACKS)
+n_released = released_rows(prepared.n, chosen_attacks) if prepared.n >= 2 else prepared.n
 
 # ---- configuration --------------------------------------------------------------------------------------------
 with st.form("tradeoffs.form"):
@@ -209,7 +225,9 @@ with st.form("tradeoffs.form"):
     c1.multiselect("Mechanisms (drawn on the same axes)", SWEEP_MECHANISMS, key="tradeoffs.mechanisms",
                    format_func=MECH_LABELS.get,
                    help="Each mechanism is swept over the same grid with the same seed. Classic DP (B = 2) and the "
-                   "non-private release are always added as reference points.")
+                   "non-private release are always added as reference points. JL projection + Laplace spends "
+                   "ε = ε1 + ε2 with δ_fail ≤ δ; its release has k projected columns and its attacker knows a few "
+                   "original records, not the secret projection (options below).")
     seed_widget("tradeoffs.preset", "quick")
     c2.radio("Grid", tuple(PRESET_LABELS), key="tradeoffs.preset", format_func=PRESET_LABELS.get,
              help="quick and paper use the paper's B values with δ = 1/(n+1) split 2/3 : 1/3. custom uses the "
@@ -230,10 +248,29 @@ with st.form("tradeoffs.form"):
         seed_widget("tradeoffs.epsilon2", "0.9999")
         g3.text_input("ε2 values (covariance step, < 1)", key="tradeoffs.epsilon2",
                       help="Privacy loss of the covariance step (needs ε2 < 1).")
-        seed_widget("tradeoffs.delta", 1.0 / (n_released + 1))
-        g4.number_input("Total δ", key="tradeoffs.delta", min_value=0.0, max_value=0.5, format="%.3e", step=1e-6,
-                        help=HELP["delta"] + f" Default 1/(n+1) with n = {n_released:,} released rows; split δ1 = 2δ/3, "
-                        "δ2 = δ/3.")
+        seed_widget("tradeoffs.delta", 0.0)
+        g4.number_input("Total δ (0 = 1/(n+1))", key="tradeoffs.delta", min_value=0.0, max_value=0.5,
+                        format="%.3e", step=1e-6,
+                        help=HELP["delta"] + " 0 (default) = 1/(n+1) with n the rows the sweep privatizes: "
+                        f"{n_released:,} with the attacks chosen now (the holdout is left out only for attribute "
+                        "inference). Split δ1 = 2δ/3, δ2 = δ/3.")
+    with st.expander("JL projection + Laplace options", expanded=False, icon=":material/scatter_plot:"):
+        j1, j2, j3 = st.columns(3)
+        seed_widget("tradeoffs.jl_k", JL_DEFAULT_K)
+        j1.number_input("Projection dimension k", key="tradeoffs.jl_k", min_value=1, max_value=200, step=1,
+                        help="Columns of the JL release (the paper: 2 to 20). The attacker is given 2k original "
+                        "records, so k must stay well below the number of rows.")
+        seed_widget("tradeoffs.jl_relation", "row")
+        j2.radio("Protection unit", tuple(JL_RELATIONS), key="tradeoffs.jl_relation", format_func=JL_RELATIONS.get,
+                 help="Row-wise: the grid's B bounds how far one record moves (B = 2: any substitution, classic DP). "
+                 "Element-wise: B bounds the change of ONE entry — never record-level protection, so no classic-DP "
+                 "point is added.")
+        seed_widget("tradeoffs.jl_target_delta", 0.0)
+        j3.number_input("Target δ_fail (0 = the grid's δ)", key="tradeoffs.jl_target_delta", min_value=0.0,
+                        max_value=0.5, format="%.3e", step=1e-6,
+                        help="The failure probability the Laplace noise is calibrated to (smallest noise whose "
+                        f"per-pair bound is at most it). 0 uses each budget's δ: 1/(n+1) = {1 / (n_released + 1):.3e} "
+                        "in the presets.")
     a1, a2, a3, a4 = st.columns([0.35, 0.35, 0.15, 0.15])
     seed_widget("tradeoffs.attacks", list(ATTACKS))
     a1.multiselect("Attacks", ATTACKS, key="tradeoffs.attacks", format_func=ATTACK_LABELS.get,
@@ -471,6 +508,9 @@ with left:
     else:
         st.info("Run both singling out and attribute inference to compare them.", icon=":material/info:")
 
+# ε against δ_fail at fixed noise (the JL release's own privacy–privacy tradeoff), full width below.
+jl_results = [r for r in results if r.config.mechanism == "jl-laplace"]
+
 # Figure 2: one bar per approach at the chosen (or best-matching) configuration.
 with right:
     bars_labels, bars_values, bars_err, bars_roles = [], [], [], []
@@ -506,6 +546,43 @@ with right:
                                    title=f"{utility_label} by approach (Figure 2)"),
             key="tradeoffs.fig2",
         )
+
+if jl_results:
+    jl_config = jl_results[0].config
+    st.subheader("JL projection + Laplace: ε against δ_fail at fixed noise")
+    st.markdown(
+        "At a fixed Laplace noise (so a fixed utility), the same release can be described by many (ε, δ_fail) "
+        "pairs: claiming a larger ε raises the sensitivity bound c = ε × scale, which fails less often. Solid: "
+        "the per-pair bound the Studio states; dashed: the exact probability of the event in the paper's proof; "
+        "dotted: the paper's printed bound. Shaded: δ ≥ 1, no guarantee at all."
+    )
+    j1, j2 = st.columns(2)
+    jl_bs = [float(b) for b in jl_config.b_values]
+    seed_widget("tradeoffs.jl_curve_b", jl_bs[0])
+    if st.session_state["tradeoffs.jl_curve_b"] not in jl_bs:
+        st.session_state["tradeoffs.jl_curve_b"] = jl_bs[0]
+    curve_b = j1.selectbox("Noise of the grid point with B =", jl_bs, key="tradeoffs.jl_curve_b", format_func=fmt,
+                           help="The Laplace scale is that of this grid point (first budget); both relations are "
+                           "drawn at that same noise.")
+    jl_budget = jl_config.budgets[0]
+    with user_errors(prefix="δ_fail curve: "):
+        jl_mech = jl_config.mechanism_for(curve_b, jl_budget, d=prepared.d)
+        row_b = curve_b if jl_config.relation == "row" else 2.0
+        element_bound = curve_b if jl_config.relation == "element" else 1.0
+        jl_curves = jl_delta_fail_curves(int(jl_mech.k), int(prepared.d), float(row_b), float(element_bound),
+                                         float(jl_mech.laplace_scale), float(4 * jl_mech.epsilon))
+        st.plotly_chart(
+            delta_fail_figure([
+                (f"row-wise (B = {fmt(row_b)})", "row", jl_curves["row"]),
+                (f"element-wise (bound {fmt(element_bound)})", "element", jl_curves["element"]),
+            ]),
+            key="tradeoffs.jl_delta_fail",
+        )
+        j2.metric(f"δ_fail at the swept ε = {fmt(jl_mech.epsilon)}", fmt(jl_mech.delta_fail),
+                  help=f"Laplace scale {fmt(jl_mech.laplace_scale)}, k = {jl_mech.k}, d = {prepared.d}; the "
+                  f"paper's bound at this point: {fmt(jl_mech.delta_fail_paper)}.")
+        for warning in jl_mech.warnings():
+            st.warning(warning, icon=":material/warning:")
 
 # ---- choose a configuration ---------------------------------------------------------------------------------------
 st.subheader("Choose a configuration")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.data.demos import load_demo
@@ -135,7 +137,8 @@ def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
     assert at.selectbox(key="mechanisms.z_x").options == ["z1", "z2", "z3"]
     # no original-vs-private plot on the same axes: the feature pickers are not drawn
     assert "mechanisms.feature_x" not in at.session_state
-    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    titles = [json.dumps(json.loads(c.proto.spec)["layout"].get("title"), ensure_ascii=False)
+              for c in at.get("plotly_chart")]
     assert any("Distance recovery" in t for t in titles) and any("projected columns" in t for t in titles)
     # protection is measured against the known-record adversary (2k = 6 records), and the summary says so
     assert "not the secret projection" in state.run_summary["protection"]["adversary"]

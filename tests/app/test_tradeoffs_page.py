@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.data.demos import load_demo
 from engine.data.preparation import prepare
 from engine.sweeps import SweepResult, run_sweep
 from tests.app.conftest import assert_clean, open_page, start_app, studio
+from ui.figures.theme import fmt
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +102,41 @@ def test_quick_preset_uses_its_own_repetitions_and_the_papers_grid():
     assert (budget.epsilon1, budget.epsilon2) == (3.0, 0.9999)
     assert budget.delta == pytest.approx(1 / (n_released + 1))
     assert len(result.table) == config.n_cells == 90
+
+
+def test_jl_laplace_sweep_and_its_delta_fail_curve():
+    from engine.mechanisms.jl_laplace import JLLaplace
+
+    at = open_page(start_app(), "tradeoffs")
+    at.multiselect(key="tradeoffs.mechanisms").set_value(["jl-laplace"])
+    at.multiselect(key="tradeoffs.attacks").set_value(["singling_out", "distinguishing"])
+    at.radio(key="tradeoffs.preset").set_value("custom")
+    at.text_input(key="tradeoffs.b_values").set_value("0.5, 2")
+    at.text_input(key="tradeoffs.epsilon1").set_value("3")
+    at.text_input(key="tradeoffs.epsilon2").set_value("0.9999")
+    at.number_input(key="tradeoffs.reps").set_value(1)
+    at.number_input(key="tradeoffs.jl_k").set_value(3)
+    at.button(key="tradeoffs.run").click().run()
+    assert_clean(at)
+    (result,) = at.session_state["tradeoffs.results"]
+    config = result.config
+    assert config.mechanism == "jl-laplace" and config.k == 3 and config.relation == "row"
+    # no attribute inference: no holdout, so the custom grid's default δ is 1/(n + 1) with n = all 4201 rows
+    assert config.budgets[0].delta == pytest.approx(1 / 4202)
+    assert studio(at).sweep_result is result
+    assert list(result.summary()["reference"]) == ["non-private", "tdp", "classic-dp"]
+    # the ε–δ_fail curve at the noise of the first grid point, with the engine's δ_fail at the swept ε
+    mech = JLLaplace(k=3, epsilon=config.budgets[0].epsilon, d=10, relation="row", b=0.5,
+                     target_delta=config.budgets[0].delta)
+    assert any(m.label.startswith("δ_fail at the swept ε") and m.value == fmt(mech.delta_fail) for m in at.metric)
+    titles = [json.dumps(json.loads(c.proto.spec)["layout"].get("title"), ensure_ascii=False)
+              for c in at.get("plotly_chart")]
+    assert any("ε against δ_fail at fixed noise" in t for t in titles)
+    # choosing the B = 0.5 point makes the JL release the configured mechanism and (row-wise) the candidate
+    point = int(result.summary().query("reference == 'tdp'")["point"].iloc[0])
+    at.selectbox(key="tradeoffs.point").set_value(f"jl-laplace:{point}")
+    at.button(key="tradeoffs.use_point").click().run()
+    assert_clean(at)
+    state = studio(at)
+    assert state.mechanism == mech.to_dict()
+    assert state.candidate.b == 0.5 and state.candidate.delta == pytest.approx(mech.delta_fail)
