@@ -4,6 +4,8 @@ Rows:
 
 * ``sweep quick`` — the ``quick`` preset (8 B × 1 budget × 10 runs + references = 90 cells), 2 workers.
   Target: 15 s on the 2-core machine.
+* ``sweep quick jl-laplace`` — the same grid for the JL projection + Laplace release (k = 5, row-wise, δ_fail ≤
+  1/(n + 1)), attacked by the known-record adversary; the note gives accuracy and protections at B = 0.05 and 2.
 * ``sweep paper`` — the ``paper`` preset (8 B × 4 budgets × 50 runs + references = 1,650 cells), 2 workers.
   Target: 300 s. Measured in full when ``STUDIO_BENCH_FULL=1``; otherwise 5 of the 50 repetitions are run and the
   time is extrapolated linearly in the number of cells (the note says which).
@@ -62,6 +64,21 @@ def _sweep_rows(data) -> list[dict]:
                  "note": f"{quick.n_cells} cells, {WORKERS} workers; idle-machine estimate "
                          f"{result.cpu_seconds / WORKERS:.1f} s + pool start-up ({_load()})"})
 
+    jl = preset("quick", released_rows(data.n), seed=1, mechanism="jl-laplace")
+    started = time.perf_counter()
+    result = run_sweep(data, jl, workers=WORKERS, use_cache=False)
+    seconds = time.perf_counter() - started
+    summary = result.summary()
+    nonprivate = float(summary.loc[summary["reference"] == "non-private", "accuracy_mean"].iloc[0])
+    s = summary[summary["reference"] != "non-private"].set_index("b")
+    cols = ("accuracy", "protection_singling_out", "protection_attribute_inference", "protection_distinguishing")
+    at = "; ".join(f"B={b:g}: " + ", ".join(f"{c.replace('protection_', '')} {s.loc[b, c + '_mean']:.3f}"
+                                            for c in cols) for b in (0.05, 2.0))
+    rows.append({"name": "sweep quick jl-laplace (togo-demo, k=5, targeting, 3 attacks)", "seconds": seconds,
+                 "cpu_seconds": result.cpu_seconds,
+                 "note": f"{jl.n_cells} cells, {WORKERS} workers; {at}; non-private accuracy {nonprivate:.3f} "
+                         f"({_load()})"})
+
     full = os.environ.get("STUDIO_BENCH_FULL") == "1"
     paper = preset("paper", released_rows(data.n), seed=1, repetitions=None if full else 5)
     started = time.perf_counter()
@@ -81,12 +98,13 @@ def _sweep_rows(data) -> list[dict]:
 
 def _stage_rows(data, cells: int = 4) -> list[dict]:
     """Mean seconds per cell of each stage, inline, at B = 0.25 with the quick preset's budget."""
+    from threadpoolctl import threadpool_limits
+
     from engine.attacks.attribute_inference import attribute_inference, holdout_split
     from engine.attacks.distinguishing import distinguishing
     from engine.attacks.singling_out import singling_out
     from engine.evaluation.programs import ProgramConfig, evaluate_program
     from engine.sweeps import preset, released_rows
-    from threadpoolctl import threadpool_limits
 
     cfg = preset("quick", released_rows(data.n))
     mech = cfg.mechanism_for(0.25, cfg.budgets[0])
