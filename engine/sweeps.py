@@ -519,7 +519,10 @@ class SweepResult:
         worst cell) with the Anonymeter-style ``attribute_inference_risk`` and its ``_ci_low``/``_ci_high``;
         ``protection_distinguishing`` (smallest total error α + β of the best test telling two records apart —
         the hypothesis-testing view, comparable across mechanisms) and ``distinguishing_paper_d`` (the paper's
-        D = 1/(U + 1)). The non-private release has distinguishing protection 0.
+        D = 1/(U + 1)). The non-private release has distinguishing protection 0. Attribute inference also has one
+        column per (adversary, secret column) cell, ``attribute_inference_cell:<knowledge>:<j>`` (that run's
+        relative protection), so that :meth:`summary` can average every cell over the runs before taking the
+        worst one. JL sweeps of a classification program add ``clustering_accuracy``.
     fingerprint : str
         Data fingerprint the sweep ran on.
     n_released, n_holdout : int

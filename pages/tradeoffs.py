@@ -638,6 +638,8 @@ curve_mechs.append(("Gaussian (TDP), candidate (B, ε, δ)", "gaussian",
                     {"kind": "gaussian", "b": c.b, "epsilon": c.epsilon, "delta": c.delta}))
 curve_mechs.append(("Gaussian, classic DP (B = 2), same (ε, δ)", "classic-dp",
                     {"kind": "gaussian", "b": 2.0, "epsilon": c.epsilon, "delta": c.delta}))
+if state.mechanism and state.mechanism.get("kind") == "jl-laplace":
+    curve_mechs.append(("JL projection + Laplace, as configured", "jl-laplace", dict(state.mechanism)))
 with user_errors():
     curves = tradeoff_curves(tuple(json.dumps(m) for _, _, m in curve_mechs), distance)
     st.plotly_chart(

@@ -140,3 +140,5 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     state = studio(at)
     assert state.mechanism == mech.to_dict()
     assert state.candidate.b == 0.5 and state.candidate.delta == pytest.approx(mech.delta_fail)
+    # the distinguishing attacker's view includes the configured JL release
+    assert any("JL projection + Laplace, as configured: smallest total error" in c.value for c in at.caption)
