@@ -168,7 +168,9 @@ def select_point(point_id: str) -> None:
         if guarantee.relation == "row":
             state.set_candidate(b=guarantee.b, epsilon=guarantee.epsilon, delta=guarantee.delta)
         state.mechanism = mechanism.to_dict()
-        st.session_state["mechanisms.origin"] = (guarantee.b, guarantee.epsilon, guarantee.delta)
+        here = state.candidate_or_default()
+        # the Mechanisms page opens on this configuration (it belongs to the current candidate)
+        st.session_state["mechanisms.origin"] = (here.b, here.epsilon, here.delta)
         state.selected_point = {
             "point_id": str(point_id), "mechanism": kind, "point": int(index), "b": float(row["b"]),
             "epsilon1": budget.epsilon1, "delta1": budget.delta1, "epsilon2": budget.epsilon2,

@@ -142,3 +142,8 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     assert state.candidate.b == 0.5 and state.candidate.delta == pytest.approx(mech.delta_fail)
     # the distinguishing attacker's view includes the configured JL release
     assert any("JL projection + Laplace, as configured: smallest total error" in c.value for c in at.caption)
+    # the Mechanisms page opens on exactly that JL configuration
+    open_page(at, "mechanisms")
+    assert at.radio(key="mechanisms.kind").value == "jl-laplace"
+    assert at.number_input(key="mechanisms.jl_k").value == 3 and at.number_input(key="mechanisms.b").value == 0.5
+    assert at.radio(key="mechanisms.jl_rule").value == "target"
