@@ -46,6 +46,10 @@ from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
 from engine.validation import check_array_interval, check_choice, check_interval, check_matrix
 
+#: k-d tree layout: sliding-midpoint splits and larger leaves answer the box queries ~30 % faster than scipy's
+#: defaults on the demos (the answers do not depend on the layout: boxes are decided by distances, ambiguous
+#: ones by the exact predicate).
+_TREE_OPTIONS = {"leafsize": 32, "balanced_tree": False, "compact_nodes": False}
 #: Net sizes c of the paper's text: boxes of half-width c × column sd.
 NET_SIZES: tuple[float, ...] = (0.1, 1.0 / 3.0, 0.5, 2.0 / 3.0, 1.0)
 #: Net sizes hard-coded in the authors' replication code (``jitter_factor_array``).
@@ -234,7 +238,7 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
         ids = 3.0 * ids.ravel().astype(float)
         xs = np.column_stack([xs, ids[: xa.shape[0]]])
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
-    tree = cKDTree(xs)
+    tree = cKDTree(xs, **_TREE_OPTIONS)
     # The two nearest rows in the L∞ metric settle almost every box: a box holds exactly one row when the
     # nearest is inside (≤ 1 − τ) and the second nearest outside (> 1 + τ).
     k = min(2, xa.shape[0])
@@ -291,7 +295,7 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
         ids = 3.0 * (c_max + 1.0) * ids.ravel().astype(float)  # different values: ≥ 3(c_max + 1) apart
         xs = np.column_stack([xs, ids[: xa.shape[0]]])
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
-    tree = cKDTree(xs)
+    tree = cKDTree(xs, **_TREE_OPTIONS)
     k = min(2, xa.shape[0])
     dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=c_max + 2.0 * tau(c_max))
     dist = dist.reshape(zs.shape[0], k)
