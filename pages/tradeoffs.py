@@ -115,8 +115,9 @@ def build_configs() -> list[SweepConfig]:
     }
     extra = {"attacks": attacks, "adversary": s["tradeoffs.adversary"]}
     target = float(s.get("tradeoffs.jl_target_delta", 0.0) or 0.0)
+    known = int(s.get("tradeoffs.jl_known", 0) or 0)
     jl = {"k": int(s.get("tradeoffs.jl_k", JL_DEFAULT_K)), "relation": s.get("tradeoffs.jl_relation", "row"),
-          "target_delta": target if target > 0 else None}
+          "target_delta": target if target > 0 else None, "known_records": known if known > 0 else None}
     configs = []
     for mech in mechanisms:
         mech_extra = {**extra, **jl} if mech == "jl-laplace" else extra
@@ -257,7 +258,7 @@ with st.form("tradeoffs.form"):
                         f"{n_released:,} with the attacks chosen now (the holdout is left out only for attribute "
                         "inference). Split δ1 = 2δ/3, δ2 = δ/3.")
     with st.expander("JL projection + Laplace options", expanded=False, icon=":material/scatter_plot:"):
-        j1, j2, j3 = st.columns(3)
+        j1, j2, j3, j4 = st.columns(4)
         seed_widget("tradeoffs.jl_k", JL_DEFAULT_K)
         j1.number_input("Projection dimension k", key="tradeoffs.jl_k", min_value=1, max_value=200, step=1,
                         help="Columns of the JL release (the paper: 2 to 20). The attacker is given 2k original "
@@ -273,6 +274,12 @@ with st.form("tradeoffs.form"):
                         help="The failure probability the Laplace noise is calibrated to (smallest noise whose "
                         f"per-pair bound is at most it). 0 uses each budget's δ: 1/(n+1) = {1 / (n_released + 1):.3e} "
                         "in the presets.")
+        seed_widget("tradeoffs.jl_known", 0)
+        j4.number_input("Records the attacker knows (0 = 2k)", key="tradeoffs.jl_known", min_value=0, step=1,
+                        help="The JL attacker never sees the secret projection P; it knows this many original records "
+                        "(drawn from the released rows) and regresses them on their released rows to estimate every "
+                        "record, then singles out and infers attributes on that estimate. With at least k records "
+                        "and little noise it undoes the projection; with k < d it cannot recover d columns.")
     a1, a2, a3, a4 = st.columns([0.35, 0.35, 0.15, 0.15])
     seed_widget("tradeoffs.attacks", list(ATTACKS))
     a1.multiselect("Attacks", ATTACKS, key="tradeoffs.attacks", format_func=ATTACK_LABELS.get,

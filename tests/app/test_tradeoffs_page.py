@@ -116,11 +116,13 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     at.text_input(key="tradeoffs.epsilon2").set_value("0.9999")
     at.number_input(key="tradeoffs.reps").set_value(1)
     at.number_input(key="tradeoffs.jl_k").set_value(3)
+    at.number_input(key="tradeoffs.jl_known").set_value(9)
     at.button(key="tradeoffs.run").click().run()
     assert_clean(at)
     (result,) = at.session_state["tradeoffs.results"]
     config = result.config
     assert config.mechanism == "jl-laplace" and config.k == 3 and config.relation == "row"
+    assert config.known_records == 9 and config.target_delta is None
     # no attribute inference: no holdout, so the custom grid's default δ is 1/(n + 1) with n = all 4201 rows
     assert config.budgets[0].delta == pytest.approx(1 / 4202)
     assert studio(at).sweep_result is result
