@@ -408,6 +408,10 @@ def singling_out(
             f"x_priv must have as many columns as x ({xa.shape[1]}); got {za.shape[1]} — release the same features"
         )
     scale = check_release_scale(release_scale)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError(
+            f"rng must be a numpy.random.Generator or None (no chance baseline); got {type(rng).__name__}"
+        )
     if non_unique is None:
         non_unique = non_unique_share(xa)
     else:

@@ -265,3 +265,7 @@ def test_precomputed_non_unique_share_is_used_and_validated():
     assert singling_out(x, release, non_unique=non_unique_share(x)) == computed
     with pytest.raises(InvalidParameterError, match="non_unique"):
         singling_out(x, release, non_unique=1.5)
+    with pytest.raises(InvalidParameterError, match="non_unique"):
+        singling_out(x, release, non_unique=float("nan"))
+    with pytest.raises(InvalidParameterError, match="rng must be a numpy.random.Generator"):
+        singling_out(x, release, rng=1)
