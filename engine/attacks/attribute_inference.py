@@ -634,15 +634,24 @@ def _nearest_all_but_one(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
         threshold = t_min + _SLACK * (t_min + term_bound)
         qi, ii = np.nonzero(bound <= threshold[:, None])  # sorted by query, then by row index
         terms = np.abs(block[qi] - rows[ii])
+        pair_total = terms.sum(axis=1)
         starts = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # every query has ≥ 1 candidate (its argmin t)
         sizes = np.diff(np.r_[starts, qi.size])
         for j in range(d):
-            dist = np.zeros(qi.size)
+            # Total minus column j approximates the distance without j to a few ulps of the total; only the
+            # candidates within the slack of their query's approximate minimum need the canonical sum.
+            approx = pair_total - terms[:, j]
+            approx_min = np.repeat(np.minimum.reduceat(approx, starts), sizes)
+            near = np.flatnonzero(approx <= approx_min + _SLACK * (approx_min + term_bound))
+            dist = np.zeros(near.size)
             for k in range(d):
                 if k != j:
-                    dist += terms[:, k]
-            is_min = dist == np.repeat(np.minimum.reduceat(dist, starts), sizes)
-            first = np.flatnonzero(is_min)
+                    dist += terms[near, k]
+            q_near = qi[near]
+            near_starts = np.flatnonzero(np.r_[True, q_near[1:] != q_near[:-1]])
+            near_sizes = np.diff(np.r_[near_starts, near.size])
+            is_min = dist == np.repeat(np.minimum.reduceat(dist, near_starts), near_sizes)
+            first = near[is_min]
             keep = np.r_[True, qi[first[1:]] != qi[first[:-1]]]  # first (lowest row index) per query
             out[start + qi[first[keep]], j] = ii[first[keep]]
     return out
