@@ -1,5 +1,9 @@
 """Privacy Parameter Studio — the Streamlit entry point (``streamlit run app.py``).
 
+The page scripts live in ``pages/studio/``, one level below ``pages/``: Streamlit's legacy multipage mechanism
+only picks up Python files directly in ``pages/``, so a deep link opened as the first request after a server
+start (e.g. ``/feasibility``) still runs through this file's ``st.navigation`` and shared sidebar.
+
 Routes the seven pages with ``st.navigation``, keeps one :class:`ui.state.StudioState` per session, restores a
 shared scenario link once per session, draws the shared sidebar after the page (so it shows what the page just
 changed) and writes the current scenario back into the address bar.
@@ -14,13 +18,13 @@ from ui.state import apply_scenario_params, get_state, scenario_params
 
 #: (file, title, icon) in workflow order.
 PAGES: tuple[tuple[str, str, str], ...] = (
-    ("pages/start.py", "Start", ":material/home:"),
-    ("pages/data.py", "Data", ":material/table_view:"),
-    ("pages/feasibility.py", "Accuracy targets & feasibility", ":material/target:"),
-    ("pages/mechanisms.py", "Mechanisms", ":material/shield_lock:"),
-    ("pages/tradeoffs.py", "Tradeoffs", ":material/ssid_chart:"),
-    ("pages/per_record.py", "Per-record", ":material/person_search:"),
-    ("pages/export.py", "Export", ":material/download:"),
+    ("pages/studio/start.py", "Start", ":material/home:"),
+    ("pages/studio/data.py", "Data", ":material/table_view:"),
+    ("pages/studio/feasibility.py", "Accuracy targets & feasibility", ":material/target:"),
+    ("pages/studio/mechanisms.py", "Mechanisms", ":material/shield_lock:"),
+    ("pages/studio/tradeoffs.py", "Tradeoffs", ":material/ssid_chart:"),
+    ("pages/studio/per_record.py", "Per-record", ":material/person_search:"),
+    ("pages/studio/export.py", "Export", ":material/download:"),
 )
 
 st.set_page_config(page_title="Privacy Parameter Studio", page_icon=":material/tune:", layout="wide")

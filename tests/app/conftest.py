@@ -26,8 +26,8 @@ def start_app(**session: Any) -> AppTest:
 
 
 def open_page(at: AppTest, page: str) -> AppTest:
-    """Switch to ``pages/<page>.py`` and run it; fail on any exception shown by the app."""
-    at.switch_page(f"pages/{page}.py").run()
+    """Switch to ``pages/studio/<page>.py`` and run it; fail on any exception shown by the app."""
+    at.switch_page(f"pages/studio/{page}.py").run()
     assert_clean(at)
     return at
 

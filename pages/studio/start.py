@@ -20,16 +20,16 @@ st.markdown(
 
 st.subheader("The workflow")
 steps = [
-    ("Data", "pages/data.py", "load a built-in demo or your own table; choose features, target and scaling."),
+    ("Data", "pages/studio/data.py", "load a built-in demo or your own table; choose features, target and scaling."),
     (
         "Accuracy targets & feasibility",
-        "pages/feasibility.py",
+        "pages/studio/feasibility.py",
         "say how accurate targeting must be (γ); see which (B, ε) can possibly reach it; pick a candidate.",
     ),
-    ("Mechanisms", "pages/mechanisms.py", "privatize the data once with the candidate and inspect the result."),
-    ("Tradeoffs", "pages/tradeoffs.py", "sweep the parameters: program effectiveness against protection."),
-    ("Per-record", "pages/per_record.py", "who is most exposed, and how per-record policies compare."),
-    ("Export", "pages/export.py", "the decision record, an HTML report and the command that makes the release."),
+    ("Mechanisms", "pages/studio/mechanisms.py", "privatize the data once with the candidate and inspect the result."),
+    ("Tradeoffs", "pages/studio/tradeoffs.py", "sweep the parameters: program effectiveness against protection."),
+    ("Per-record", "pages/studio/per_record.py", "who is most exposed, and how per-record policies compare."),
+    ("Export", "pages/studio/export.py", "the decision record, an HTML report and the command that makes the release."),
 ]
 for i, (title, path, text) in enumerate(steps, start=1):
     cols = st.columns([0.32, 0.68], vertical_alignment="center")
@@ -56,7 +56,7 @@ if st.button("Open the demo", key="start.open_demo", type="primary", icon=":mate
     state.demo_name = DEFAULT_DEMO
     state.spec = None
     state.switch_data()
-    st.switch_page("pages/data.py")
+    st.switch_page("pages/studio/data.py")
 
 st.caption(
     "Targeted differential privacy (Kohli & Blumenstock) protects people from being told apart from anyone "

@@ -206,7 +206,7 @@ with user_errors():
     loaded = current_data(state)
 if loaded is None:
     st.info("Load a dataset on the Data page first.", icon=":material/info:")
-    st.page_link("pages/data.py", label="Go to the Data page", icon=":material/table_view:")
+    st.page_link("pages/studio/data.py", label="Go to the Data page", icon=":material/table_view:")
     st.stop()
 
 prepared = loaded.prepared

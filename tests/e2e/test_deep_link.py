@@ -1,0 +1,29 @@
+"""A deep link opened as the FIRST request after the server starts still gets the Studio's navigation.
+
+Streamlit's legacy multipage mechanism picks up Python files directly in ``pages/``; before the page scripts moved
+to ``pages/studio/``, a first request such as ``/feasibility`` ran that page alone (auto-generated page list, no
+shared sidebar) for every session until someone opened the root URL. Its own module, so its own fresh server.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_workflow import browser, heading, idle, no_exception, server  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.e2e
+
+
+def test_deep_link_as_first_request_runs_through_the_app(browser, server):  # noqa: F811
+    url, _, _ = server
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url + "feasibility")
+    page.wait_for_selector("h1", timeout=120_000)
+    idle(page)
+    no_exception(page)
+    assert heading(page) == "Accuracy targets & feasibility"
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Accuracy targets & feasibility" in nav and "Per-record" in nav  # the app's titles, not file names
+    assert "per record" not in nav and "app" not in nav.split()  # legacy mode would list the files
+    assert page.get_by_text("Dataset", exact=True).count() >= 1  # the shared sidebar drawn by app.py
+    page.close()
