@@ -438,6 +438,10 @@ def privacy_specification(
             "A fixed seed was used: anyone with the seed can regenerate the noise, so a seeded output is NOT "
             "private. Use the seeded configuration for simulations only; release with fresh randomness."
         )
+    if is_dp:
+        # The mechanism's own caveats (e.g. "the covariance step buys nothing", "δ comes from the secret
+        # projection P") are part of what a reviewer must read.
+        assumptions.extend(str(note) for note in guarantee.notes if str(note) not in assumptions)
     if not is_dp:
         return PrivacySpecification(
             protection_domain=domain, scope=scope, invariants=tuple(invariants),

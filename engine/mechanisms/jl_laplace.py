@@ -352,6 +352,10 @@ class JLLaplace(RecordMechanism):
             f"bound is {self.delta_fail_paper:.3g} and the exact probability of the event in its proof (all pairs "
             f"at once) is {self.delta_fail_event:.3g}.",
             "P must stay secret: it is never stored or exported. Its secrecy is not a quantified guarantee.",
+            "Seed policy for P: P is drawn from the release's random stream together with the noise. With fresh "
+            "OS randomness neither is ever stored; a seeded run can regenerate both, so it is not private.",
+            f"Distance recovery downstream (Algorithm 2): estimate ‖x_i − x_j‖² as ‖z_i − z_j‖² − 2k·σ² with "
+            f"k = {self.k} and σ² = {self.noise_variance:.6g} (the variance of one Laplace entry).",
         ]
         if self.relation == "element":
             notes.append(f"Protects a change of one entry by at most {self.element_bound:g} (element-wise).")
