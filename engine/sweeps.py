@@ -848,7 +848,9 @@ def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.ran
     if "singling_out" in config.attacks:
         from engine.attacks.singling_out import singling_out
 
-        so = ctx.so_baseline if mechanism is None else singling_out(ctx.x_rel, view, so_cfg, release_scale=scale)
+        so = ctx.so_baseline if mechanism is None else singling_out(
+            ctx.x_rel, view, so_cfg, release_scale=scale, non_unique=ctx.so_baseline.non_unique_share
+        )
         row["protection_singling_out"] = float(so.protection)
         row["singling_out_risk"] = float(so.risk)
         row["singling_out_worst_net_size"] = float(so.worst_net_size)
