@@ -16,7 +16,7 @@ from engine import __version__
 from engine.errors import EngineError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("feasibility", "policy", "privatize", "sweep")
+COMMANDS: tuple[str, ...] = ("feasibility", "policy", "privatize", "sweep", "blob-experiment")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:
-        importlib.import_module(f"engine.cli.{name}").register(sub)
+        importlib.import_module(f"engine.cli.{name.replace('-', '_')}").register(sub)
     return parser
 
 
