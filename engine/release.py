@@ -29,7 +29,7 @@ from engine.guarantee import Release
 from engine.mechanisms import RecordMechanism, mechanism_from_dict
 from engine.rng import SEEDED_WARNING
 from engine.serialization import Serializable
-from engine.validation import check_integer
+from engine.validation import check_integer, check_rng
 
 
 @dataclass(frozen=True)
@@ -130,10 +130,7 @@ def run_release(
     """
     if not isinstance(config, ReleaseConfig):
         raise InvalidParameterError(f"config must be a ReleaseConfig; got {type(config).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidParameterError(
-            f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
-        )
+    check_rng(rng)
     mechanism = config.build_mechanism()
     prepared = prepare(frame, config.data)
     return prepared, mechanism.release(prepared.x, rng=rng)

@@ -223,3 +223,12 @@ def check_unit_ball(x: object, *, mechanism: str) -> np.ndarray:
             row=row,
         )
     return arr
+
+
+def check_rng(rng: object, *, allow_none: bool = False, hint: str = "use engine.rng.make_rng(seed)") -> None:
+    """Raise unless ``rng`` is a ``numpy.random.Generator`` (or None when ``allow_none``)."""
+    if allow_none and rng is None:
+        return
+    if not isinstance(rng, np.random.Generator):
+        allowed = "a numpy.random.Generator" + (" or None" if allow_none else "")
+        raise InvalidParameterError(f"rng must be {allowed}; got {type(rng).__name__} — {hint}")

@@ -55,7 +55,7 @@ from scipy.spatial.distance import cdist
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
 from engine.errors import InsufficientDataError, InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_choice, check_integer, check_interval, check_matrix
+from engine.validation import check_choice, check_integer, check_interval, check_matrix, check_rng
 
 Knowledge = Literal["one", "half", "all-but-one"]
 SuccessRule = Literal["spread", "relative", "anonymeter"]
@@ -118,8 +118,7 @@ def holdout_split(n: int, n_holdout: int | None = None, *, rng: np.random.Genera
     size = default_holdout_size(nn) if n_holdout is None else check_integer(
         "n_holdout", n_holdout, 1, nn - 1, hint="keep at least one row for the release"
     )
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidParameterError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+    check_rng(rng)
     perm = rng.permutation(nn)
     return np.sort(perm[size:]), np.sort(perm[:size])
 
@@ -412,8 +411,7 @@ def attribute_inference(
     config = AttributeInferenceConfig() if config is None else config
     if not isinstance(config, AttributeInferenceConfig):
         raise InvalidParameterError(f"config must be an AttributeInferenceConfig; got {type(config).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidParameterError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
+    check_rng(rng)
     xr = check_matrix("x_released", x_released)
     xp = check_matrix("x_priv", x_priv)
     xh = check_matrix("x_holdout", x_holdout)

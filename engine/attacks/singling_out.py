@@ -44,7 +44,7 @@ from scipy.spatial import cKDTree
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_array_interval, check_choice, check_interval, check_matrix
+from engine.validation import check_array_interval, check_choice, check_interval, check_matrix, check_rng
 
 #: k-d tree layout: sliding-midpoint splits and larger leaves answer the box queries ~30 % faster than scipy's
 #: defaults on the demos (the answers do not depend on the layout: boxes are decided by distances, ambiguous
@@ -408,10 +408,7 @@ def singling_out(
             f"x_priv must have as many columns as x ({xa.shape[1]}); got {za.shape[1]} — release the same features"
         )
     scale = check_release_scale(release_scale)
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise InvalidParameterError(
-            f"rng must be a numpy.random.Generator or None (no chance baseline); got {type(rng).__name__}"
-        )
+    check_rng(rng, allow_none=True, hint="pass None for no chance baseline")
     if non_unique is None:
         non_unique = non_unique_share(xa)
     else:

@@ -16,17 +16,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
 
-from engine.errors import InvalidParameterError
 from engine.mechanisms.jl_laplace import JLLaplace
 from engine.progress import Progress, ProgressCallback
-from engine.validation import check_integer, check_interval, check_real
-
-
-def _check_rng(rng: object) -> None:
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidParameterError(
-            f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
-        )
+from engine.validation import check_integer, check_interval, check_real, check_rng
 
 
 def clustering_accuracy(labels_true: np.ndarray, labels_pred: np.ndarray) -> float:
@@ -56,7 +48,7 @@ def make_two_blobs(n: int, d: int, *, rng: np.random.Generator, distance: float 
     n = check_integer("n", n, 4, None)
     d = check_integer("d", d, 1, None)
     distance = check_real("distance", distance)
-    _check_rng(rng)
+    check_rng(rng)
     labels = rng.integers(0, 2, size=n)
     x = rng.normal(size=(n, d))
     x[:, 0] += distance * labels
@@ -97,7 +89,7 @@ def blob_experiment(
     k = check_integer("k", k, 1, None)
     epsilon = check_interval("epsilon", epsilon, 0, None, closed="neither")
     repetitions = check_integer("repetitions", repetitions, 1, None)
-    _check_rng(rng)
+    check_rng(rng)
     element = JLLaplace(k=k, epsilon=epsilon, d=d, relation="element")
     row = JLLaplace(k=k, epsilon=epsilon, d=d, relation="row", b=1.0)
     results: dict[str, list[float]] = {"none": [], "projection": [], "element": [], "row": []}

@@ -40,7 +40,7 @@ from scipy.special import log_ndtr
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee, Release
 from engine.mechanisms.base import RecordMechanism, register
-from engine.validation import check_array_interval, check_choice, check_interval, check_unit_ball
+from engine.validation import check_array_interval, check_choice, check_interval, check_rng, check_unit_ball
 
 __all__ = ["CALIBRATIONS", "GaussianMechanism", "gaussian_delta", "gaussian_sigma"]
 
@@ -285,10 +285,7 @@ class GaussianMechanism(RecordMechanism):
         DataValidationError
             A row lies outside the unit L2 ball (prepare the data first), since the guarantee's unit assumes it.
         """
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError(
-                f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
-            )
+        check_rng(rng)
         arr = check_unit_ball(x, mechanism="the Gaussian mechanism")
         sigma = self.sigma
         value = arr + rng.normal(0.0, sigma, size=arr.shape)

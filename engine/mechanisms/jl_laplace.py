@@ -48,6 +48,7 @@ from engine.validation import (
     check_integer,
     check_interval,
     check_matrix,
+    check_rng,
     check_unit_ball,
 )
 
@@ -376,10 +377,7 @@ class JLLaplace(RecordMechanism):
                 f"d must equal the number of data columns; configured d = {self.d}, data has {x.shape[1]} — "
                 "set d to the data's column count"
             )
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError(
-                f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
-            )
+        check_rng(rng)
         p = rng.normal(0.0, 1.0 / math.sqrt(self.k), size=(self.d, self.k))
         z = x @ p
         z += rng.laplace(0.0, self.laplace_scale, size=z.shape)

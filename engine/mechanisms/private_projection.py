@@ -61,6 +61,7 @@ from engine.validation import (
     check_choice,
     check_integer,
     check_interval,
+    check_rng,
     check_unit_ball,
 )
 
@@ -421,10 +422,7 @@ class PrivateProjection(RecordMechanism):
         ResourceLimitError
             The reference implementation would exceed the memory limit.
         """
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError(
-                f"rng must be a numpy.random.Generator; got {type(rng).__name__} — use engine.rng.make_rng(seed)"
-            )
+        check_rng(rng)
         try:
             x = check_unit_ball(x, mechanism="Algorithm 1")
         except InvalidParameterError as exc:
