@@ -1069,22 +1069,33 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
         x = z * row_factor
     else:
         if norm.standardize:
-            centre = raw.mean(axis=0)
-            scale = raw.std(axis=0)
+            # Mean and sd of each column computed on the column divided by its largest |value| (an exact
+            # power-free rescaling), so tiny (1e-250) or huge (1e250) values neither underflow nor overflow.
+            unit = np.max(np.abs(raw), axis=0)
+            unit[unit == 0] = 1.0
+            centre = (raw / unit).mean(axis=0) * unit
+            scale = (raw / unit).std(axis=0) * unit
         else:
             centre = np.zeros(d)
             scale = np.ones(d)
-        x = raw - centre  # z, then scaled in place into x
-        x /= scale
-        input_norms = np.linalg.norm(x, axis=1)
-        if norm.method == "clip":
-            row_factor = 1.0
-            clipped_rows = int((input_norms > 1.0).sum())
-            x /= np.maximum(input_norms, 1.0)[:, None]  # rows of norm ≤ 1 are divided by exactly 1
-        else:
-            biggest = float(input_norms.max())
-            row_factor = 1.0 / biggest
-            x /= biggest
+        # Spreads that underflow to 0 (values ~1e-300) or overflow make x non-finite here; the check below turns
+        # that into a message naming the column instead of a ZeroDivisionError or a warning.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            x = raw - centre  # z, then scaled in place into x
+            x /= scale
+            # Row norms of each row divided by its own largest |entry| (row by row, so a row's result never
+            # depends on other rows): no underflow for rows of tiny values, no overflow for huge ones.
+            big = np.max(np.abs(x), axis=1, keepdims=True)
+            big[~((big > 0) & np.isfinite(big))] = 1.0
+            input_norms = np.linalg.norm(x / big, axis=1) * big[:, 0]
+            if norm.method == "clip":
+                row_factor = 1.0
+                clipped_rows = int((input_norms > 1.0).sum())
+                x /= np.maximum(input_norms, 1.0)[:, None]  # rows of norm ≤ 1 are divided by exactly 1
+            else:
+                biggest = float(input_norms.max())
+                row_factor = 1.0 / biggest if biggest > 0 else math.inf
+                x /= biggest
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
         bad = int(np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))[0]) if not np.all(scale > 0) else 0
         raise TableProblem(
