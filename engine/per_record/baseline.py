@@ -23,9 +23,29 @@ from engine.validation import check_interval
 _PIECE_TOLERANCE = 4 * float(np.finfo(float).eps)
 
 
+class _GaussianNoise:
+    """Additive N(0, σ²) noise on the sum: the part :class:`GaussianSum` and :class:`UnitSplitting` share."""
+
+    sigma: float
+
+    def _sample(self, q, rng):
+        return q + rng.normal(0.0, self.sigma, size=q.shape)
+
+    def _variance(self, q):
+        return np.full(q.shape, np.square(np.float64(self.sigma)))
+
+    def _noise_quantile(self, u):
+        return float(self.sigma * norm.ppf(u))
+
+    def noise_pdf(self, z):
+        """Density of the additive noise N(0, σ²) at z (vectorised)."""
+        out = norm.pdf(np.asarray(z, dtype=float), scale=self.sigma)
+        return float(out) if np.ndim(out) == 0 else out
+
+
 @register_sum
 @dataclass(frozen=True)
-class GaussianSum(SumMechanism):
+class GaussianSum(_GaussianNoise, SumMechanism):
     r"""Gaussian mechanism on a sum, accounted per record: :math:`P(x) = x^2/(2σ^2)` ρ-PRzCDP.
 
     Output ``q + N(0, σ²)``; unbiased; variance σ². It is the identity transformation of §4 (k = 1).
@@ -72,24 +92,11 @@ class GaussianSum(SumMechanism):
     def _policy_inverse(self, loss):
         return self.sigma * np.sqrt(2.0 * loss)
 
-    def _sample(self, q, rng):
-        return q + rng.normal(0.0, self.sigma, size=q.shape)
-
-    def _variance(self, q):
-        return np.full(q.shape, np.square(np.float64(self.sigma)))
-
-    def _noise_quantile(self, u):
-        return float(self.sigma * norm.ppf(u))
-
-    def noise_pdf(self, z):
-        """Density of the additive noise N(0, σ²) at z (vectorised)."""
-        out = norm.pdf(np.asarray(z, dtype=float), scale=self.sigma)
-        return float(out) if np.ndim(out) == 0 else out
 
 
 @register_sum
 @dataclass(frozen=True)
-class UnitSplitting(SumMechanism):
+class UnitSplitting(_GaussianNoise, SumMechanism):
     r"""Unit splitting + Gaussian: split each record into ⌈x/τ⌉ rows of at most τ, then add N(0, σ²).
 
     Each row has sensitivity τ, so the split data are ρ_u-zCDP with :math:`ρ_u = τ^2/(2σ^2)`; a record that
@@ -168,17 +175,4 @@ class UnitSplitting(SumMechanism):
         n = np.where(self._loss_of_pieces(n) > loss, n - 1.0, n)  # rounding of the square root
         return self.tau * n
 
-    def _sample(self, q, rng):
-        return q + rng.normal(0.0, self.sigma, size=q.shape)
-
-    def _variance(self, q):
-        return np.full(q.shape, np.square(np.float64(self.sigma)))
-
-    def _noise_quantile(self, u):
-        return float(self.sigma * norm.ppf(u))
-
-    def noise_pdf(self, z):
-        """Density of the additive noise N(0, σ²) at z (vectorised)."""
-        out = norm.pdf(np.asarray(z, dtype=float), scale=self.sigma)
-        return float(out) if np.ndim(out) == 0 else out
 
