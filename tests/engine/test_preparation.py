@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -438,8 +439,15 @@ def test_fingerprint_summary_never_holds_values():
     summary = prepare(frame, DataSpec(FEATURES, "y")).fingerprint_summary()
     assert summary["n"] == 50 and summary["d"] == 3 and summary["features"] == list(FEATURES)
     assert set(summary) == {"n", "d", "features", "target", "roles", "normalization", "sha256"}
-    flat = repr(summary)
-    assert not any(f"{v:g}" in flat for v in frame["calls"].head(5))
+    assert re.fullmatch(r"[0-9a-f]{64}", summary["sha256"])
+    # Structure, not substrings (a hex digest may contain any digit run): other values of the data give the same
+    # summary except the keyed hash, so no leaf of it can hold a data value.
+    other = frame.copy()
+    other[list(FEATURES)] = other[list(FEATURES)] * 3.0 + 7.0
+    other["y"] = other["y"][::-1].to_numpy()
+    changed = prepare(other, DataSpec(FEATURES, "y")).fingerprint_summary()
+    assert changed["sha256"] != summary["sha256"]
+    assert {k: v for k, v in changed.items() if k != "sha256"} == {k: v for k, v in summary.items() if k != "sha256"}
 
 
 def test_bounds_from_frame_orders_by_features():
