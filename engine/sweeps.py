@@ -49,23 +49,19 @@ import math
 import multiprocessing
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from engine.accounting.budget import default_delta, split_delta
 from engine.accounting.tdp import tdp_to_dp
+from engine.analysis import AnalysisConfig, AnalysisData, analyse, mean_interval
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
-from engine.errors import CancelledError, DataValidationError, InsufficientDataError, InvalidParameterError
-from engine.evaluation.programs import (
-    ProgramConfig,
-    ProgramResult,
-    evaluate_program,
-    higher_is_better,
-    relative_to,
-)
+from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError
+from engine.evaluation.programs import ProgramConfig, higher_is_better
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
 from engine.serialization import Serializable
@@ -181,8 +177,8 @@ def paper_budgets(n: int, epsilon1: Sequence[float] = (2.0, 3.0), epsilon2: Sequ
     nn = check_integer("n", n, 1, None)
     m = check_integer("partitions", partitions, 1, nn)
     size = nn if m == 1 else math.ceil(nn / m)
-    delta = 1.0 / (size + 1)
-    return tuple(Budget(float(e1), 2.0 * delta / 3.0, float(e2), delta / 3.0) for e1 in epsilon1 for e2 in epsilon2)
+    delta1, delta2 = split_delta(default_delta(size))
+    return tuple(Budget(float(e1), delta1, float(e2), delta2) for e1 in epsilon1 for e2 in epsilon2)
 
 
 def _values(name: str, values: object) -> tuple:
@@ -392,14 +388,15 @@ class SweepConfig(Serializable):
         return GaussianMechanism(b=float(b), epsilon=budget.epsilon, delta=budget.delta,
                                  calibration=self.calibration)
 
+    def analysis_config(self) -> AnalysisConfig:
+        """How every cell is evaluated (:class:`engine.analysis.AnalysisConfig`)."""
+        return AnalysisConfig(program=self.program, attacks=self.attacks, adversary=self.adversary,
+                              holdout=self.holdout, known_records=self.known_records,
+                              clustering=self.mechanism == "jl-laplace")
+
     def attack_configs(self):
         """(SinglingOutConfig, AttributeInferenceConfig) for the chosen adversary."""
-        from engine.attacks.attribute_inference import AttributeInferenceConfig
-        from engine.attacks.singling_out import SinglingOutConfig
-
-        if self.adversary == "paper":
-            return SinglingOutConfig.paper(), AttributeInferenceConfig.paper()
-        return SinglingOutConfig(), AttributeInferenceConfig()
+        return self.analysis_config().attack_configs()
 
     def describe(self) -> str:
         """One line for logs and the decision record."""
@@ -589,17 +586,8 @@ class SweepResult:
                 values = group[m].to_numpy(dtype=float)
                 values = values[np.isfinite(values)]
                 k = values.size
-                mean = float(values.mean()) if k else math.nan
-                sd = float(values.std(ddof=1)) if k > 1 else math.nan
-                if interval == "mean":
-                    if k > 1:
-                        from scipy.stats import t as student_t
-
-                        half = float(student_t.ppf((1 + level) / 2, k - 1)) * sd / math.sqrt(k)
-                        lo, hi = mean - half, mean + half
-                    else:
-                        lo = hi = math.nan
-                else:
+                mean, sd, lo, hi = mean_interval(values, level)
+                if interval == "runs":
                     lo, hi = (
                         (float(np.quantile(values, (1 - level) / 2)), float(np.quantile(values, (1 + level) / 2)))
                         if k
@@ -680,16 +668,8 @@ class _Context:
     """Everything a cell needs that does not depend on the noise (sent to each worker once)."""
 
     config: SweepConfig
-    x_rel: np.ndarray
-    y_rel: np.ndarray
-    extras_rel: dict[str, np.ndarray]
-    x_hold: np.ndarray | None
-    baseline: ProgramResult
-    so_baseline: Any
+    data: AnalysisData
     points: list[GridPoint]
-    distinguishing: dict[int, dict[str, float]] = field(default_factory=dict)
-    #: Outcome classes for the JL sweep's clustering accuracy (None when it is not computed).
-    classes: np.ndarray | None = None
 
 
 _WORKER_CONTEXT: _Context | None = None
@@ -719,29 +699,11 @@ def _cache_key(fingerprint: str, config: SweepConfig) -> str:
     return hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
 
 
-def _fingerprint(x: np.ndarray, y: np.ndarray, extras: Mapping[str, np.ndarray]) -> str:
-    h = hashlib.sha256()
-    for name, arr in [("x", x), ("y", y)] + sorted(extras.items()):
-        a = np.ascontiguousarray(arr, dtype=float)
-        h.update(f"{name}:{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+def _data_fingerprint(data: Any) -> str:
+    """The data's fingerprint (computed from the arrays when the object has none), checking it is prepared data."""
+    from engine.analysis import _data_arrays
 
-
-def _data_arrays(data: Any) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], str]:
-    x = getattr(data, "x", None)
-    if x is None:
-        raise InvalidParameterError(
-            f"data must be prepared data (engine.data.preparation.prepare) with x and y; got {type(data).__name__}"
-        )
-    x = np.asarray(x, dtype=float)
-    y = getattr(data, "y", None)
-    if y is None:
-        raise DataValidationError("a sweep scores a program, which needs an outcome — choose a target column")
-    y = np.asarray(y, dtype=float)
-    extras = {str(k): np.asarray(v, dtype=float) for k, v in (getattr(data, "extras", None) or {}).items()}
-    fingerprint = getattr(data, "fingerprint", None) or _fingerprint(x, y, extras)
-    return x, y, extras, str(fingerprint)
+    return _data_arrays(data, need_outcome=True)[3]
 
 
 def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism=None) -> dict[str, Any]:
@@ -773,102 +735,18 @@ def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism=None) ->
     }
 
 
-def _program_columns(result: ProgramResult, baseline: ProgramResult) -> dict[str, float]:
-    out = dict(result.metrics)
-    rel = relative_to(result, baseline)
-    headline = result.headline_metric
-    out[f"{headline}_change"] = rel[f"{headline}_change"]
-    for key in ("relative_profit", "profit_change_relative", "extra_exclusion_errors_population"):
-        if key in rel:
-            out[key] = rel[key]
-    return out
-
-
-def _distinguishing_columns(ctx: _Context, point: GridPoint, mechanism) -> dict[str, float]:
-    """Data-free: computed once per grid point and process, then reused for every repetition."""
-    cached = ctx.distinguishing.get(point.index)
-    if cached is None:
-        from engine.attacks.distinguishing import distinguishing
-
-        res = distinguishing(mechanism)
-        cached = {
-            "protection_distinguishing": float(res.protection),
-            "distinguishing_paper_d": float(res.expected_loss_score),
-        }
-        ctx.distinguishing[point.index] = cached
-    return dict(cached)
-
-
-def _clustering_accuracy(ctx: _Context, value: np.ndarray, rng: np.random.Generator) -> float:
-    """The secure-release paper's program: k-means on ``value``, one cluster per outcome class."""
-    from engine.evaluation.clustering import kmeans_accuracy
-
-    return kmeans_accuracy(value, ctx.y_rel, n_clusters=int(ctx.classes.size), rng=rng)
-
-
 def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
     cpu_started = time.process_time()
     point = ctx.points[point_index]
     config = ctx.config
-    rng = np.random.default_rng(seed)
-    so_cfg, ai_cfg = config.attack_configs()
-    jl = config.mechanism == "jl-laplace"
     if point.budget is None:
         mechanism = None
         row: dict[str, Any] = _point_descriptors(point, config)
-        value, view, scale, program, noise_sd = ctx.x_rel, ctx.x_rel, 1.0, ctx.baseline, 0.0
     else:
-        mechanism = config.mechanism_for(point.b, point.budget, d=ctx.x_rel.shape[1])
+        mechanism = config.mechanism_for(point.b, point.budget, d=ctx.data.x_rel.shape[1])
         row = _point_descriptors(point, config, mechanism)
-        release = mechanism.release(ctx.x_rel, rng=rng)
-        value = release.value
-        scale = release.details.get("output_scale", 1.0)
-        scale = 1.0 if scale is None else float(scale)
-        noise_sd = float(release.details.get("noise_sd_per_coordinate", math.nan))
-        if math.isnan(noise_sd) and hasattr(mechanism, "sigma"):
-            noise_sd = float(mechanism.sigma)
-        # The program official knows the public algorithm as the attacker does: with the "knows-scale" threat
-        # model it undoes the known output scale too (the "paper" mode keeps the authors' as-printed values).
-        program_input = value / scale if (config.adversary == "knows-scale" and scale != 1.0) else value
-        program = evaluate_program(program_input, ctx.y_rel, config.program, extras=ctx.extras_rel)
-        if jl:
-            # The adversary has Z and the public description, not P, and knows a few original records.
-            known = 2 * config.k if config.known_records is None else config.known_records
-            idx = rng.choice(ctx.x_rel.shape[0], size=known, replace=False)
-            from engine.mechanisms.jl_laplace import known_record_reconstruction
-
-            view, scale = known_record_reconstruction(value, idx, ctx.x_rel[idx]), 1.0
-        else:
-            view = value
     row["rep"] = rep
-    row.update(_program_columns(program, ctx.baseline))
-    if ctx.classes is not None:
-        row["clustering_accuracy"] = _clustering_accuracy(ctx, value, rng)
-    row["noise_sd"] = noise_sd
-    if "singling_out" in config.attacks:
-        from engine.attacks.singling_out import singling_out
-
-        so = ctx.so_baseline if mechanism is None else singling_out(
-            ctx.x_rel, view, so_cfg, release_scale=scale, non_unique=ctx.so_baseline.non_unique_share
-        )
-        row["protection_singling_out"] = float(so.protection)
-        row["singling_out_risk"] = float(so.risk)
-        row["singling_out_worst_net_size"] = float(so.worst_net_size)
-    if "attribute_inference" in config.attacks:
-        from engine.attacks.attribute_inference import attribute_inference
-
-        ai = attribute_inference(ctx.x_rel, view, ctx.x_hold, ai_cfg, release_scale=scale, rng=rng)
-        row["protection_attribute_inference"] = float(ai.protection)
-        row["attribute_inference_risk"] = float(ai.risk)
-        row["attribute_inference_risk_ci_low"] = float(ai.risk_ci[0])
-        row["attribute_inference_risk_ci_high"] = float(ai.risk_ci[1])
-        for c in ai.cells:  # per cell, so that the summary can average over runs before taking the worst cell
-            row[f"{AI_CELL_PREFIX}{c.knowledge}:{c.secret}"] = float(c.relative_protection)
-    if "distinguishing" in config.attacks:
-        if mechanism is None:  # the data themselves: two records are told apart without error
-            row.update(protection_distinguishing=0.0, distinguishing_paper_d=0.0)
-        else:
-            row.update(_distinguishing_columns(ctx, point, mechanism))
+    row.update(analyse(ctx.data, mechanism, seed=seed).row())
     # CPU time is a diagnostic (it varies run to run), kept out of the deterministic table.
     return {"cell": cell, **row, "_cpu_seconds": time.process_time() - cpu_started}
 
@@ -886,46 +764,17 @@ def _worker_cell(cell: int, point_index: int, rep: int, seed: np.random.SeedSequ
     return _run_cell(_WORKER_CONTEXT, cell, point_index, rep, seed)
 
 
-def _build_context(x, y, extras, config: SweepConfig, holdout_seed) -> tuple[_Context, int]:
-    from engine.attacks.attribute_inference import default_holdout_size, holdout_split
-
-    n, d = x.shape
-    if y.shape[0] != n:
-        raise DataValidationError(f"the outcome has {y.shape[0]} values for {n} rows")
-    if "attribute_inference" in config.attacks and d < 2:
-        raise InsufficientDataError(
-            "attribute inference needs at least 2 feature columns (one known, one secret); got 1 — add features "
-            "or leave attribute inference out of the sweep"
-        )
-    if "attribute_inference" in config.attacks:
-        size = default_holdout_size(n) if config.holdout is None else config.holdout
-        if size >= n:
-            raise InvalidParameterError(f"holdout must be smaller than the number of rows ({n}); got {size}")
-        rel, hold = holdout_split(n, size, rng=np.random.default_rng(holdout_seed))
-        x_hold = x[hold]
-    else:
-        rel, x_hold = np.arange(n), None
-    x_rel, y_rel = x[rel], y[rel]
-    extras_rel = {k: v[rel] for k, v in extras.items()}
-    baseline = evaluate_program(x_rel, y_rel, config.program, extras=extras_rel)
-    so_baseline = None
-    if "singling_out" in config.attacks:
-        from engine.attacks.singling_out import singling_out_baseline
-
-        so_baseline = singling_out_baseline(x_rel, config.attack_configs()[0])
-    classes = None
+def _build_context(data: Any, config: SweepConfig, holdout_seed) -> _Context:
+    analysis_data = AnalysisData.build(data, config.analysis_config(), holdout_seed=holdout_seed)
     if config.mechanism == "jl-laplace":
+        # Every grid point's JL mechanism has the sweep's k: check the adversary's known records once, up front.
         known = 2 * config.k if config.known_records is None else config.known_records
-        if known >= x_rel.shape[0]:
+        if known >= analysis_data.n_released:
             raise InsufficientDataError(
-                f"the JL adversary knows {known} records, but only {x_rel.shape[0]} rows are released — set "
-                "known_records below the number of released rows (or a smaller k)"
+                f"the JL adversary knows {known} records, but only {analysis_data.n_released} rows are released — "
+                "set known_records below the number of released rows (or a smaller k)"
             )
-        if config.program.kind == "classification":
-            classes = np.unique(y_rel)
-    ctx = _Context(config, x_rel, y_rel, extras_rel, x_hold, baseline, so_baseline, config.points(),
-                   classes=classes)
-    return ctx, int(0 if x_hold is None else x_hold.shape[0])
+    return _Context(config, analysis_data, config.points())
 
 
 def run_sweep(
@@ -973,7 +822,7 @@ def run_sweep(
     if not isinstance(config, SweepConfig):
         raise InvalidParameterError(f"config must be a SweepConfig; got {type(config).__name__}")
     n_workers = check_integer("workers", workers, 1, 64)
-    x, y, extras, fingerprint = _data_arrays(data)
+    fingerprint = _data_fingerprint(data)
     key = _cache_key(fingerprint, config)
     if use_cache:
         with _CACHE_LOCK:
@@ -992,7 +841,7 @@ def run_sweep(
     points = config.points()
     tasks = [(p.index, rep) for p in points for rep in range(config.repetitions)]
     seeds = spawn_seeds(config.seed, len(tasks) + 1)
-    ctx, n_holdout = _build_context(x, y, extras, config, seeds[0])
+    ctx = _build_context(data, config, seeds[0])
     total = len(tasks)
     rows: dict[int, dict] = {}
 
@@ -1026,8 +875,8 @@ def run_sweep(
         config=config,
         table=table,
         fingerprint=fingerprint,
-        n_released=int(ctx.x_rel.shape[0]),
-        n_holdout=n_holdout,
+        n_released=ctx.data.n_released,
+        n_holdout=ctx.data.n_holdout,
         complete=not cancelled,
         seconds=time.perf_counter() - started,
         cpu_seconds=cpu[0],

@@ -93,6 +93,13 @@ from engine.validation import (
 ProgramKind = Literal["targeting", "lending", "classification", "regression"]
 PROGRAM_KINDS: tuple[str, ...] = ("targeting", "lending", "classification", "regression")
 
+#: The targeted-DP paper's Togo population: 4.95 million adults (8,243,094 × ≈ 60 %).
+PAPER_POPULATION = 4.95e6
+ApprovalRule = Literal["threshold", "top_share"]
+APPROVAL_RULES: tuple[str, ...] = ("threshold", "top_share")
+AmountUnit = Literal["amount", "rate", "percent"]
+AMOUNT_UNITS: tuple[str, ...] = ("amount", "rate", "percent")
+
 #: Column roles the lending program reads from ``extras``.
 LENDING_ROLES: tuple[str, ...] = ("loan_amount", "revenue", "interest")
 
@@ -128,13 +135,21 @@ METRICS: dict[str, MetricInfo] = {
     "inclusion_errors": MetricInfo(
         "Inclusion errors (sample)", False, "targeted but not poor, people in the sample"
     ),
-    "exclusion_rate": MetricInfo("Exclusion error rate", False, "exclusion errors / n"),
-    "inclusion_rate": MetricInfo("Inclusion error rate", False, "inclusion errors / n"),
+    "exclusion_rate": MetricInfo(
+        "Exclusion error rate", False, "share of the truly poor who are not targeted (= false negative rate)"
+    ),
+    "inclusion_rate": MetricInfo(
+        "Inclusion error rate", False, "share of the targeted who are not poor (= 1 − precision, 'leakage')"
+    ),
     "exclusion_errors_population": MetricInfo(
-        "Exclusion errors (population)", False, "exclusion error rate × population size"
+        "Exclusion errors (population)", False, "exclusion errors in the sample / n × the population the sample stands for"
     ),
     "inclusion_errors_population": MetricInfo(
-        "Inclusion errors (population)", False, "inclusion error rate × population size"
+        "Inclusion errors (population)", False, "inclusion errors in the sample / n × the population the sample stands for"
+    ),
+    "decision_agreement": MetricInfo(
+        "Measured γ (decision agreement)", True,
+        "share of people whose private decision equals the non-private program's decision (Theorem 1's γ)",
     ),
     "profit": MetricInfo("Profit", True, "total lender profit over all applicants (out-of-fold decisions)"),
     "profit_per_applicant": MetricInfo("Profit per applicant", True, "profit / n"),
@@ -169,9 +184,11 @@ def higher_is_better(metric: str) -> bool:
 
     >>> higher_is_better("accuracy"), higher_is_better("exclusion_errors_change"), higher_is_better("fpr")
     (True, False, False)
-    >>> higher_is_better("protection_singling_out")
-    True
+    >>> higher_is_better("protection_singling_out"), higher_is_better("baseline:approve no one:profit")
+    (True, True)
     """
+    if str(metric).startswith("baseline:"):  # a trivial rule's metric: baseline:<rule>:<metric>
+        metric = str(metric).rsplit(":", 1)[-1]
     name = metric[: -len("_change")] if metric.endswith("_change") and metric not in METRICS else metric
     info = METRICS.get(name)
     if info is not None:
@@ -193,9 +210,7 @@ class ProgramConfig(Serializable):
     kind : {"targeting", "lending", "classification", "regression"}
         The program (see the module docstring).
     quantile : float
-        q in (0, 1): the targeted share in poverty targeting (paper: 0.29).
-    population : float
-        People the sample stands for, > 0 (paper: 4.95 million adults); scales exclusion/inclusion errors.
+        q in (0, 1): the targeted share in poverty targeting (paper: 0.29), also the share counted as truly poor.
     folds : int
         K of K-fold cross-validation, in [2, 50] (paper: 5).
     cv_seed : int
@@ -205,14 +220,27 @@ class ProgramConfig(Serializable):
         L2 penalty of the ridge regression (targeting, regression), ≥ 0 (paper: ``Ridge()`` default 1.0).
     logistic_c : float
         Inverse L2 penalty of the logistic regression (lending, classification), > 0 (scikit-learn default 1.0).
+    population : float or None
+        People the sample stands for (> 0); None (the default) = the sample itself (no scaling). The targeted-DP
+        paper's Togo setting is 4.95 million adults (:meth:`paper`, and the togo demo).
+    approval_rule : {"threshold", "top_share"}
+        Lending/classification: how the model's predicted probabilities become decisions. ``"threshold"``: select
+        when the probability of the positive class is ≥ ``approval_threshold``. ``"top_share"``: select the
+        ``approve_share`` of applicants with the highest probabilities (ties at the cut are all selected).
     approval_threshold : float
         Lending/classification: select when the predicted probability of the positive class is ≥ this, in (0, 1).
+    approve_share : float
+        Lending/classification with ``approval_rule="top_share"``: the share selected, in (0, 1].
     loan_amount : float
         Lending: loan amount l_j when ``extras`` has no ``"loan_amount"`` column, > 0 (paper: loans of roughly $10).
     revenue_rate : float
         Lending: r_j = revenue_rate × l_j when ``extras`` has no ``"revenue"`` column, ≥ 0.
     interest_rate : float
         Lending: i_j = interest_rate × l_j when ``extras`` has no ``"interest"`` column, ≥ 0.
+    interest_unit, revenue_unit : {"amount", "rate", "percent"}
+        Lending: what the ``"interest"`` / ``"revenue"`` column holds. ``"amount"``: money per applicant (as the
+        loan amount); ``"rate"``: a fraction of the loan amount (0.12); ``"percent"``: a percentage of the loan
+        amount (12.0). Rates are turned into money with the loan amount: i_j = rate_j × l_j.
     paper_faithful : bool
         Score as the authors' code does (per-fold thresholds, metrics averaged over folds) instead of pooling the
         out-of-fold predictions.
@@ -220,7 +248,7 @@ class ProgramConfig(Serializable):
 
     kind: ProgramKind = "targeting"
     quantile: float = 0.29
-    population: float = 4.95e6
+    population: float | None = None
     folds: int = 5
     cv_seed: int = 0
     ridge_alpha: float = 1.0
@@ -230,11 +258,17 @@ class ProgramConfig(Serializable):
     revenue_rate: float = 0.15
     interest_rate: float = 0.15
     paper_faithful: bool = False
+    approval_rule: ApprovalRule = "threshold"
+    approve_share: float = 0.5
+    interest_unit: AmountUnit = "amount"
+    revenue_unit: AmountUnit = "amount"
 
     def __post_init__(self) -> None:
         check_choice("program kind", self.kind, PROGRAM_KINDS)
         check_interval("quantile", self.quantile, 0, 1, closed="neither", hint="0.29 targets the poorest 29%")
-        check_interval("population", self.population, 0, None, closed="neither")
+        if self.population is not None:
+            check_interval("population", self.population, 0, None, closed="neither",
+                           hint="leave it empty to count people in the sample itself")
         check_integer("folds", self.folds, 2, 50)
         check_integer("cv_seed", self.cv_seed, 0, 2**32 - 1)
         check_interval("ridge_alpha", self.ridge_alpha, 0, None, closed="left")
@@ -244,6 +278,16 @@ class ProgramConfig(Serializable):
         check_interval("revenue_rate", self.revenue_rate, 0, None, closed="left")
         check_interval("interest_rate", self.interest_rate, 0, None, closed="left")
         check_bool("paper_faithful", self.paper_faithful)
+        check_choice("approval_rule", self.approval_rule, APPROVAL_RULES)
+        check_interval("approve_share", self.approve_share, 0, 1, closed="right",
+                       hint="0.3 approves the 30% of applicants the model rates most likely to repay")
+        check_choice("interest_unit", self.interest_unit, AMOUNT_UNITS)
+        check_choice("revenue_unit", self.revenue_unit, AMOUNT_UNITS)
+        if self.paper_faithful and self.approval_rule != "threshold":
+            raise InvalidParameterError(
+                "the paper-faithful scoring rule uses the authors' probability threshold; got approval_rule="
+                f"{self.approval_rule!r} — use approval_rule='threshold' or turn paper_faithful off"
+            )
 
     @property
     def headline_metric(self) -> str:
@@ -253,17 +297,20 @@ class ProgramConfig(Serializable):
     def paper(cls, kind: ProgramKind = "targeting", **overrides) -> ProgramConfig:
         """The authors' settings: 5 folds, ``random_state=0``, ``Ridge()``/default logistic, q = 0.29, per-fold rule."""
         base = dict(kind=kind, quantile=0.29, folds=5, cv_seed=0, ridge_alpha=1.0, logistic_c=1.0,
-                    paper_faithful=True)
+                    paper_faithful=True, population=PAPER_POPULATION)
         base.update(overrides)
         return cls(**base)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProgramResult:
     """Effectiveness of one program on one feature matrix.
 
     ``metrics`` maps metric names (see :data:`METRICS`) to floats; ``headline_metric`` names the one to plot
-    first. ``notes`` carries caveats (e.g. a model that did not converge).
+    first. ``notes`` carries caveats (e.g. a model that did not converge). ``decisions`` holds each person's
+    out-of-fold decision (True = selected: targeted, approved, predicted positive; None for regression), so that
+    two results on the same rows can be compared decision by decision (:func:`decision_agreement`).
+    ``baselines`` maps each trivial rule at the same setting (:func:`trivial_baselines`) to its metrics.
     """
 
     kind: ProgramKind
@@ -273,10 +320,46 @@ class ProgramResult:
     folds: int
     paper_faithful: bool = False
     notes: tuple[str, ...] = field(default=())
+    decisions: np.ndarray | None = None
+    baselines: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def headline(self) -> float:
         return self.metrics[self.headline_metric]
+
+    def beaten_by(self, metric: str | None = None) -> list[str]:
+        """Trivial baselines at least as good as this result on ``metric`` (default: the headline).
+
+        A non-empty list means the program is no better than a rule that needs no data at all (target nobody,
+        approve everyone, …): the UI flags it wherever the result is shown.
+
+        >>> r = ProgramResult("targeting", {"accuracy": 0.6}, "accuracy", 10, 5,
+        ...                   baselines={"target nobody": {"accuracy": 0.71}, "target everybody": {"accuracy": 0.29}})
+        >>> r.beaten_by()
+        ['target nobody']
+        """
+        name = self.headline_metric if metric is None else metric
+        return beaten_by(self.metrics.get(name, math.nan), self.baselines, name)
+
+
+def beaten_by(value: float, baselines: Mapping[str, Mapping[str, float]], metric: str) -> list[str]:
+    """Names of the baselines whose ``metric`` is at least as good as ``value`` (direction from :data:`METRICS`).
+
+    >>> beaten_by(-5.0, {"approve all": {"profit": -1.0}, "approve none": {"profit": -9.0}}, "profit")
+    ['approve all']
+    """
+    v = float(value)
+    if not math.isfinite(v):
+        return []
+    up = higher_is_better(metric)
+    out = []
+    for name, metrics in baselines.items():
+        b = metrics.get(metric)
+        if b is None or not math.isfinite(float(b)):
+            continue
+        if (up and float(b) >= v) or (not up and float(b) <= v):
+            out.append(name)
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -476,7 +559,8 @@ def lending_amounts(n: int, config: ProgramConfig, extras: Mapping[str, object] 
 
     l_j = ``loan_amount`` column or the default amount; i_j = ``interest`` column or ``interest_rate`` × l_j;
     r_j = ``revenue`` column, else the ``interest`` column (the revenue of a repaid loan is its interest), else
-    ``revenue_rate`` × l_j.
+    ``revenue_rate`` × l_j. Columns given as rates or percentages (``interest_unit``, ``revenue_unit``) are turned
+    into money with the loan amount first.
 
     >>> l, r, i = lending_amounts(2, ProgramConfig(kind="lending", loan_amount=10, revenue_rate=0.2,
     ...                                             interest_rate=0.1))
@@ -486,14 +570,21 @@ def lending_amounts(n: int, config: ProgramConfig, extras: Mapping[str, object] 
     loan = _role_values(extras, "loan_amount", n)
     if loan is None:
         loan = np.full(n, float(config.loan_amount))
-    interest_column = _role_values(extras, "interest", n)
+    interest_column = _as_amount(_role_values(extras, "interest", n), config.interest_unit, loan)
     interest = config.interest_rate * loan if interest_column is None else interest_column
-    revenue = _role_values(extras, "revenue", n)
+    revenue = _as_amount(_role_values(extras, "revenue", n), config.revenue_unit, loan)
     if revenue is None:
         # The lender's revenue on a repaid loan is the interest it earns: use the interest column when there is
         # one, else the default rate.
         revenue = config.revenue_rate * loan if interest_column is None else interest_column
     return loan, revenue, interest
+
+
+def _as_amount(values: np.ndarray | None, unit: str, loan: np.ndarray) -> np.ndarray | None:
+    """Money per applicant from a column in ``unit`` (amount, rate = fraction of the loan, percent of the loan)."""
+    if values is None or unit == "amount":
+        return values
+    return values * loan / (100.0 if unit == "percent" else 1.0)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -613,12 +704,20 @@ def evaluate_program(
     yv = _check_outcome(y, n, config.kind)
     splits = fold_indices(n, config)
     notes: list[str] = []
-    if config.kind == "targeting":
-        metrics = _targeting(xm, yv, config, splits)
-    elif config.kind == "regression":
+    decisions = None
+    baselines: dict[str, dict[str, float]] = {}
+    if config.kind == "regression":
         metrics = _regression(xm, yv, config, splits)
+        # The rule that needs no data: predict the mean outcome (R² = 0 on the pooled sample by definition).
+        sd = float(np.std(yv))
+        baselines = {"predict the mean": {"r2": 0.0, "rmse": sd, "mae": float(np.mean(np.abs(yv - yv.mean())))}}
     else:
-        metrics = _binary(xm, yv, config, splits, extras, notes)
+        if config.kind == "targeting":
+            metrics, decisions, truth = _targeting(xm, yv, config, splits)
+        else:
+            metrics, decisions, truth = _binary(xm, yv, config, splits, extras, notes)
+        baselines = trivial_baselines(decisions, truth, config, extras)
+        decisions.setflags(write=False)
     return ProgramResult(
         kind=config.kind,
         metrics={k: float(v) for k, v in metrics.items()},
@@ -627,18 +726,24 @@ def evaluate_program(
         folds=config.folds,
         paper_faithful=config.paper_faithful,
         notes=tuple(notes),
+        decisions=decisions,
+        baselines=baselines,
     )
 
 
-def _targeting(x, y, config: ProgramConfig, splits) -> dict[str, float]:
+def _targeting(x, y, config: ProgramConfig, splits) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
     q = config.quantile
     n = x.shape[0]
     if config.paper_faithful:
         per_fold = []
         totals = {"tp": 0, "fp": 0, "tn": 0, "fn": 0}
+        selected = np.zeros(n, dtype=bool)
+        eligible = np.zeros(n, dtype=bool)
         for train, test in splits:
             pred = _ridge_predict(x[train], y[train], x[test], config.ridge_alpha)
-            counts = confusion_counts(at_or_below_quantile(pred, q), at_or_below_quantile(y[test], q))
+            selected[test] = at_or_below_quantile(pred, q)
+            eligible[test] = at_or_below_quantile(y[test], q)
+            counts = confusion_counts(selected[test], eligible[test])
             per_fold.append(confusion_rates(counts))
             for key in totals:
                 totals[key] += counts[key]
@@ -648,17 +753,28 @@ def _targeting(x, y, config: ProgramConfig, splits) -> dict[str, float]:
         pred = np.empty(n)
         for train, test in splits:
             pred[test] = _ridge_predict(x[train], y[train], x[test], config.ridge_alpha)
-        counts = confusion_counts(at_or_below_quantile(pred, q), at_or_below_quantile(y, q))
+        selected = at_or_below_quantile(pred, q)
+        eligible = at_or_below_quantile(y, q)
+        counts = confusion_counts(selected, eligible)
         metrics = confusion_rates(counts)
-    metrics.update(
-        exclusion_errors=counts["fn"],
-        inclusion_errors=counts["fp"],
-        exclusion_rate=counts["fn"] / n,
-        inclusion_rate=counts["fp"] / n,
-        exclusion_errors_population=counts["fn"] / n * config.population,
-        inclusion_errors_population=counts["fp"] / n * config.population,
-    )
-    return metrics
+    metrics.update(_targeting_counts(counts, n, config))
+    return metrics, selected, eligible
+
+
+def _targeting_counts(counts: Mapping[str, float], n: int, config: ProgramConfig) -> dict[str, float]:
+    """Exclusion and inclusion errors in the sample, as rates in the social-protection sense, and scaled."""
+    population = float(n) if config.population is None else float(config.population)
+    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    return {
+        "exclusion_errors": fn,
+        "inclusion_errors": fp,
+        # Social-protection usage: exclusion error rate = share of the eligible left out; inclusion error rate =
+        # share of the beneficiaries who are not eligible.
+        "exclusion_rate": _ratio(fn, tp + fn),
+        "inclusion_rate": _ratio(fp, tp + fp),
+        "exclusion_errors_population": fn / n * population,
+        "inclusion_errors_population": fp / n * population,
+    }
 
 
 def _regression(x, y, config: ProgramConfig, splits) -> dict[str, float]:
@@ -677,16 +793,34 @@ def _regression(x, y, config: ProgramConfig, splits) -> dict[str, float]:
     return {"r2": r2, "rmse": float(np.sqrt(np.mean(resid**2))), "mae": float(np.mean(np.abs(resid)))}
 
 
-def _binary(x, y, config: ProgramConfig, splits, extras, notes: list[str]) -> dict[str, float]:
+def select_top_share(score: np.ndarray, share: float) -> np.ndarray:
+    """Select the ``share`` of rows with the highest scores (every row tied with the last one selected is selected).
+
+    >>> select_top_share(np.array([0.1, 0.9, 0.5, 0.7]), 0.5).tolist()
+    [False, True, False, True]
+    """
+    v = np.asarray(score, dtype=float)
+    k = max(1, math.ceil(float(share) * v.size - 1e-9))
+    cut = np.partition(v, v.size - k)[v.size - k]
+    return v >= cut
+
+
+def _binary_decisions(proba: np.ndarray, config: ProgramConfig) -> np.ndarray:
+    if config.approval_rule == "top_share":
+        return select_top_share(proba, config.approve_share)
+    if config.paper_faithful:
+        # scikit-learn's predict(): positive class when the decision function is > 0, i.e. probability > 1/2.
+        return proba > config.approval_threshold
+    return proba >= config.approval_threshold
+
+
+def _binary(x, y, config: ProgramConfig, splits, extras, notes: list[str]
+            ) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
     n = x.shape[0]
     proba = np.empty(n)
     for train, test in splits:
         proba[test] = _logistic_proba(x[train], y[train], x[test], config.logistic_c, notes)
-    if config.paper_faithful:
-        # scikit-learn's predict(): positive class when the decision function is > 0, i.e. probability > 1/2.
-        selected = proba > config.approval_threshold
-    else:
-        selected = proba >= config.approval_threshold
+    selected = _binary_decisions(proba, config)
     truth = y.astype(bool)
     counts = confusion_counts(selected, truth)
     if config.paper_faithful:
@@ -697,15 +831,99 @@ def _binary(x, y, config: ProgramConfig, splits, extras, notes: list[str]) -> di
         metrics = confusion_rates(counts)
         metrics["auc"] = _auc(y, proba)
     if config.kind == "lending":
-        loan, revenue, interest = lending_amounts(n, config, extras)
-        profit = lending_profit(selected, truth, loan, revenue, interest)
-        metrics.update(
-            profit=float(profit.sum()),
-            profit_per_applicant=float(profit.mean()),
-            approval_rate=float(selected.mean()),
-            defaults=counts["fp"],
+        metrics.update(_lending_metrics(selected, truth, config, extras))
+    return metrics, selected, truth
+
+
+def _lending_metrics(selected: np.ndarray, truth: np.ndarray, config: ProgramConfig, extras) -> dict[str, float]:
+    n = selected.size
+    loan, revenue, interest = lending_amounts(n, config, extras)
+    profit = lending_profit(selected, truth, loan, revenue, interest)
+    return {
+        "profit": float(profit.sum()),
+        "profit_per_applicant": float(profit.mean()),
+        "approval_rate": float(selected.mean()),
+        "defaults": float(np.count_nonzero(selected & ~truth)),
+    }
+
+
+#: Names of the trivial rules, per program kind: (all selected, none selected, random at the same share).
+BASELINE_NAMES: dict[str, tuple[str, str, str]] = {
+    "targeting": ("target everybody", "target nobody", "random targeting at the same share"),
+    "lending": ("approve everyone", "approve no one", "random approval at the same rate"),
+    "classification": ("predict positive for all", "predict negative for all", "random at the same positive rate"),
+}
+
+
+def trivial_baselines(selected: np.ndarray, truth: np.ndarray, config: ProgramConfig,
+                      extras: Mapping[str, object] | None = None) -> dict[str, dict[str, float]]:
+    r"""Metrics of the rules that use no data, at the same setting as the program's decisions ``selected``.
+
+    Select everybody, select nobody, and select at random the same share s as the program (its expected metrics,
+    exact: a random selection of share s has expected confusion counts tp = s·P, fp = s·N, fn = (1 − s)·P,
+    tn = (1 − s)·N with P eligible and N ineligible people; profit is linear in the decisions, so the random
+    rule's expected profit is s·π(all) + (1 − s)·π(none)). The headline of a program that does not beat all of
+    them is no better than a rule that needs no data.
+
+    >>> b = trivial_baselines(np.array([1, 0, 0, 0], bool), np.array([1, 1, 0, 0], bool), ProgramConfig())
+    >>> b["target nobody"]["accuracy"], b["target everybody"]["accuracy"], b["random targeting at the same share"]["accuracy"]
+    (0.5, 0.5, 0.5)
+    """
+    sel = np.asarray(selected, dtype=bool)
+    tru = np.asarray(truth, dtype=bool)
+    n = tru.size
+    names = BASELINE_NAMES.get(config.kind)
+    if names is None or n == 0:
+        return {}
+    positives = float(np.count_nonzero(tru))
+    negatives = float(n - positives)
+    share = float(sel.mean())
+    rules = {
+        names[0]: {"tp": positives, "fp": negatives, "tn": 0.0, "fn": 0.0},
+        names[1]: {"tp": 0.0, "fp": 0.0, "tn": negatives, "fn": positives},
+        names[2]: {"tp": share * positives, "fp": share * negatives, "tn": (1 - share) * negatives,
+                   "fn": (1 - share) * positives},
+    }
+    out: dict[str, dict[str, float]] = {}
+    for name, counts in rules.items():
+        metrics = confusion_rates(counts)  # type: ignore[arg-type]
+        if config.kind == "targeting":
+            metrics.update(_targeting_counts(counts, n, config))
+        if config.kind == "lending":
+            metrics["defaults"] = counts["fp"]
+        out[name] = {k: float(v) for k, v in metrics.items()}
+    if config.kind == "lending":
+        every = _lending_metrics(np.ones(n, dtype=bool), tru, config, extras)
+        none = _lending_metrics(np.zeros(n, dtype=bool), tru, config, extras)
+        out[names[0]].update(every)
+        out[names[1]].update(none)
+        out[names[2]].update({
+            key: share * every[key] + (1 - share) * none[key] for key in ("profit", "profit_per_applicant")
+        })
+        out[names[2]]["approval_rate"] = share
+    return out
+
+
+def decision_agreement(result: ProgramResult, reference: ProgramResult) -> float:
+    r"""Share of people whose decision under ``result`` equals their decision under ``reference``.
+
+    With ``reference`` the non-private program on the same rows this is the **measured γ** of Theorem 1 of the
+    targeted-DP paper: the probability that the private targeting decision equals the non-private one (the theorem
+    bounds it from above; this measures it on the user's data). NaN when either has no decisions (regression).
+
+    >>> a = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 1, 0, 0], bool))
+    >>> b = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 0, 0, 0], bool))
+    >>> decision_agreement(a, b)
+    0.75
+    """
+    if result.decisions is None or reference.decisions is None:
+        return math.nan
+    a, b = np.asarray(result.decisions, dtype=bool), np.asarray(reference.decisions, dtype=bool)
+    if a.shape != b.shape:
+        raise InvalidParameterError(
+            f"decisions of {a.size} and {b.size} people cannot be compared — score both on the same rows"
         )
-    return metrics
+    return float(np.mean(a == b)) if a.size else math.nan
 
 
 def relative_to(result: ProgramResult, baseline: ProgramResult) -> dict[str, float]:

@@ -258,6 +258,11 @@ class GaussianMechanism(RecordMechanism):
         """Noise standard deviation per coordinate (:func:`gaussian_sigma` at sensitivity B)."""
         return gaussian_sigma(self.b, self.epsilon, self.delta, self.calibration)
 
+    @classmethod
+    def from_budget(cls, b: float, epsilon: float, delta: float, **options) -> GaussianMechanism:
+        """The mechanism spending the total (ε, δ) at target distance B (``options``: ``calibration``)."""
+        return cls(b=float(b), epsilon=float(epsilon), delta=float(delta), **options)
+
     def guarantee(self) -> Guarantee:
         notes = [f"σ = {self.sigma:.6g} per coordinate, from the {CALIBRATIONS[self.calibration]}."]
         if self.calibration == "classical":

@@ -345,6 +345,14 @@ class JLLaplace(RecordMechanism):
             out.append(f"k = {self.k} < 2 ln d = {2 * math.log(self.d):.3g}: the element-wise bound is vacuous.")
         return out
 
+    @classmethod
+    def from_budget(cls, b: float, epsilon: float, delta: float, *, d: int, k: int = 5, **options) -> JLLaplace:
+        """Row-wise JL + Laplace with change bound B, privacy loss ε and the noise calibrated to δ_fail ≤ δ
+        (δ must be in (0, 1)); ``options`` are the other fields."""
+        target = float(delta) if 0 < float(delta) < 1 else None
+        return cls(k=int(k), epsilon=float(epsilon), d=int(d), relation="row", b=float(b), target_delta=target,
+                   **options)
+
     def guarantee(self) -> Guarantee:
         delta = min(1.0, self.delta_fail)
         notes = [

@@ -338,6 +338,14 @@ class PrivateProjection(RecordMechanism):
         """Step-4 noise sd (:func:`projection_sigma2`)."""
         return projection_sigma2(self.b, self.epsilon2, self.delta2)
 
+    @classmethod
+    def from_budget(cls, b: float, epsilon: float, delta: float, **options) -> PrivateProjection:
+        """Algorithm 1 spending the total (ε, δ) with the default split (:func:`engine.accounting.budget.split_budget`);
+        ``options`` are the other fields (``k``, ``rank``, ``output_scale``, …)."""
+        from engine.accounting.budget import split_budget
+
+        return cls(b=float(b), **split_budget(epsilon, delta).as_dict(), **options)
+
     def guarantee(self) -> Guarantee:
         """(B, ε1 + ε2, δ1 + δ2)-TDP (Theorem 2), with the caveats a reviewer must read.
 

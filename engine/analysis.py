@@ -1,0 +1,559 @@
+r"""Run one analysis: release the data once, score the program on the release, attack it — the one definition.
+
+"What does this mechanism cost my program, and what does it buy against real attacks?" is answered in exactly one
+place, :func:`analyse`. The sweep runner (every cell), the Mechanisms page (through a thin cache wrapper), the
+Tradeoffs page's reference markers and ``python -m engine evaluate`` all call it, so the same data, mechanism and
+seed give the same numbers everywhere.
+
+Protocol
+--------
+1. :meth:`AnalysisData.build` (once per data set and configuration): draw the attribute-inference holdout (the
+   control group, never released) with its own seed, keep the released rows, score the **non-private** program
+   on them (the baseline every change is measured against) and compute the non-private singling-out baseline.
+2. :func:`analyse` (once per mechanism and seed): privatize the released rows with a fresh stream, undo a known
+   output scale where the threat model says the data user and the attacker know it, score the program on the
+   release (its decisions compared person by person with the non-private ones: the **measured γ** of Theorem 1),
+   then run the attacks: singling out and attribute inference on the release (for the JL release on the
+   known-record adversary's reconstruction, never on the secret P), and distinguishing from the guarantee.
+
+Seeds: :func:`analysis_seeds` spawns (holdout, analysis) from one root seed exactly as a one-point sweep does, so a
+run on the Mechanisms page with seed s and ``run_sweep`` of that single point with seed s give identical numbers.
+
+References
+----------
+.. [1] Kohli & Blumenstock, "Enabling Humanitarian Applications with Targeted Differential Privacy",
+       arXiv:2408.13424, Methods (case studies, privacy attacks). Digest: ``shared/spec/000-targeted-dp.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
+from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
+from engine.evaluation.programs import (
+    ProgramConfig,
+    ProgramResult,
+    decision_agreement,
+    evaluate_program,
+    relative_to,
+)
+from engine.rng import spawn_seeds
+from engine.serialization import Serializable
+from engine.validation import check_bool, check_choice, check_integer
+
+__all__ = [
+    "ATTACKS",
+    "AnalysisConfig",
+    "AnalysisData",
+    "AnalysisResult",
+    "PointAnalysis",
+    "analyse",
+    "analyse_mechanisms",
+    "analysis_seeds",
+    "baseline_column",
+    "mean_interval",
+]
+
+AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
+#: Attacks an analysis can run, in the order of the table's columns.
+ATTACKS: tuple[str, ...] = ("singling_out", "attribute_inference", "distinguishing")
+#: Prefix of the per-(adversary, secret column) attribute-inference columns of :meth:`AnalysisResult.row`.
+AI_CELL_PREFIX = "attribute_inference_cell:"
+#: Prefix of the trivial baselines' columns: ``baseline:<rule>:<metric>``.
+BASELINE_PREFIX = "baseline:"
+
+
+def baseline_column(rule: str, metric: str) -> str:
+    """Column of :meth:`AnalysisResult.row` holding a trivial rule's metric.
+
+    >>> baseline_column("target nobody", "accuracy")
+    'baseline:target nobody:accuracy'
+    """
+    return f"{BASELINE_PREFIX}{rule}:{metric}"
+
+
+@dataclass(frozen=True)
+class AnalysisConfig(Serializable):
+    """How a release is evaluated: the program, the attacks and what the attacker knows.
+
+    Parameters
+    ----------
+    program : ProgramConfig or None
+        How the data user uses the release and how it is scored; None when the data have no outcome (no program
+        metrics then).
+    attacks : tuple of {"singling_out", "attribute_inference", "distinguishing"}
+        Attacks to run (distinct).
+    adversary : {"knows-scale", "paper"}
+        ``"knows-scale"`` (default): the attacker and the data user know the public algorithm and undo a known
+        output scale; ``"paper"``: the release as printed (the authors' code).
+    holdout : int or None
+        Rows held out as the attribute-inference control group; None = min(500, ⌊n/5⌋). No holdout without
+        attribute inference.
+    known_records : int or None
+        JL release only: original records the adversary knows (None = 2k).
+    clustering : bool
+        Also score the secure-release paper's program, k-means clustering accuracy on the release (on the data for
+        the non-private reference) against the outcome classes; classification programs only (JL sweeps).
+    """
+
+    program: ProgramConfig | None = field(default_factory=ProgramConfig)
+    attacks: tuple[AttackName, ...] = ATTACKS  # type: ignore[assignment]
+    adversary: Adversary = "knows-scale"
+    holdout: int | None = None
+    known_records: int | None = None
+    clustering: bool = False
+
+    def __post_init__(self) -> None:
+        if self.program is not None and not isinstance(self.program, ProgramConfig):
+            raise InvalidParameterError(f"program must be a ProgramConfig or None; got {type(self.program).__name__}")
+        attacks = tuple(self.attacks)
+        if len(set(attacks)) != len(attacks):
+            raise InvalidParameterError(f"attacks must be distinct; got {list(attacks)}")
+        for attack in attacks:
+            check_choice("attack", attack, ATTACKS)
+        object.__setattr__(self, "attacks", attacks)
+        check_choice("adversary", self.adversary, ADVERSARY_TEXT)
+        if self.holdout is not None:
+            check_integer("holdout", self.holdout, 1, None, hint="leave it empty for min(500, n/5)")
+        if self.known_records is not None:
+            check_integer("known_records", self.known_records, 1, None, hint="leave it empty for 2k")
+        check_bool("clustering", self.clustering)
+
+    def attack_configs(self):
+        """(SinglingOutConfig, AttributeInferenceConfig) for the chosen adversary."""
+        from engine.attacks.attribute_inference import AttributeInferenceConfig
+        from engine.attacks.singling_out import SinglingOutConfig
+
+        if self.adversary == "paper":
+            return SinglingOutConfig.paper(), AttributeInferenceConfig.paper()
+        return SinglingOutConfig(), AttributeInferenceConfig()
+
+    def known_for(self, mechanism: Any) -> int:
+        """Records the JL adversary knows for this mechanism (2k unless set)."""
+        return 2 * int(mechanism.k) if self.known_records is None else int(self.known_records)
+
+
+def analysis_seeds(seed: int | np.random.SeedSequence | None) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """(holdout seed, analysis seed) of a one-point analysis: ``spawn_seeds(seed, 2)``, as ``run_sweep`` spawns
+    the holdout (child 0) and its first cell (child 1)."""
+    if isinstance(seed, np.random.SeedSequence):
+        children = seed.spawn(2)
+    else:
+        children = spawn_seeds(seed, 2)
+    return children[0], children[1]
+
+
+@dataclass(frozen=True, eq=False)
+class AnalysisData:
+    """Everything an analysis needs that does not depend on the noise: built once, used by every run.
+
+    Attributes
+    ----------
+    config : AnalysisConfig
+    x_rel, y_rel, extras_rel
+        The released rows (all rows minus the holdout), their outcome (None without one) and program columns.
+    x_hold : ndarray or None
+        The attribute-inference control group (never released); None without attribute inference.
+    baseline : ProgramResult or None
+        The non-private program on the released rows.
+    so_baseline
+        The non-private singling-out result (None without singling out).
+    classes : ndarray or None
+        Outcome classes of a classification program (the JL release's clustering accuracy).
+    fingerprint : str
+        Of the prepared data.
+    """
+
+    config: AnalysisConfig
+    x_rel: np.ndarray
+    y_rel: np.ndarray | None
+    extras_rel: dict[str, np.ndarray]
+    x_hold: np.ndarray | None
+    baseline: ProgramResult | None
+    so_baseline: Any
+    classes: np.ndarray | None
+    fingerprint: str = ""
+
+    @property
+    def n_released(self) -> int:
+        return int(self.x_rel.shape[0])
+
+    @property
+    def n_holdout(self) -> int:
+        return 0 if self.x_hold is None else int(self.x_hold.shape[0])
+
+    @classmethod
+    def build(cls, data: Any, config: AnalysisConfig, *, holdout_seed: Any) -> AnalysisData:
+        """Split off the holdout and compute the non-private references.
+
+        Parameters
+        ----------
+        data : PreparedData
+            Or any object with ``x`` (rows in the unit ball), ``y`` (or None), ``extras`` and ``fingerprint``.
+        config : AnalysisConfig
+        holdout_seed : int or numpy.random.SeedSequence
+            Seed of the holdout draw (:func:`analysis_seeds`).
+
+        Raises
+        ------
+        DataValidationError, InsufficientDataError, InvalidParameterError
+            The data do not fit the program or the attacks.
+        """
+        from engine.attacks.attribute_inference import default_holdout_size, holdout_split
+
+        if not isinstance(config, AnalysisConfig):
+            raise InvalidParameterError(f"config must be an AnalysisConfig; got {type(config).__name__}")
+        x, y, extras, fingerprint = _data_arrays(data, need_outcome=config.program is not None)
+        n, d = x.shape
+        if "attribute_inference" in config.attacks and d < 2:
+            raise InsufficientDataError(
+                "attribute inference needs at least 2 feature columns (one known, one secret); got 1 — add "
+                "features or leave attribute inference out"
+            )
+        if "attribute_inference" in config.attacks:
+            size = default_holdout_size(n) if config.holdout is None else config.holdout
+            if size >= n:
+                raise InvalidParameterError(f"holdout must be smaller than the number of rows ({n}); got {size}")
+            rel, hold = holdout_split(n, size, rng=np.random.default_rng(holdout_seed))
+            x_hold = x[hold]
+        else:
+            rel, x_hold = np.arange(n), None
+        x_rel = x[rel]
+        y_rel = None if y is None else y[rel]
+        extras_rel = {k: v[rel] for k, v in extras.items()}
+        baseline = None
+        classes = None
+        if config.program is not None and y_rel is not None:
+            baseline = evaluate_program(x_rel, y_rel, config.program, extras=extras_rel)
+            if config.clustering and config.program.kind == "classification":
+                classes = np.unique(y_rel)
+        so_baseline = None
+        if "singling_out" in config.attacks:
+            from engine.attacks.singling_out import singling_out_baseline
+
+            so_baseline = singling_out_baseline(x_rel, config.attack_configs()[0])
+        return cls(config, x_rel, y_rel, extras_rel, x_hold, baseline, so_baseline, classes, fingerprint)
+
+    def check_mechanism(self, mechanism: Any) -> None:
+        """Refuse a mechanism this analysis cannot run (e.g. a JL adversary knowing as many records as released)."""
+        if _projects(mechanism):
+            known = self.config.known_for(mechanism)
+            if known >= self.n_released:
+                raise InsufficientDataError(
+                    f"the JL adversary knows {known} records, but only {self.n_released} rows are released — set "
+                    "known_records below the number of released rows (or a smaller k)"
+                )
+
+
+@dataclass(frozen=True, eq=False)
+class AnalysisResult:
+    """One analysis of one release (or of the data themselves, ``mechanism=None``).
+
+    Attributes
+    ----------
+    mechanism : RecordMechanism or None
+    value : ndarray
+        The release of the released rows, on the mechanism's output scale.
+    scale : float
+        The release's known output scale s (E[value] = s·X); 1 for the data themselves.
+    noise_sd : float
+        Per-coordinate noise sd on the unbiased scale (0 for the data, NaN when the mechanism adds none).
+    program, baseline : ProgramResult or None
+        The program on the release, and the non-private program on the same rows.
+    decision_agreement : float
+        Share of people whose decision equals the non-private decision (measured γ; NaN for regression).
+    clustering_accuracy : float
+        JL release of a classification program only (NaN otherwise).
+    singling_out, attribute_inference, distinguishing
+        Attack results (None when not run).
+    n_known : int
+        JL release: original records the adversary knows (0 otherwise).
+    """
+
+    mechanism: Any
+    value: np.ndarray
+    scale: float
+    noise_sd: float
+    program: ProgramResult | None
+    baseline: ProgramResult | None
+    decision_agreement: float
+    clustering_accuracy: float
+    singling_out: Any
+    attribute_inference: Any
+    distinguishing: Any
+    n_known: int = 0
+
+    def row(self) -> dict[str, float]:
+        """The metric columns of a sweep table's row: program metrics, ``<headline>_change`` and the relative
+        metrics, ``decision_agreement``, the trivial baselines (``baseline:<rule>:<metric>``), ``noise_sd`` and
+        the protection columns with their attack details."""
+        out: dict[str, float] = {}
+        if self.program is not None and self.baseline is not None:
+            out.update(self.program.metrics)
+            rel = relative_to(self.program, self.baseline)
+            headline = self.program.headline_metric
+            out[f"{headline}_change"] = rel[f"{headline}_change"]
+            for key in ("relative_profit", "profit_change_relative", "extra_exclusion_errors_population"):
+                if key in rel:
+                    out[key] = rel[key]
+            out["decision_agreement"] = self.decision_agreement
+            for rule, metrics in self.program.baselines.items():
+                out[baseline_column(rule, headline)] = metrics[headline]
+        if math.isfinite(self.clustering_accuracy):
+            out["clustering_accuracy"] = self.clustering_accuracy
+        out["noise_sd"] = self.noise_sd
+        if self.singling_out is not None:
+            so = self.singling_out
+            out["protection_singling_out"] = float(so.protection)
+            out["singling_out_risk"] = float(so.risk)
+            out["singling_out_worst_net_size"] = float(so.worst_net_size)
+        if self.attribute_inference is not None:
+            ai = self.attribute_inference
+            out["protection_attribute_inference"] = float(ai.protection)
+            out["attribute_inference_risk"] = float(ai.risk)
+            out["attribute_inference_risk_ci_low"] = float(ai.risk_ci[0])
+            out["attribute_inference_risk_ci_high"] = float(ai.risk_ci[1])
+            for c in ai.cells:  # per cell, so that summaries average over runs before taking the worst cell
+                out[f"{AI_CELL_PREFIX}{c.knowledge}:{c.secret}"] = float(c.relative_protection)
+        if self.distinguishing is not None:
+            out["protection_distinguishing"] = float(self.distinguishing.protection)
+            out["distinguishing_paper_d"] = float(self.distinguishing.expected_loss_score)
+        return out
+
+    @property
+    def trivial_beaters(self) -> list[str]:
+        """Trivial rules at least as good as the program on the release (headline metric); [] without a program."""
+        return [] if self.program is None else self.program.beaten_by()
+
+
+def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = True) -> AnalysisResult:
+    """Release ``data``'s released rows once with ``mechanism`` and evaluate the release.
+
+    Parameters
+    ----------
+    data : AnalysisData
+        From :meth:`AnalysisData.build` (holds the configuration).
+    mechanism : RecordMechanism or None
+        Any record-level mechanism (projection, Gaussian, JL + Laplace, k-anonymity, …); None analyses the data
+        themselves (the non-private reference: protection 0 against distinguishing, the non-private attack
+        baselines).
+    seed : int or numpy.random.SeedSequence
+        The run's randomness: the release's noise, the JL adversary's known records, the attacks' random choices.
+    attacks : bool
+        Run the configuration's attacks (default). ``False`` stops after the program: the release's noise, and so
+        every program metric and the measured γ, are exactly those of the full run with the same seed.
+
+    Returns
+    -------
+    AnalysisResult
+    """
+    if not isinstance(data, AnalysisData):
+        raise InvalidParameterError(f"data must be AnalysisData (AnalysisData.build); got {type(data).__name__}")
+    config = data.config
+    rng = np.random.default_rng(seed)
+    so_cfg, ai_cfg = config.attack_configs()
+    n_known = 0
+    if mechanism is None:
+        value, view, scale, program, noise_sd = data.x_rel, data.x_rel, 1.0, data.baseline, 0.0
+    else:
+        data.check_mechanism(mechanism)
+        release = mechanism.release(data.x_rel, rng=rng)
+        value = release.value
+        scale = release.details.get("output_scale", 1.0)
+        scale = 1.0 if scale is None else float(scale)
+        reported = release.details.get("noise_sd_per_coordinate")
+        noise_sd = math.nan if reported is None else float(reported)
+        if math.isnan(noise_sd) and hasattr(mechanism, "sigma"):
+            noise_sd = float(mechanism.sigma)
+        program = None
+        if config.program is not None and data.y_rel is not None:
+            # The data user knows the public algorithm as the attacker does: with the "knows-scale" threat model
+            # it undoes the known output scale too (the "paper" mode keeps the authors' as-printed values).
+            program_input = value / scale if (config.adversary == "knows-scale" and scale != 1.0) else value
+            program = evaluate_program(program_input, data.y_rel, config.program, extras=data.extras_rel)
+        if _projects(mechanism):
+            # The adversary has Z and the public description, not P, and knows a few original records.
+            from engine.mechanisms.jl_laplace import known_record_reconstruction
+
+            n_known = config.known_for(mechanism)
+            idx = rng.choice(data.n_released, size=n_known, replace=False)
+            view, scale = known_record_reconstruction(value, idx, data.x_rel[idx]), 1.0
+        else:
+            view = value
+    agreement = math.nan
+    if program is not None and data.baseline is not None:
+        agreement = decision_agreement(program, data.baseline)
+    clustering = math.nan
+    if data.classes is not None:
+        from engine.evaluation.clustering import kmeans_accuracy
+
+        clustering = kmeans_accuracy(value, data.y_rel, n_clusters=int(data.classes.size), rng=rng)
+    so = ai = dist = None
+    run_attacks = config.attacks if attacks else ()
+    if "singling_out" in run_attacks:
+        from engine.attacks.singling_out import singling_out
+
+        so = data.so_baseline if mechanism is None else singling_out(
+            data.x_rel, view, so_cfg, release_scale=scale, non_unique=data.so_baseline.non_unique_share
+        )
+    if "attribute_inference" in run_attacks:
+        from engine.attacks.attribute_inference import attribute_inference
+
+        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng)
+    if "distinguishing" in run_attacks:
+        dist = _NON_PRIVATE_DISTINGUISHING if mechanism is None else _distinguishing(mechanism.to_json())
+    return AnalysisResult(
+        mechanism=mechanism,
+        value=value,
+        scale=scale,
+        noise_sd=noise_sd,
+        program=program,
+        baseline=data.baseline,
+        decision_agreement=agreement,
+        clustering_accuracy=clustering,
+        singling_out=so,
+        attribute_inference=ai,
+        distinguishing=dist,
+        n_known=n_known,
+    )
+
+
+@dataclass(frozen=True)
+class _DataDistinguishing:
+    """The data themselves: two records are told apart without error."""
+
+    protection: float = 0.0
+    expected_loss_score: float = 0.0
+    exact: bool = True
+
+
+_NON_PRIVATE_DISTINGUISHING = _DataDistinguishing()
+
+
+@functools.lru_cache(maxsize=256)
+def _distinguishing(mechanism_json: str):
+    """Data-free: computed once per mechanism configuration and process."""
+    import json
+
+    from engine.attacks.distinguishing import distinguishing
+    from engine.mechanisms import mechanism_from_dict
+
+    return distinguishing(mechanism_from_dict(json.loads(mechanism_json)))
+
+
+def _projects(mechanism: Any) -> bool:
+    """Whether the release lives in projected coordinates (the JL release), not in the features."""
+    return getattr(mechanism, "KIND", "") == "jl-laplace"
+
+
+def _data_arrays(data: Any, *, need_outcome: bool) -> tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], str]:
+    x = getattr(data, "x", None)
+    if x is None:
+        raise InvalidParameterError(
+            f"data must be prepared data (engine.data.preparation.prepare) with x and y; got {type(data).__name__}"
+        )
+    x = np.asarray(x, dtype=float)
+    y = getattr(data, "y", None)
+    if y is None and need_outcome:
+        raise DataValidationError("scoring a program needs an outcome — choose a target column")
+    y = None if y is None else np.asarray(y, dtype=float)
+    extras = {str(k): np.asarray(v, dtype=float) for k, v in (getattr(data, "extras", None) or {}).items()}
+    fingerprint = getattr(data, "fingerprint", None) or _fingerprint(x, y, extras)
+    return x, y, extras, str(fingerprint)
+
+
+def _fingerprint(x: np.ndarray, y: np.ndarray | None, extras: Mapping[str, np.ndarray]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    items: Sequence[tuple[str, np.ndarray]] = [("x", x)] + ([("y", y)] if y is not None else []) + sorted(
+        extras.items())
+    for name, arr in items:
+        a = np.ascontiguousarray(arr, dtype=float)
+        h.update(f"{name}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float, float]:
+    """(mean, sd, lo, hi) of repeated runs: mean ± t · sd/√r with t the ``(1 + confidence)/2`` quantile of Student's
+    t with r − 1 degrees of freedom (sd with ddof = 1); non-finite values are left out; lo = hi = NaN for one run.
+
+    >>> [round(v, 4) for v in mean_interval([1.0, 2.0, 3.0])]
+    [2.0, 1.0, -0.4841, 4.4841]
+    """
+    v = np.asarray(list(values), dtype=float)
+    v = v[np.isfinite(v)]
+    k = v.size
+    mean = float(v.mean()) if k else math.nan
+    sd = float(v.std(ddof=1)) if k > 1 else math.nan
+    if k > 1:
+        from scipy.stats import t as student_t
+
+        half = float(student_t.ppf((1 + confidence) / 2, k - 1)) * sd / math.sqrt(k)
+        return mean, sd, mean - half, mean + half
+    return mean, sd, math.nan, math.nan
+
+
+@dataclass(frozen=True, eq=False)
+class PointAnalysis:
+    """One mechanism analysed over ``repetitions`` independent releases of the same released rows.
+
+    ``first`` is the full analysis (program and attacks) of the first release; ``runs`` holds every release's
+    :meth:`AnalysisResult.row` (program metrics and the measured γ for all, attacks for the first only). With the
+    same root seed, ``runs[i]`` equals row i of ``run_sweep`` on this single grid point without references.
+    """
+
+    mechanism: Any
+    first: AnalysisResult
+    runs: tuple[dict[str, float], ...]
+
+    @property
+    def repetitions(self) -> int:
+        return len(self.runs)
+
+    def interval(self, metric: str, confidence: float = 0.95) -> tuple[float, float, float, float]:
+        """(mean, sd, lo, hi) of ``metric`` over the repetitions (:func:`mean_interval`)."""
+        return mean_interval([r.get(metric, math.nan) for r in self.runs], confidence)
+
+    @property
+    def measured_gamma(self) -> tuple[float, float, float, float]:
+        """Decision agreement with the non-private program over the repetitions: (mean, sd, lo, hi)."""
+        return self.interval("decision_agreement")
+
+
+def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisConfig, *, seed: Any,
+                       repetitions: int = 1) -> tuple[AnalysisData, list[PointAnalysis]]:
+    """Analyse several mechanisms on the same released rows with the same seeds (the Mechanisms page's run).
+
+    Seeds: ``spawn_seeds(seed, repetitions + 1)``: child 0 draws the holdout, child i the i-th release of every
+    mechanism — exactly the seeds ``run_sweep`` gives a one-point grid without references, so a page run and a
+    sweep cell agree to the last digit.
+
+    Parameters
+    ----------
+    data : PreparedData
+    mechanisms : sequence of RecordMechanism
+        The chosen mechanism first, then the alternatives to compare it with.
+    config : AnalysisConfig
+    seed : int
+    repetitions : int
+        Releases per mechanism, in [1, 100]: the program metrics and the measured γ get an interval; the attacks
+        run on the first release.
+    """
+    reps = check_integer("repetitions", repetitions, 1, 100)
+    seeds = spawn_seeds(seed, reps + 1)
+    built = AnalysisData.build(data, config, holdout_seed=seeds[0])
+    out = []
+    for mechanism in mechanisms:
+        first = analyse(built, mechanism, seed=seeds[1])
+        rows = [first.row()] + [analyse(built, mechanism, seed=s, attacks=False).row() for s in seeds[2:]]
+        out.append(PointAnalysis(mechanism, first, tuple(rows)))
+    return built, out

@@ -1,0 +1,126 @@
+r"""The honest comparison: the alternatives at the same guarantee, and what the numbers say about them.
+
+A designer who picked the targeted-DP paper's private projection should learn when the simpler Gaussian mechanism
+gives more for the same (B, ε, δ) on their data — the Studio says so instead of leaving it to the eye.
+
+* :func:`alternatives` — the other mechanisms configured at the same guarantee (each mechanism's ``from_budget``).
+* :func:`comparison_verdict` — plain-language findings from analysed mechanisms: which adds the least noise, which
+  serves the program best (with intervals when there are repetitions), and which results are no better than a
+  rule that needs no data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.evaluation.programs import METRICS, higher_is_better
+
+__all__ = ["Finding", "alternatives", "comparison_verdict", "same_guarantee"]
+
+#: Mechanisms with a (B, ε, δ) guarantee that can be configured from a budget, in the order they are compared.
+BUDGET_KINDS: tuple[str, ...] = ("projection", "gaussian", "jl-laplace")
+
+
+def same_guarantee(mechanism: Any, candidate: Any) -> tuple[float, float, float]:
+    """(B, ε, δ) the alternatives are configured at: the mechanism's own record-level guarantee, or the candidate's
+    when the mechanism has none (k-anonymity) or protects less than a record (element-wise JL) or guarantees
+    nothing (δ ≥ 1)."""
+    guarantee = mechanism.guarantee()
+    record_level = getattr(guarantee, "relation", "row") == "row" and hasattr(guarantee, "epsilon")
+    if record_level and 0 <= float(guarantee.delta) < 1:
+        return float(guarantee.b), float(guarantee.epsilon), float(guarantee.delta)
+    return float(candidate.b), float(candidate.epsilon), float(candidate.delta)
+
+
+def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
+    """The other budget-configurable mechanisms at :func:`same_guarantee` (JL only where δ is in (0, 1)).
+
+    >>> from engine.mechanisms.gaussian import GaussianMechanism
+    >>> from engine.guarantee import Guarantee
+    >>> [m.KIND for m in alternatives(GaussianMechanism(0.5, 1.0, 1e-5), d=4, candidate=Guarantee(1.0, 1e-5, 0.5))]
+    ['projection', 'jl-laplace']
+    """
+    from engine.mechanisms import MECHANISMS
+
+    b, epsilon, delta = same_guarantee(mechanism, candidate)
+    out = []
+    for kind in BUDGET_KINDS:
+        if kind == getattr(mechanism, "KIND", None):
+            continue
+        cls = MECHANISMS[kind]
+        if kind == "jl-laplace":
+            if not 0 < delta < 1:
+                continue
+            out.append(cls.from_budget(b, epsilon, delta, d=d))
+        else:
+            out.append(cls.from_budget(b, epsilon, delta))
+    return out
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence of the verdict and how prominently to show it (``"warning"`` or ``"info"``)."""
+
+    level: str
+    text: str
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
+    """Findings from analysed mechanisms (:class:`engine.analysis.PointAnalysis`, the chosen one first).
+
+    * Noise: when another mechanism adds less noise per coordinate than the chosen one at the same guarantee.
+    * Program: the best mechanism for the program's headline metric, with "within the intervals" when the
+      repetitions' confidence intervals overlap (then the data do not separate them).
+    * Baselines: every mechanism whose program result is no better than a rule that needs no data.
+    """
+    if not points:
+        return []
+    findings: list[Finding] = []
+    chosen = points[0]
+    label = type(chosen.mechanism).LABEL if chosen.mechanism is not None else "the data"
+    sd = {id(p): p.first.noise_sd for p in points}
+    quieter = [p for p in points[1:] if math.isfinite(sd[id(p)]) and math.isfinite(sd[id(chosen)])
+               and sd[id(p)] < sd[id(chosen)]]
+    if quieter:
+        best = min(quieter, key=lambda p: sd[id(p)])
+        findings.append(Finding(
+            "warning",
+            f"{type(best.mechanism).LABEL} adds less noise at the same guarantee: sd {_fmt(sd[id(best)])} per "
+            f"coordinate against {_fmt(sd[id(chosen)])} for {label} ({_fmt(sd[id(chosen)] / sd[id(best)])}× more).",
+        ))
+    program = chosen.first.program
+    if program is not None:
+        metric = program.headline_metric
+        name = METRICS[metric].label if metric in METRICS else metric
+        up = higher_is_better(metric)
+        scored = [p for p in points if p.first.program is not None]
+        stats = {id(p): p.interval(metric) for p in scored}
+        best = max(scored, key=lambda p: stats[id(p)][0] if up else -stats[id(p)][0])
+        if best is not chosen:
+            m_best, _, lo_b, hi_b = stats[id(best)]
+            m_ch, _, lo_c, hi_c = stats[id(chosen)]
+            overlap = all(math.isfinite(v) for v in (lo_b, hi_b, lo_c, hi_c)) and lo_b <= hi_c and lo_c <= hi_b
+            text = (f"{type(best.mechanism).LABEL} serves the program better on these data: {name} "
+                    f"{_fmt(m_best)} against {_fmt(m_ch)} for {label}")
+            if overlap:
+                text += " — but within the 95 % intervals of the repetitions, so the data do not separate them."
+                findings.append(Finding("info", text))
+            else:
+                findings.append(Finding("warning", text + "."))
+        for p in scored:
+            beaters = p.first.program.beaten_by()
+            if beaters:
+                findings.append(Finding(
+                    "warning",
+                    f"{type(p.mechanism).LABEL if p.mechanism is not None else 'The data'}: {name} "
+                    f"{_fmt(p.first.program.headline)} is no better than '{beaters[0]}' "
+                    f"({_fmt(p.first.program.baselines[beaters[0]][metric])}), a rule that uses no data.",
+                ))
+    return findings
