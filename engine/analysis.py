@@ -58,6 +58,7 @@ __all__ = [
     "analyse_mechanisms",
     "analysis_seeds",
     "baseline_column",
+    "gamma_check",
     "mean_interval",
 ]
 
@@ -557,3 +558,46 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
         rows = [first.row()] + [analyse(built, mechanism, seed=s, attacks=False).row() for s in seeds[2:]]
         out.append(PointAnalysis(mechanism, first, tuple(rows)))
     return built, out
+
+
+@dataclass(frozen=True)
+class GammaCheck:
+    """A γ target held against Theorem 1 and against the measured decision agreement.
+
+    ``status``: ``"met"`` (the whole interval is at or above the target), ``"not met"`` (the whole interval is
+    below it), ``"undecided"`` (the interval straddles it: more releases are needed) or ``"ruled out"`` (Theorem 1
+    already says no algorithm reaches it at this (B, ε, δ)).
+    """
+
+    target: float
+    allowed_by_theorem: bool
+    status: str
+    text: str
+
+
+def gamma_check(target: float, measured: tuple[float, float, float], *, b: float, epsilon: float,
+                delta: float) -> GammaCheck:
+    """Compare a γ target with Theorem 1 (necessary, not sufficient) and with the measured agreement
+    ``(mean, lo, hi)``.
+
+    >>> gamma_check(0.99, (0.71, 0.70, 0.72), b=0.4, epsilon=1.0, delta=1e-4).text
+    'γ = 0.99: not ruled out by Theorem 1; measured 0.71 (95 % interval 0.7 to 0.72) — target not met'
+    """
+    from engine.theory.feasibility import is_feasible
+
+    allowed = bool(is_feasible(b, target, epsilon, delta))
+    mean, lo, hi = (float(v) for v in measured)
+    head = f"γ = {target:g}: " + ("not ruled out by Theorem 1" if allowed else "ruled out by Theorem 1")
+    if not math.isfinite(mean):
+        return GammaCheck(target, allowed, "ruled out" if not allowed else "undecided", head)
+    interval = f"measured {mean:.4g}" + (f" (95 % interval {lo:.4g} to {hi:.4g})" if math.isfinite(lo) else "")
+    if not allowed:
+        status = "ruled out"
+        verdict = "no algorithm can reach it at this (B, ε, δ)"
+    elif math.isfinite(lo) and lo >= target:
+        status, verdict = "met", "target met"
+    elif (math.isfinite(hi) and hi < target) or (not math.isfinite(hi) and mean < target):
+        status, verdict = "not met", "target not met"
+    else:
+        status, verdict = "undecided", "the interval straddles the target — run more releases to decide"
+    return GammaCheck(target, allowed, status, f"{head}; {interval} — {verdict}")

@@ -29,19 +29,21 @@ def same_guarantee(mechanism: Any, candidate: Any) -> tuple[float, float, float]
     when the mechanism has none (k-anonymity) or protects less than a record (element-wise JL) or guarantees
     nothing (δ ≥ 1)."""
     guarantee = mechanism.guarantee()
-    record_level = getattr(guarantee, "relation", "row") == "row" and hasattr(guarantee, "epsilon")
-    if record_level and 0 <= float(guarantee.delta) < 1:
+    record_level = (getattr(guarantee, "is_differentially_private", True) and hasattr(guarantee, "epsilon")
+                    and getattr(guarantee, "relation", "row") == "row")
+    if record_level and math.isfinite(float(guarantee.epsilon)) and 0 <= float(guarantee.delta) < 1:
         return float(guarantee.b), float(guarantee.epsilon), float(guarantee.delta)
     return float(candidate.b), float(candidate.epsilon), float(candidate.delta)
 
 
 def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
-    """The other budget-configurable mechanisms at :func:`same_guarantee` (JL only where δ is in (0, 1)).
+    """The other budget-configurable mechanisms at :func:`same_guarantee` (JL only where δ is in (0, 1)), then
+    k-anonymity with k = 2 (the paper's non-DP baseline) unless it is the chosen mechanism.
 
     >>> from engine.mechanisms.gaussian import GaussianMechanism
     >>> from engine.guarantee import Guarantee
     >>> [m.KIND for m in alternatives(GaussianMechanism(0.5, 1.0, 1e-5), d=4, candidate=Guarantee(1.0, 1e-5, 0.5))]
-    ['projection', 'jl-laplace']
+    ['projection', 'jl-laplace', 'mondrian']
     """
     from engine.mechanisms import MECHANISMS
 
@@ -57,6 +59,8 @@ def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
             out.append(cls.from_budget(b, epsilon, delta, d=d))
         else:
             out.append(cls.from_budget(b, epsilon, delta))
+    if getattr(mechanism, "KIND", None) != "mondrian":
+        out.append(MECHANISMS["mondrian"](k=2))
     return out
 
 

@@ -9,6 +9,7 @@ callback, never lost silently).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,13 +19,47 @@ from engine.errors import CancelledError
 
 @dataclass(frozen=True)
 class Progress:
+    """``done`` of ``total`` units finished after ``elapsed`` seconds (NaN when the caller does not time it).
+
+    >>> Progress(10, 40, elapsed=5.0).eta_seconds
+    15.0
+    """
+
     done: int
     total: int
     message: str = ""
+    elapsed: float = math.nan
 
     @property
     def fraction(self) -> float:
         return 1.0 if self.total <= 0 else min(1.0, self.done / self.total)
+
+    @property
+    def eta_seconds(self) -> float:
+        """Estimated seconds left at the pace so far (NaN before the first unit or without timing)."""
+        if self.done <= 0 or not math.isfinite(self.elapsed):
+            return math.nan
+        return self.elapsed / self.done * max(self.total - self.done, 0)
+
+    def describe(self) -> str:
+        """``"12 of 90 cells — about 40 s left — <message>"``."""
+        eta = self.eta_seconds
+        left = "" if not math.isfinite(eta) else f" — about {format_seconds(eta)} left"
+        return f"{self.done} of {self.total}{left}" + (f" — {self.message}" if self.message else "")
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration for people: "8 s", "2 min 5 s", "1 h 3 min".
+
+    >>> format_seconds(7.6), format_seconds(125), format_seconds(3780)
+    ('8 s', '2 min 5 s', '1 h 3 min')
+    """
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {(s % 3600) // 60} min"
 
 
 ProgressCallback = Callable[[Progress], None]

@@ -47,6 +47,7 @@ import concurrent.futures as cf
 import hashlib
 import math
 import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -58,7 +59,15 @@ import pandas as pd
 
 from engine.accounting.budget import default_delta, split_delta
 from engine.accounting.tdp import tdp_to_dp
-from engine.analysis import AnalysisConfig, AnalysisData, analyse, mean_interval
+from engine.analysis import (
+    BASELINE_PREFIX,
+    AnalysisConfig,
+    AnalysisData,
+    PointAnalysis,
+    analyse,
+    baseline_column,
+    mean_interval,
+)
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
 from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError
 from engine.evaluation.programs import ProgramConfig, higher_is_better
@@ -74,7 +83,9 @@ __all__ = [
     "Budget",
     "SweepConfig",
     "SweepResult",
+    "analyse_reference",
     "clear_cache",
+    "estimate_seconds",
     "paper_budgets",
     "pareto_mask",
     "preset",
@@ -164,10 +175,11 @@ class Budget(Serializable):
 
 
 def paper_budgets(n: int, epsilon1: Sequence[float] = (2.0, 3.0), epsilon2: Sequence[float] = (0.5, 0.9999),
-                  *, partitions: int = 1) -> tuple[Budget, ...]:
+                  *, partitions: int = 1, delta: float | None = None) -> tuple[Budget, ...]:
     """The paper's budgets: every (ε1, ε2) pair with δ = 1/(n' + 1) split δ1 = 2δ/3, δ2 = δ/3.
 
-    n' = n for one block, ⌈n/m⌉ with ``partitions`` m > 1 (the paper's Nigeria setup).
+    n' = n for one block, ⌈n/m⌉ with ``partitions`` m > 1 (the paper's Nigeria setup). ``delta`` replaces
+    1/(n' + 1) (e.g. the candidate's δ, so that a chosen grid point keeps it).
 
     >>> [(b.epsilon1, b.epsilon2, round(b.delta1 * 4202, 6)) for b in paper_budgets(4201)]
     [(2.0, 0.5, 0.666667), (2.0, 0.9999, 0.666667), (3.0, 0.5, 0.666667), (3.0, 0.9999, 0.666667)]
@@ -177,7 +189,8 @@ def paper_budgets(n: int, epsilon1: Sequence[float] = (2.0, 3.0), epsilon2: Sequ
     nn = check_integer("n", n, 1, None)
     m = check_integer("partitions", partitions, 1, nn)
     size = nn if m == 1 else math.ceil(nn / m)
-    delta1, delta2 = split_delta(default_delta(size))
+    total = default_delta(size) if delta is None else check_interval("delta", delta, 0, 1, closed="neither")
+    delta1, delta2 = split_delta(total)
     return tuple(Budget(float(e1), delta1, float(e2), delta2) for e1 in epsilon1 for e2 in epsilon2)
 
 
@@ -445,6 +458,7 @@ def preset(
     seed: int = 0,
     repetitions: int | None = None,
     partitions: int = 1,
+    delta: float | None = None,
     **overrides: Any,
 ) -> SweepConfig:
     """Named sweep configurations.
@@ -463,6 +477,8 @@ def preset(
         Rows that will be PRIVATIZED: the prepared rows minus the attribute-inference holdout
         (:func:`released_rows`). δ = 1/(n + 1); with ``partitions`` m > 1, δ = 1/(⌈n/m⌉ + 1) as the paper's
         Nigeria setup.
+    delta : float or None
+        Total δ of every budget instead of 1/(n + 1) (the dashboard passes the candidate's δ).
     mechanism, program, seed, repetitions, partitions, **overrides
         Passed to :class:`SweepConfig` (``repetitions`` overrides the preset's count).
 
@@ -477,10 +493,10 @@ def preset(
     check_choice("preset", name, ("paper", "quick"))
     n_priv = check_integer("n", n, 1, None)
     if name == "paper":
-        budgets = paper_budgets(n_priv, partitions=partitions)
+        budgets = paper_budgets(n_priv, partitions=partitions, delta=delta)
         reps = 50
     else:
-        budgets = paper_budgets(n_priv, (3.0,), (0.9999,), partitions=partitions)
+        budgets = paper_budgets(n_priv, (3.0,), (0.9999,), partitions=partitions, delta=delta)
         reps = 10
     overrides.setdefault("b_values", PAPER_B_VALUES)
     overrides.setdefault("k", JL_DEFAULT_K if mechanism == "jl-laplace" else 10_000)
@@ -612,6 +628,33 @@ class SweepResult:
         if cells and ai in metrics:
             columns += [f"{ai}_per_run_min_{st}" for st in stats] + ["attribute_inference_worst_cell"]
         return pd.DataFrame(rows, columns=columns)
+
+    def no_better_than_trivial(self, metric: str | None = None, confidence: float = 0.95) -> pd.Series:
+        """Per grid point of :meth:`summary`: the trivial rule (``baseline:<rule>:<metric>`` columns) that is at
+        least as good as the point's mean ``metric`` even at the favourable end of its interval, else "".
+
+        A point whose interval does not clear a rule that uses no data (target nobody, approve everyone, …) is no
+        better than that rule on these data.
+        """
+        name = self.config.program.headline_metric if metric is None else metric
+        summary = self.summary(confidence=confidence)
+        up = higher_is_better(name)
+        rules = [c[len(BASELINE_PREFIX):-len(":" + name)] for c in self.metric_columns
+                 if c.startswith(BASELINE_PREFIX) and c.endswith(":" + name)]
+        out = []
+        for _, row in summary.iterrows():
+            best = row.get(f"{name}_hi" if up else f"{name}_lo")
+            if best is None or not np.isfinite(best):
+                best = row.get(f"{name}_mean")
+            found = ""
+            for rule in rules:
+                b = row.get(f"{baseline_column(rule, name)}_mean")
+                if b is not None and np.isfinite(b) and best is not None and np.isfinite(best) and (
+                        (up and b >= best) or (not up and b <= best)):
+                    found = rule
+                    break
+            out.append(found)
+        return pd.Series(out, index=summary.index, name="no_better_than")
 
     def reference_points(self) -> pd.DataFrame:
         """Summary rows of the non-private and classic-DP reference points."""
@@ -855,7 +898,8 @@ def run_sweep(
         if progress is not None:
             point = ctx.points[int(row["point"])]
             label = "non-private" if point.budget is None else f"B={point.b:g}, ε={point.budget.epsilon:g}"
-            progress(Progress(len(rows), total, f"{label}, repetition {int(row['rep']) + 1}"))
+            progress(Progress(len(rows), total, f"{label}, repetition {int(row['rep']) + 1}",
+                              elapsed=time.perf_counter() - started))
 
     cancelled = False
     if n_workers == 1:
@@ -936,3 +980,36 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     if "cell" in frame.columns:
         frame = frame.drop(columns="cell")
     return frame.reset_index(drop=True)
+
+
+def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetitions: int | None = None
+                      ) -> PointAnalysis:
+    """A mechanism outside the grid (e.g. k-anonymity, the paper's non-DP baseline) analysed on exactly the
+    sweep's released rows and holdout, with ``repetitions`` (default: the sweep's) releases, so its marker sits on
+    the same axes as the sweep's points.
+
+    Seeds: the sweep's holdout seed (child 0 of the sweep seed), and releases from a stream spawned from the sweep
+    seed that no cell uses.
+    """
+    reps = config.repetitions if repetitions is None else check_integer("repetitions", repetitions, 1, 10_000)
+    holdout_seed = spawn_seeds(config.seed, 1)[0]
+    built = AnalysisData.build(data, config.analysis_config(), holdout_seed=holdout_seed)
+    seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
+    first = analyse(built, mechanism, seed=seeds[0])
+    rows = [first.row()] + [analyse(built, mechanism, seed=s).row() for s in seeds[1:]]
+    return PointAnalysis(mechanism, first, tuple(rows))
+
+
+def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1) -> float:
+    """Wall time the sweeps will take, from one timed cell of each (the first private grid point), divided
+    among ``workers``. A rough figure to show before a long run starts; the progress bar refines it."""
+    n_workers = check_integer("workers", workers, 1, 64)
+    total = 0.0
+    for config in configs:
+        point = next(p for p in config.points() if p.budget is not None)
+        built = AnalysisData.build(data, config.analysis_config(), holdout_seed=0)
+        mechanism = config.mechanism_for(point.b, point.budget, d=built.x_rel.shape[1])
+        started = time.perf_counter()
+        analyse(built, mechanism, seed=0)
+        total += (time.perf_counter() - started) * config.n_cells
+    return total / min(n_workers, os.cpu_count() or 1)

@@ -44,6 +44,8 @@ class LoadedData:
     synthetic: bool
     program: Any
     notes: Any
+    #: The demo's own program (with its population), None for an upload.
+    default_program: Any = None
 
 
 def sha256_bytes(content: bytes) -> str:
@@ -148,6 +150,7 @@ def current_data(state: StudioState) -> LoadedData | None:
         synthetic=state.synthetic,
         program=demo.program if demo is not None else None,
         notes=demo.notes if demo is not None else (),
+        default_program=demo.program_config() if demo is not None else None,
     )
 
 

@@ -26,25 +26,24 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.attacks.attribute_inference import AttributeInferenceResult, attribute_inference, holdout_split
-from engine.attacks.distinguishing import DistinguishingResult, TradeoffCurve, distinguishing, tradeoff_curve
-from engine.attacks.singling_out import SinglingOutResult, singling_out
+from engine.attacks.distinguishing import TradeoffCurve, tradeoff_curve
 from engine.data.preparation import DataSpec, PreparedData
-from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig, ProgramResult, evaluate_program
+from engine.evaluation.programs import ProgramConfig
 from engine.mechanisms import mechanism_from_dict
+from engine.progress import format_seconds
 from engine.release import ReleaseConfig, cli_command, release_summary, run_release
 from engine.rng import make_rng, spawn_seeds
 
 
 @dataclass(frozen=True)
 class MechanismRun:
-    """One release of the session's data with one mechanism, and what it costs and buys.
+    """One release of the session's data with one mechanism, and its analysis beside the alternatives.
 
-    ``value`` is the release on its output scale (``details["output_scale"]``); ``measured_sd`` is the standard
-    deviation over rows of (value / output_scale − x) per feature, i.e. the distortion this run actually added.
-    Attribute inference needs a control group that was NOT released, so it is measured on a second, evaluation
-    release of the same mechanism that leaves out a holdout (``n_holdout`` rows); everything else is measured on
-    the downloadable release of all rows.
+    ``value`` is the downloadable release of ALL rows (``engine.release.run_release``, as the CLI does), on its
+    output scale (``details["output_scale"]``); ``measured_sd`` is the sd over rows of (value / output_scale − x)
+    per feature. Every number about the program and the attacks comes from ``engine.analysis.analyse_mechanisms``
+    on the released rows (all rows minus the attribute-inference holdout) with the run's seed — the same numbers a
+    one-point sweep gives: ``points[0]`` is this mechanism, the rest are the alternatives at the same guarantee.
     """
 
     mechanism: dict[str, Any]
@@ -57,50 +56,53 @@ class MechanismRun:
     implied_headline: str | None
     is_dp: bool
     measured_sd: np.ndarray
-    program: ProgramResult | None
-    singling_out: SinglingOutResult
-    attribute_inference: AttributeInferenceResult | None
+    points: tuple[Any, ...]
+    findings: tuple[Any, ...]
     n_holdout: int
-    distinguishing: DistinguishingResult
+    n_released: int
     summary: dict[str, Any]
     seconds: float
-    #: JL release only: original records the attacks' adversary knows (it never sees the secret projection P).
-    n_known: int = 0
+
+    @property
+    def analysis(self):
+        """The chosen mechanism's full analysis (first release): program, measured γ, attacks."""
+        return self.points[0].first
+
+    @property
+    def program(self):
+        return self.analysis.program
+
+    @property
+    def baseline(self):
+        return self.analysis.baseline
+
+    @property
+    def singling_out(self):
+        return self.analysis.singling_out
+
+    @property
+    def attribute_inference(self):
+        return self.analysis.attribute_inference
+
+    @property
+    def distinguishing(self):
+        return self.analysis.distinguishing
+
+    @property
+    def n_known(self) -> int:
+        return self.analysis.n_known
 
 
-#: Largest ε2 the default split gives Algorithm 1's covariance step (its classical Gaussian needs ε2 < 1).
-EPS2_CAP = 0.9999
+#: Repetitions of each release on the Mechanisms page: the program metrics and the measured γ get an interval.
+PAGE_REPETITIONS = 5
 
 
-def default_split(epsilon: float, delta: float) -> dict[str, float]:
-    """The dashboard's default budget split of a candidate (ε, δ) for Algorithm 1 (a UI preset, not privacy math).
-
-    ε2 = min(ε/4, 0.9999) (the covariance step's classical Gaussian needs ε2 < 1), ε1 = ε − ε2; δ1 = 2δ/3,
-    δ2 = δ/3 as in the paper. For ε ≤ 4 this is ε1 = 3ε/4; above, ε1 takes the rest so the whole candidate
-    budget is spent.
-
-    >>> default_split(1.0, 3e-4)["epsilon1"], default_split(8.0, 3e-4)["epsilon2"]
-    (0.75, 0.9999)
-    """
-    eps2 = min(epsilon / 4.0, EPS2_CAP)
-    return {"epsilon1": epsilon - eps2, "epsilon2": eps2, "delta1": 2.0 * delta / 3.0, "delta2": delta / 3.0}
-
-
-def program_config(program: dict[str, Any] | None, demo_program: str | None) -> ProgramConfig | None:
-    """The session's program: the Data page's choice, else the demo's program, else None (no outcome to score)."""
-    if program is not None:
-        return ProgramConfig.from_dict(program)
-    if demo_program in PROGRAM_KINDS:
-        return ProgramConfig(kind=demo_program)
-    return None
-
-
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def nonprivate_program(fingerprint: str, program_json: str, _prepared: PreparedData) -> ProgramResult:
-    """The program scored on the original prepared data (the non-private baseline)."""
-    return evaluate_program(
-        _prepared.x, _prepared.y, ProgramConfig.from_json(program_json), extras=_prepared.extras
-    )
+def session_program(state: Any, loaded: Any) -> ProgramConfig | None:
+    """The session's program: the Data page's settings, else the demo's own program (with its population), else
+    None (an upload without a chosen program has nothing to score)."""
+    if state.program is not None:
+        return ProgramConfig.from_dict(state.program)
+    return getattr(loaded, "default_program", None)
 
 
 @st.cache_data(max_entries=24, ttl="1h", show_spinner=False)
@@ -108,19 +110,23 @@ def mechanism_run(
     fingerprint: str,
     spec_json: str,
     mechanism_json: str,
-    program_json: str | None,
+    analysis_json: str,
+    candidate_json: str,
     seed: int,
     user_seed: bool,
     dataset: str | None,
     _frame: pd.DataFrame,
 ) -> MechanismRun:
-    """Release the data with the mechanism (``engine.release.run_release``, as the CLI does), then evaluate it.
+    """Release the data with the mechanism (``run_release``, as the CLI does), then analyse it beside the
+    alternatives at the same guarantee (``analyse_mechanisms``, as a sweep does), all from one seed.
 
-    The release uses ``make_rng(seed)``, exactly what ``python -m engine privatize`` does with that seed; the
-    evaluation (holdout, attack randomness) uses independent streams spawned from the same seed.
     ``user_seed`` says whether the seed was typed by the user (then it is recorded and the output is labelled
-    "not private") or drawn from OS entropy for this run (then it is never shown or exported).
+    "simulation — not private") or drawn from OS entropy for this run (then it is never shown or exported).
     """
+    from engine.analysis import AnalysisConfig, analyse_mechanisms
+    from engine.comparison import alternatives, comparison_verdict
+    from engine.guarantee import Guarantee
+
     started = time.perf_counter()
     mechanism = mechanism_from_dict(json.loads(mechanism_json))
     config = ReleaseConfig.of(DataSpec.from_json(spec_json), mechanism, seed=seed if user_seed else None,
@@ -131,42 +137,12 @@ def mechanism_run(
     projected = value.shape[1] != prepared.d  # the JL release Z has k columns: no per-feature comparison
     measured_sd = np.full(prepared.d, np.nan) if projected else np.std(value / scale - prepared.x, axis=0, ddof=1)
 
-    eval_seeds = spawn_seeds(seed, 3)
-    program = None
-    if program_json is not None and prepared.y is not None:
-        program = evaluate_program(value, prepared.y, ProgramConfig.from_json(program_json), extras=prepared.extras)
-    n_known = 0
-    if projected:
-        # The attacker has Z and the public description, not P; it knows a few original records (engine.sweeps'
-        # JL adversary): X̂ = Z W from those records, then the usual attacks on X̂.
-        from engine.mechanisms.jl_laplace import known_record_reconstruction
-
-        n_known = min(2 * int(mechanism.k), prepared.n - 1)
-
-        def attack_view(z: np.ndarray, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-            idx = rng.choice(x.shape[0], size=min(n_known, x.shape[0] - 1), replace=False)
-            return known_record_reconstruction(z, idx, x[idx])
-
-        so = singling_out(prepared.x, attack_view(value, prepared.x, np.random.default_rng(eval_seeds[2])))
-    else:
-        so = singling_out(prepared.x, value, release_scale=scale)
-
-    ai = None
-    n_holdout = 0
-    if prepared.d >= 2 and prepared.n >= 10:
-        rng_eval = np.random.default_rng(eval_seeds[0])
-        rel, hold = holdout_split(prepared.n, rng=rng_eval)
-        eval_release = mechanism.release(prepared.x[rel], rng=rng_eval)
-        eval_scale = float(eval_release.details.get("output_scale", 1.0) or 1.0)
-        eval_value = eval_release.value
-        if projected:
-            eval_value, eval_scale = attack_view(eval_value, prepared.x[rel], rng_eval), 1.0
-        ai = attribute_inference(
-            prepared.x[rel], eval_value, prepared.x[hold], release_scale=eval_scale,
-            rng=np.random.default_rng(eval_seeds[1]),
-        )
-        n_holdout = int(hold.size)
-    dist = distinguishing(mechanism)
+    analysis = AnalysisConfig.from_json(analysis_json)
+    candidate = Guarantee.from_json(candidate_json)
+    others = alternatives(mechanism, d=prepared.d, candidate=candidate)
+    data, points = analyse_mechanisms(prepared, [mechanism, *others], analysis, seed=seed,
+                                      repetitions=PAGE_REPETITIONS)
+    first = points[0].first
 
     guarantee = release.guarantee
     implied = guarantee.implied_dp()
@@ -174,18 +150,26 @@ def mechanism_run(
     summary = release_summary(prepared, release, config, seconds=time.perf_counter() - started)
     if not user_seed:
         summary["seed"] = None
+    program = first.program
+    gamma = points[0].measured_gamma
     summary["program"] = None if program is None else {
         "kind": program.kind, "headline_metric": program.headline_metric, "metrics": dict(program.metrics),
+        "measured_gamma": {"mean": gamma[0], "ci_low": gamma[2], "ci_high": gamma[3],
+                           "repetitions": points[0].repetitions},
+        "no_better_than": program.beaten_by(),
+        "evaluated_on": f"{data.n_released} released rows ({data.n_holdout} held out as the attack's control group)",
     }
+    dist = first.distinguishing
     summary["protection"] = {
-        "singling_out": float(so.protection),
-        "attribute_inference": None if ai is None else float(ai.protection),
-        "distinguishing": float(dist.protection),
-        "distinguishing_paper_D": float(dist.expected_loss_score),
+        "singling_out": None if first.singling_out is None else float(first.singling_out.protection),
+        "attribute_inference": None if first.attribute_inference is None else float(
+            first.attribute_inference.protection),
+        "distinguishing": None if dist is None else float(dist.protection),
+        "distinguishing_paper_D": None if dist is None else float(dist.expected_loss_score),
     }
     if projected:
         summary["protection"]["adversary"] = (
-            f"knows {n_known} original records, not the secret projection P (known-record reconstruction)"
+            f"knows {first.n_known} original records, not the secret projection P (known-record reconstruction)"
         )
     summary["cli_command"] = cli_command("release-config.json", input_file=None if dataset else "your-data.csv")
     return MechanismRun(
@@ -199,14 +183,12 @@ def mechanism_run(
         implied_headline=None if implied is guarantee else implied.headline(),
         is_dp=is_dp,
         measured_sd=measured_sd,
-        program=program,
-        singling_out=so,
-        attribute_inference=ai,
-        n_holdout=n_holdout,
-        distinguishing=dist,
+        points=tuple(points),
+        findings=tuple(comparison_verdict(points)),
+        n_holdout=data.n_holdout,
+        n_released=data.n_released,
         summary=summary,
         seconds=time.perf_counter() - started,
-        n_known=n_known,
     )
 
 
@@ -259,7 +241,9 @@ def run_sweeps(
         rows: list[dict] = []
 
         def progress(p, offset=done_before) -> None:
-            on_progress(offset + p.done, total, p.message)
+            eta = p.eta_seconds
+            left = "" if not math.isfinite(eta) else f"about {format_seconds(eta)} left for this mechanism — "
+            on_progress(offset + p.done, total, left + p.message)
 
         def row(r: dict, rows=rows, reps=reps, index=index) -> None:
             rows.append(r)
@@ -271,6 +255,24 @@ def run_sweeps(
         results.append(result)
         done_before += int(config.n_cells)
     return results
+
+
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def reference_point(fingerprint: str, sweep_json: str, mechanism_json: str, _prepared: PreparedData):
+    """A mechanism outside the grid (k-anonymity) on the sweep's own rows and seeds
+    (``engine.sweeps.analyse_reference``)."""
+    from engine.sweeps import SweepConfig, analyse_reference
+
+    return analyse_reference(_prepared, SweepConfig.from_json(sweep_json),
+                             mechanism_from_dict(json.loads(mechanism_json)))
+
+
+@st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…")
+def sweep_estimate(fingerprint: str, sweep_jsons: tuple[str, ...], workers: int, _prepared: PreparedData) -> float:
+    """Estimated wall time of the sweeps (``engine.sweeps.estimate_seconds``: one timed cell each)."""
+    from engine.sweeps import SweepConfig, estimate_seconds
+
+    return estimate_seconds(_prepared, [SweepConfig.from_json(j) for j in sweep_jsons], workers)
 
 
 def partial_summary(rows: Sequence[dict], config: Any) -> pd.DataFrame:

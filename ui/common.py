@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from engine.errors import EngineError
@@ -195,3 +196,72 @@ def _quote(value: str) -> str:
     from urllib.parse import quote
 
     return quote(value, safe=",:")
+
+
+# ------------------------------------------------------------------------------------------------ result tables
+def program_table(program: Any, baseline: Any) -> pd.DataFrame:
+    """Program metrics: the release, the non-private program and every rule that uses no data (display only)."""
+    from engine.evaluation.programs import METRICS
+
+    shown = [m for m in program.metrics if m in METRICS]
+    columns: dict[str, list] = {
+        "metric": [METRICS[m].label for m in shown],
+        "private release": [program.metrics[m] for m in shown],
+        "non-private": [baseline.metrics.get(m, float("nan")) for m in shown],
+    }
+    for rule, metrics in program.baselines.items():
+        columns[rule] = [metrics.get(m, float("nan")) for m in shown]
+    columns["better when"] = ["higher" if METRICS[m].higher_is_better else "lower" for m in shown]
+    return pd.DataFrame(columns)
+
+
+def distinguishing_basis(result: Any) -> str:
+    """'exact' or 'bound': whether a distinguishing score is the mechanism's exact trade-off or a bound derived
+    from its guarantee (the engine's result says which)."""
+    basis = getattr(result, "basis", None)
+    if basis is None:
+        curve = getattr(result, "curve", None)
+        basis = "exact" if curve is not None and curve.method == "gaussian-exact" else "bound"
+        basis = "exact" if curve is None else basis
+    return str(basis)
+
+
+def distinguishing_note(result: Any) -> str:
+    """One sentence saying what the distinguishing score is (exact, or a worst-case bound from the guarantee)."""
+    if distinguishing_basis(result) == "exact":
+        return "Exact: computed from the mechanism's own noise distribution."
+    return ("A worst-case bound derived from the guarantee (ε, δ): the mechanism may protect more than this, so it "
+            "is not comparable one-to-one with an exact score.")
+
+
+def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:
+    """The honest comparison's table from analysed mechanisms (display only)."""
+    rows = []
+    for p in points:
+        first = p.first
+        program = first.program
+        rows.append({
+            "mechanism": type(p.mechanism).LABEL,
+            "guarantee": p.mechanism.guarantee().headline(),
+            "noise sd per coordinate": first.noise_sd,
+            utility_label: p.interval(program.headline_metric)[0] if program is not None else None,
+            "measured γ": p.measured_gamma[0] if program is not None else None,
+            "singling-out": None if first.singling_out is None else first.singling_out.protection,
+            "attribute inference": None if first.attribute_inference is None else first.attribute_inference.protection,
+            "distinguishing": None if first.distinguishing is None else first.distinguishing.protection,
+            "distinguishing is": None if first.distinguishing is None else distinguishing_basis(first.distinguishing),
+        })
+    return pd.DataFrame(rows)
+
+
+def gamma_verdicts(gammas: Any, lo: float, hi: float, candidate: Any, mean: float | None = None) -> list[tuple[str, str]]:
+    """(level, text) per γ target: the engine's :func:`engine.analysis.gamma_check` at ``candidate`` = (B, ε, δ)."""
+    from engine.analysis import gamma_check
+
+    b, epsilon, delta = candidate
+    mid = (lo + hi) / 2 if mean is None else mean
+    out = []
+    for g in gammas:
+        check = gamma_check(float(g), (mid, lo, hi), b=b, epsilon=epsilon, delta=delta)
+        out.append(("ok" if check.status == "met" else "warn", check.text))
+    return out

@@ -9,6 +9,8 @@ import math
 import pandas as pd
 import streamlit as st
 
+from engine.analysis import AnalysisConfig
+from engine.comparison import same_guarantee
 from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import METRICS
 from engine.guarantee import Guarantee
@@ -17,14 +19,23 @@ from engine.rng import SEEDED_WARNING, fresh_seed
 from engine.validation import check_integer
 from ui.cached import current_data
 from ui.cached_analysis import (
-    default_split,
+    PAGE_REPETITIONS,
     jl_distance_recovery,
     mechanism_noise,
     mechanism_run,
-    nonprivate_program,
-    program_config,
+    session_program,
 )
-from ui.common import HELP, b_in_data_units, seed_badge, user_errors
+from ui.common import (
+    HELP,
+    b_in_data_units,
+    comparison_table,
+    distinguishing_basis,
+    distinguishing_note,
+    gamma_verdicts,
+    program_table,
+    seed_badge,
+    user_errors,
+)
 from ui.figures.mechanisms import (
     comparison_figure,
     distance_recovery_figure,
@@ -68,22 +79,13 @@ HELP_SPLIT = (
 )
 
 
-def candidate_mechanisms(candidate: Guarantee, d: int | None = None) -> dict[str, dict]:
-    """Each mechanism configured from the candidate (the defaults the form starts from).
-
-    With ``d`` (the number of features) the JL release is included: row-wise with change bound B, ε, and the
-    noise calibrated to δ_fail ≤ δ.
-    """
-    split = default_split(candidate.epsilon, candidate.delta)
-    out = {
-        "projection": {"kind": "projection", "b": candidate.b, **split},
-        "gaussian": {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta},
-        "mondrian": {"kind": "mondrian", "k": 2},
-    }
-    if d is not None:
-        out["jl-laplace"] = {"kind": "jl-laplace", "k": JL_DEFAULT_K, "epsilon": candidate.epsilon, "d": int(d),
-                             "relation": "row", "b": candidate.b,
-                             "target_delta": candidate.delta if 0 < candidate.delta < 1 else None}
+def candidate_mechanisms(candidate: Guarantee, d: int) -> dict[str, dict]:
+    """Each mechanism configured from the candidate by its own ``from_budget`` (the defaults the form starts from)."""
+    out = {kind: MECHANISMS[kind].from_budget(candidate.b, candidate.epsilon, candidate.delta).to_dict()
+           for kind in ("projection", "gaussian")}
+    out["mondrian"] = {"kind": "mondrian", "k": 2}
+    out["jl-laplace"] = MECHANISMS["jl-laplace"].from_budget(candidate.b, candidate.epsilon, candidate.delta,
+                                                             d=d, k=JL_DEFAULT_K).to_dict()
     return out
 
 
@@ -344,21 +346,26 @@ if not args:
 
 program = None
 with user_errors(prefix="Program: "):
-    program = program_config(state.program, loaded.program if isinstance(loaded.program, str) else None)
-program_json = None if program is None or prepared.y is None else program.to_json()
+    program = session_program(state, loaded)
+if prepared.y is None:
+    program = None
+analysis = AnalysisConfig(program=program)
 dataset = state.demo_name if state.source == "demo" else None
 
 run = None
-with st.spinner("Releasing the data, scoring the program and running the attacks…", show_time=True):
+with st.spinner(f"Releasing the data, then scoring the program ({PAGE_REPETITIONS} releases) and running the "
+                "attacks for this mechanism and the alternatives at the same guarantee…", show_time=True):
     with user_errors() as outcome:
         run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(args["mechanism"]),
-                            program_json, int(args["seed"]), bool(args["user_seed"]), dataset, loaded.frame)
+                            analysis.to_json(), candidate.to_json(), int(args["seed"]), bool(args["user_seed"]),
+                            dataset, loaded.frame)
 if outcome.failed:
     last = st.session_state.get("mechanisms.last_good")
     if last and last != args:
         with user_errors(prefix="The previous run cannot be shown either: "):
             run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(last["mechanism"]),
-                                program_json, int(last["seed"]), bool(last["user_seed"]), dataset, loaded.frame)
+                                analysis.to_json(), candidate.to_json(), int(last["seed"]),
+                                bool(last["user_seed"]), dataset, loaded.frame)
             st.session_state["mechanisms.args"] = args = last
             st.caption("Showing the previous successful run.")
 if run is None:
@@ -519,33 +526,49 @@ else:
 
 # ---- program and protection ------------------------------------------------------------------------------------
 st.markdown("#### What it costs the program and what it buys")
-baseline = None
-if run.program is not None and program_json is not None:
-    baseline = nonprivate_program(prepared.fingerprint, program_json, prepared)
+baseline = run.baseline
+if run.program is not None and baseline is not None:
     headline = run.program.headline_metric
     info = METRICS.get(headline)
-    cols = st.columns(4)
+    label = info.label if info else headline
+    mean, _, lo, hi = run.points[0].interval(headline)
+    cols = st.columns(3)
     cols[0].metric(
-        f"{info.label if info else headline} (private)", fmt(run.program.headline),
-        delta=fmt(run.program.headline - baseline.headline) + " vs non-private",
+        f"{label} (private, mean of {PAGE_REPETITIONS} releases)", fmt(mean),
+        delta=fmt(mean - baseline.headline) + " vs non-private",
         delta_color="normal" if (info is None or info.higher_is_better) else "inverse",
-        help=(info.description if info else "") + f". Exact: {exact(run.program.headline)}",
+        help=(info.description if info else "") + f". 95 % interval of the mean: {fmt(lo)} to {fmt(hi)}. "
+        f"Scored on the {run.n_released:,} released rows ({run.n_holdout:,} are held out as the attacks' control "
+        "group), as every sweep cell is.",
     )
-    cols[1].metric(f"{info.label if info else headline} (non-private)", fmt(baseline.headline))
-    shown = [m for m in run.program.metrics if m in METRICS][:10]
-    table = pd.DataFrame(
-        {
-            "metric": [METRICS[m].label for m in shown],
-            "private release": [run.program.metrics[m] for m in shown],
-            "non-private": [baseline.metrics.get(m, float("nan")) for m in shown],
-            "better when": ["higher" if METRICS[m].higher_is_better else "lower" for m in shown],
-        }
-    )
-    with st.expander("All program metrics", icon=":material/table_chart:"):
+    cols[1].metric(f"{label} (non-private)", fmt(baseline.headline),
+                   help="The same program trained on the original data of the same rows.")
+    g_mean, _, g_lo, g_hi = run.points[0].measured_gamma
+    if math.isfinite(g_mean):
+        cols[2].metric(
+            "Measured γ (decision agreement)", fmt(g_mean),
+            help="Share of people whose decision on the release equals the non-private program's decision — the γ "
+            f"of Theorem 1, measured on your data. 95 % interval over {PAGE_REPETITIONS} releases: {fmt(g_lo)} to "
+            f"{fmt(g_hi)}.",
+        )
+        at = same_guarantee(mechanism_from_dict(run.mechanism), candidate)
+        verdicts = gamma_verdicts(state.gammas, g_lo, g_hi, at, mean=g_mean)
+        for level, text in verdicts:
+            (st.success if level == "ok" else st.warning)(text, icon=":material/target:")
+    beaters = run.program.beaten_by()
+    if beaters:
+        rule = beaters[0]
+        st.error(
+            f"**No better than a rule that uses no data.** {label} on this release is {fmt(run.program.headline)}; "
+            f"'{rule}' scores {fmt(run.program.baselines[rule][headline])}. At these settings the release does not "
+            "support the program: raise ε or B, or reconsider the program.", icon=":material/report:",
+        )
+    table = program_table(run.program, baseline)
+    with st.expander("All program metrics, beside the rules that use no data", icon=":material/table_chart:"):
         st.dataframe(table, hide_index=True, width="stretch", key="mechanisms.program_table")
 else:
-    st.info("No outcome column is chosen, so no program is scored (choose a target on the Data page).",
-            icon=":material/info:")
+    st.info("No outcome column and program are chosen, so no program is scored (choose a target and a program on "
+            "the Data page).", icon=":material/info:")
 p1, p2, p3 = st.columns(3)
 p1.metric("Singling-out protection", fmt(run.singling_out.protection),
           help="Share of people NOT isolated by the net attack (boxes around released rows that contain exactly "
@@ -553,15 +576,14 @@ p1.metric("Singling-out protection", fmt(run.singling_out.protection),
 if run.attribute_inference is not None:
     p2.metric("Attribute-inference protection", fmt(run.attribute_inference.protection),
               help="How much worse the nearest-neighbour attacker guesses a hidden column for released people than "
-              "for held-out people (1 = no better; paper's relative score, worst case). Measured on an evaluation "
-              f"release that leaves out {run.n_holdout} people as the control group. "
+              f"for the {run.n_holdout:,} held-out people (1 = no better; paper's relative score, worst case). "
               f"Exact: {exact(run.attribute_inference.protection)}")
 else:
-    p2.metric("Attribute-inference protection", "—", help="Needs at least 2 features and 10 rows.")
-p3.metric("Distinguishing protection", fmt(run.distinguishing.protection),
+    p2.metric("Attribute-inference protection", "—", help="Needs at least 2 features.")
+p3.metric(f"Distinguishing protection ({distinguishing_basis(run.distinguishing)})", fmt(run.distinguishing.protection),
           help="Smallest total error (false positives + false negatives) of the best test telling two records apart "
-          f"(any two records, distance 2): 1 = a coin flip, 0 = certain. The paper's D = {fmt(run.distinguishing.expected_loss_score)}. "
-          f"Exact: {exact(run.distinguishing.protection)}")
+          f"(any two records, distance 2): 1 = a coin flip, 0 = certain. {distinguishing_note(run.distinguishing)} "
+          f"The paper's D = {fmt(run.distinguishing.expected_loss_score)}. Exact: {exact(run.distinguishing.protection)}")
 
 if run.kind == "jl-laplace":
     st.caption(
@@ -573,81 +595,24 @@ if run.kind == "jl-laplace":
 
 # ---- honest comparison ---------------------------------------------------------------------------------------
 st.markdown("#### Honest comparison at the same guarantee")
-if run.kind == "jl-laplace":
-    # Row-wise: the same (B, ε) with the δ this release actually guarantees; element-wise has no record-level
-    # counterpart (the comparison below then uses the candidate).
-    jl_g = mechanism_from_dict(mech).guarantee()
-    if mech.get("relation") == "row" and 0 < jl_g.delta < 1:
-        total = Guarantee(epsilon=jl_g.epsilon, delta=jl_g.delta, b=mech["b"])
-    else:
-        total = candidate
-        st.caption("Element-wise protection covers one entry, not a record: the alternatives below are at the "
-                   "candidate (B, ε, δ) instead, which is a stronger, record-level guarantee.")
-elif run.kind == "projection":
-    total = Guarantee(epsilon=mech["epsilon1"] + mech["epsilon2"], delta=mech["delta1"] + mech["delta2"], b=mech["b"])
-else:
-    total = candidate if run.kind == "mondrian" else Guarantee(epsilon=mech["epsilon"], delta=mech["delta"], b=mech["b"])
-others = {k: v for k, v in candidate_mechanisms(total).items() if k != run.kind}
-if run.kind == "mondrian":
-    others.pop("mondrian", None)
-rows = [(run.label, run.kind, run)]
-with st.spinner("Running the same evaluation for the alternatives…", show_time=True):
-    for kind_other, config in others.items():
-        with user_errors(prefix=f"{MECHANISMS[kind_other].LABEL}: "):
-            other = mechanism_run(prepared.fingerprint, loaded.spec.to_json(),
-                                  json.dumps(mechanism_from_dict(config).to_dict()), program_json,
-                                  int(args["seed"]), bool(args["user_seed"]), dataset, loaded.frame)
-            rows.append((other.label, other.kind, other))
 utility_label = "program effectiveness"
-if baseline is not None:
+if run.program is not None:
     info = METRICS.get(run.program.headline_metric)
     utility_label = info.label if info else run.program.headline_metric
-compare = pd.DataFrame(
-    {
-        "mechanism": [label for label, _, _ in rows],
-        "guarantee": [r.headline for _, _, r in rows],
-        "noise sd per coordinate": [r.details.get("noise_sd_per_coordinate") for _, _, r in rows],
-        utility_label: [r.program.headline if r.program is not None else None for _, _, r in rows],
-        "singling-out": [r.singling_out.protection for _, _, r in rows],
-        "attribute inference": [r.attribute_inference.protection if r.attribute_inference else None for _, _, r in rows],
-        "distinguishing": [r.distinguishing.protection for _, _, r in rows],
-    }
-)
+compare = comparison_table(run.points, utility_label)
 st.plotly_chart(
     comparison_figure(
-        compare["mechanism"].tolist(), [k for _, k, _ in rows], compare["noise sd per coordinate"].tolist(),
-        compare[utility_label].tolist(), utility_label=utility_label,
+        compare["mechanism"].tolist(), [type(p.mechanism).KIND for p in run.points],
+        compare["noise sd per coordinate"].tolist(), compare[utility_label].tolist(), utility_label=utility_label,
         nonprivate_utility=baseline.headline if baseline is not None else None,
     ),
     key="mechanisms.comparison",
 )
 st.dataframe(compare, hide_index=True, width="stretch", key="mechanisms.comparison_table")
-by_kind = {k: r for _, k, r in rows}
-if "projection" in by_kind and "gaussian" in by_kind:
-    proj, gauss = by_kind["projection"], by_kind["gaussian"]
-    sd_p, sd_g = proj.details.get("noise_sd_per_coordinate"), gauss.details.get("noise_sd_per_coordinate")
-    better = None
-    if proj.program is not None and gauss.program is not None:
-        info = METRICS.get(proj.program.headline_metric)
-        higher = info is None or info.higher_is_better
-        diff = gauss.program.headline - proj.program.headline
-        better = (diff > 0) if higher else (diff < 0)
-    if sd_p is not None and sd_g is not None and sd_g < sd_p:
-        verdict = (
-            f"**The simpler Gaussian mechanism wins here.** At the same guarantee it adds noise of sd {fmt(sd_g)} "
-            f"per coordinate against {fmt(sd_p)} for the private projection ({fmt(sd_p / sd_g)}× more)"
-        )
-        if better is True:
-            verdict += f", and the program does better on its release ({fmt(gauss.program.headline)} vs {fmt(proj.program.headline)})."
-        elif better is False:
-            verdict += f", although the program scores {fmt(proj.program.headline)} on the projection vs {fmt(gauss.program.headline)}."
-        else:
-            verdict += "."
-        st.warning(verdict + " Prefer the Gaussian mechanism unless you need the projection for another reason.",
-                   icon=":material/balance:")
-    elif sd_p is not None and sd_g is not None:
-        st.info(f"The private projection adds less noise than the Gaussian mechanism here ({fmt(sd_p)} vs {fmt(sd_g)}).",
-                icon=":material/balance:")
+st.caption(f"Every mechanism released the same rows with the same seeds; the program columns are means of "
+           f"{PAGE_REPETITIONS} releases, the attacks use the first.")
+for finding in run.findings:
+    (st.warning if finding.level == "warning" else st.info)(finding.text, icon=":material/balance:")
 
 # ---- download -------------------------------------------------------------------------------------------------
 st.markdown("#### Download the privatized data")

@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.accounting.budget import default_delta, split_budget, split_delta
 from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import METRICS
+from engine.progress import format_seconds
 from engine.sweeps import (
     ATTACKS,
     JL_DEFAULT_K,
@@ -31,13 +33,13 @@ from engine.sweeps import (
 from engine.validation import check_interval
 from ui.cached import current_data
 from ui.cached_analysis import (
-    default_split,
     jl_delta_fail_curves,
-    mechanism_run,
     partial_summary,
     points_frame,
-    program_config,
+    reference_point,
     run_sweeps,
+    session_program,
+    sweep_estimate,
     tradeoff_curves,
 )
 from ui.common import HELP, user_errors
@@ -105,7 +107,9 @@ def build_configs() -> list[SweepConfig]:
     if not mechanisms:
         raise InvalidParameterError("choose at least one mechanism to sweep")
     attacks = tuple(a for a in ATTACKS if a in s["tradeoffs.attacks"])
-    program = program_config(state.program, loaded.program if isinstance(loaded.program, str) else None)
+    program = session_program(state, loaded)
+    if program is None:
+        raise InvalidParameterError("choose a program on the Data page first (targeting, lending, …)")
     reps = int(s["tradeoffs.reps"])
     common = {
         "program": program,
@@ -127,14 +131,15 @@ def build_configs() -> list[SweepConfig]:
             eps2 = parse_list("ε2 values", s["tradeoffs.epsilon2"], 0, 1, closed="neither")
             delta = float(s["tradeoffs.delta"])
             # 0 = 1/(n + 1) for the rows this sweep privatizes (depends on whether attribute inference runs)
-            delta = 1.0 / (released_rows(prepared.n, attacks) + 1) if delta == 0 else delta
-            delta = check_interval("δ", delta, 0, 1, closed="neither")
-            budgets = tuple(Budget(e1, 2 * delta / 3, e2, delta / 3) for e1 in eps1 for e2 in eps2)
+            delta = default_delta(released_rows(prepared.n, attacks)) if delta == 0 else delta
+            delta1, delta2 = split_delta(check_interval("δ", delta, 0, 1, closed="neither"))
+            budgets = tuple(Budget(e1, delta1, e2, delta2) for e1 in eps1 for e2 in eps2)
             configs.append(SweepConfig(budgets=budgets, b_values=b_values, mechanism=mech, **common, **mech_extra))
         else:
-            # δ = 1/(n + 1) for the rows this sweep privatizes (the holdout is left out only for attribute inference)
+            # the candidate's δ (default 1/(n + 1) for all n rows, as the real release): a chosen point keeps it
             n_private = released_rows(prepared.n, attacks)
-            configs.append(preset(s["tradeoffs.preset"], n_private, mechanism=mech, **common, **mech_extra))
+            configs.append(preset(s["tradeoffs.preset"], n_private, mechanism=mech, delta=state.effective_delta(),
+                                  **common, **mech_extra))
     return configs
 
 
@@ -167,7 +172,13 @@ def select_point(point_id: str) -> None:
         guarantee = mechanism.guarantee()
         # an element-wise JL point protects one entry, not a record: it does not become the (B, ε, δ) candidate
         if guarantee.relation == "row":
+            before = state.candidate_or_default()
             state.set_candidate(b=guarantee.b, epsilon=guarantee.epsilon, delta=guarantee.delta)
+            if not math.isclose(before.delta, guarantee.delta, rel_tol=1e-9):
+                state.notices.append(
+                    f"The chosen point's δ = {guarantee.delta:.4g} replaces the candidate's δ = {before.delta:.4g} "
+                    "(the grid was run with another δ)."
+                )
         state.mechanism = mechanism.to_dict()
         here = state.candidate_or_default()
         # the Mechanisms page opens on this configuration (it belongs to the current candidate)
@@ -233,8 +244,8 @@ with st.form("tradeoffs.form"):
                    "original records, not the secret projection (options below).")
     seed_widget("tradeoffs.preset", "quick")
     c2.radio("Grid", tuple(PRESET_LABELS), key="tradeoffs.preset", format_func=PRESET_LABELS.get,
-             help="quick and paper use the paper's B values with δ = 1/(n+1) split 2/3 : 1/3. custom uses the "
-             "values typed below.")
+             help="quick and paper use the paper's B values with the candidate's δ (default 1/(n+1)) split "
+             "2/3 : 1/3. custom uses the values typed below.")
     seed_widget("tradeoffs.reps", 0)
     c3.number_input("Repetitions per point (0 = the grid's default)", key="tradeoffs.reps", min_value=0,
                     max_value=500, step=1,
@@ -272,7 +283,7 @@ with st.form("tradeoffs.form"):
         j3.number_input("Target δ_fail (0 = the grid's δ)", key="tradeoffs.jl_target_delta", min_value=0.0,
                         max_value=0.5, format="%.3e", step=1e-6,
                         help="The failure probability the Laplace noise is calibrated to (smallest noise whose "
-                        f"per-pair bound is at most it). 0 uses each budget's δ: 1/(n+1) = {1 / (n_released + 1):.3e} "
+                        f"per-pair bound is at most it). 0 uses each budget's δ: 1/(n+1) = {default_delta(n_released):.3e} "
                         "in the presets.")
         seed_widget("tradeoffs.jl_known", 0)
         j4.number_input("Records the attacker knows (0 = 2k)", key="tradeoffs.jl_known", min_value=0, step=1,
@@ -342,6 +353,12 @@ if pending and st.session_state.get("tradeoffs.stop"):
 if pending:
     configs = [SweepConfig.from_dict(c) for c in pending]
     total = sum(c.n_cells for c in configs)
+    n_workers = int(st.session_state.get("tradeoffs.workers", 1))
+    with user_errors(prefix="Time estimate: "):
+        estimate = sweep_estimate(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers, prepared)
+        st.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one cell; the "
+                "progress bar refines it). You can stop at any time and keep the finished points.",
+                icon=":material/timer:")
     stop_slot = st.empty()
     stop_slot.button("Stop the sweep", key="tradeoffs.stop", icon=":material/stop_circle:",
                      help="Stops after the cell that is running; finished points are kept.")
@@ -365,8 +382,7 @@ if pending:
         redraw_live(live, configs, partial, draws[0])
 
     with user_errors() as outcome:
-        results = run_sweeps(prepared, configs, workers=int(st.session_state.get("tradeoffs.workers", 1)),
-                             on_progress=on_progress, on_rows=on_rows)
+        results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress, on_rows=on_rows)
     st.session_state.pop("tradeoffs.pending", None)
     bar.empty()
     live.empty()
@@ -388,7 +404,7 @@ if st.session_state.get("tradeoffs.stopped"):
 results = st.session_state.get("tradeoffs.results")
 partial_rows = st.session_state.get("tradeoffs.partial") if st.session_state.get("tradeoffs.stopped") else None
 if not results and not partial_rows:
-    st.info("Configure the sweep and press **Run the sweep**. The quick grid takes about a minute on the demo data.",
+    st.info("Configure the sweep and press **Run the sweep**. The time it will take is estimated when it starts.",
             icon=":material/info:")
     st.stop()
 
@@ -425,11 +441,10 @@ selected = (state.selected_point or {}).get("point_id")
 nonprivate = summaries[0][summaries[0]["reference"] == "non-private"]
 classic = summaries[0][summaries[0]["reference"] == "classic-dp"]
 k_anon = None
-kprog = program_config(state.program, loaded.program if isinstance(loaded.program, str) else None)
-with st.spinner("Evaluating the k-anonymity reference…"), user_errors(prefix="k-anonymity reference: "):
-    k_anon = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps({"kind": "mondrian", "k": 2}),
-                           kprog.to_json() if kprog is not None else None, int(configs[0].seed), True,
-                           state.demo_name if state.source == "demo" else None, loaded.frame)
+with st.spinner("Evaluating the k-anonymity reference on the sweep's rows…"), user_errors(
+        prefix="k-anonymity reference: "):
+    k_anon = reference_point(prepared.fingerprint, configs[0].to_json(), json.dumps({"kind": "mondrian", "k": 2}),
+                             prepared)
 
 
 def reference_value(frame: pd.DataFrame, column: str) -> float | None:
@@ -439,14 +454,12 @@ def reference_value(frame: pd.DataFrame, column: str) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def k_anon_protection(attack: str) -> float | None:
+def k_anon_value(column: str) -> float | None:
+    """Mean of a metric of the k-anonymity reference over its releases (None when it was not measured)."""
     if k_anon is None:
         return None
-    if attack == "singling_out":
-        return k_anon.singling_out.protection
-    if attack == "attribute_inference":
-        return None if k_anon.attribute_inference is None else k_anon.attribute_inference.protection
-    return k_anon.distinguishing.protection
+    value = k_anon.interval(column)[0]
+    return value if np.isfinite(value) else None
 
 
 def markers_for(attack: str) -> list[Marker]:
@@ -458,9 +471,9 @@ def markers_for(attack: str) -> list[Marker]:
     x, y = reference_value(classic, col), reference_value(classic, f"{utility}_mean")
     if x is not None and y is not None:
         out.append(Marker("classic DP (B = 2)", x, y, "classic_dp"))
-    kx = k_anon_protection(attack)
-    if kx is not None and k_anon.program is not None and utility in k_anon.program.metrics:
-        out.append(Marker("k-anonymity (k = 2)", float(kx), float(k_anon.program.metrics[utility]), "kanon"))
+    kx, ky = k_anon_value(PROTECTION_COLUMNS[attack]), k_anon_value(utility)
+    if kx is not None and ky is not None:
+        out.append(Marker("k-anonymity (k = 2)", kx, ky, "kanon"))
     return out
 
 
@@ -484,7 +497,8 @@ if not all(r.complete for r in results):
 st.subheader("Program effectiveness against protection (Figure 3)")
 st.caption(
     "One curve per mechanism through the B grid (mean over repetitions; bars: 95 % interval of the mean). Stars: "
-    "non-private (black), classic DP at B = 2 (vermillion), k-anonymity k = 2 (green; one run on all rows). Thick "
+    "non-private (black), classic DP at B = 2 (vermillion), k-anonymity k = 2 (green; the sweep's rows and "
+    "repetitions). Thick "
     "grey: the Pareto frontier over all mechanisms — no other configuration is better on both axes. Click a point "
     "to make it your candidate (ringed)."
 )
@@ -536,10 +550,11 @@ with right:
 
     add_bar("non-private", nonprivate, "nonprivate")
     add_bar("classic DP (B = 2)", classic, "classic_dp")
-    if k_anon is not None and k_anon.program is not None and utility in k_anon.program.metrics:
+    if k_anon_value(utility) is not None:
+        _, _, k_lo, k_hi = k_anon.interval(utility)
         bars_labels.append("k-anonymity (k = 2)")
-        bars_values.append(float(k_anon.program.metrics[utility]))
-        bars_err.append(None)
+        bars_values.append(k_anon_value(utility))
+        bars_err.append((k_hi - k_lo) / 2 if np.isfinite(k_lo) else None)
         bars_roles.append("kanon")
     target_b = (state.selected_point or {}).get("b", state.candidate_or_default().b)
     for summary, config in zip(summaries, configs, strict=True):
@@ -641,7 +656,7 @@ if state.mechanism and state.mechanism.get("kind") == "projection" and all(
 ):
     projection = {k: state.mechanism[k] for k in ("kind", "b", "epsilon1", "delta1", "epsilon2", "delta2")}
 else:
-    projection = {"kind": "projection", "b": c.b, **default_split(c.epsilon, c.delta)}
+    projection = {"kind": "projection", "b": c.b, **split_budget(c.epsilon, c.delta).as_dict()}
 curve_mechs.append(("Private projection, candidate (B, ε, δ)", "projection", projection))
 curve_mechs.append(("Gaussian (TDP), candidate (B, ε, δ)", "gaussian",
                     {"kind": "gaussian", "b": c.b, "epsilon": c.epsilon, "delta": c.delta}))
@@ -664,9 +679,23 @@ with user_errors():
 # ---- the table ----------------------------------------------------------------------------------------------------
 st.subheader("Results table")
 shown_cols = ["mechanism", "reference", "b", "epsilon", "delta", "implied_epsilon", "runs", f"{utility}_mean",
-              f"{utility}_lo", f"{utility}_hi"] + [f"{PROTECTION_COLUMNS[a]}_mean" for a in attacks_run]
-table = pd.concat([s if i == 0 else s[s["reference"] != "non-private"] for i, s in enumerate(summaries)],
+              f"{utility}_lo", f"{utility}_hi", "no_better_than", "decision_agreement_mean", "decision_agreement_lo",
+              "decision_agreement_hi"] + [f"{PROTECTION_COLUMNS[a]}_mean" for a in attacks_run]
+flagged = [s.assign(no_better_than=r.no_better_than_trivial(utility).to_numpy())
+           for s, r in zip(summaries, results, strict=True)]
+table = pd.concat([s if i == 0 else s[s["reference"] != "non-private"] for i, s in enumerate(flagged)],
                   ignore_index=True)
+weak = table[(table["no_better_than"] != "") & (table["reference"] != "non-private")]
+if not weak.empty:
+    st.warning(
+        f"{len(weak)} of {int((table['reference'] != 'non-private').sum())} configurations are no better than a rule "
+        f"that uses no data ({', '.join(sorted(set(weak['no_better_than'])))}) on {utility_label}, even at the "
+        "favourable end of their 95 % interval: they are marked in the table's 'no_better_than' column.",
+        icon=":material/report:",
+    )
+if "decision_agreement_mean" in table:
+    st.caption("decision_agreement is the measured γ: the share of people whose decision on the release equals the "
+               "non-private program's decision (Theorem 1's γ), with its 95 % interval over the repetitions.")
 st.dataframe(table[[c for c in shown_cols if c in table]], hide_index=True, width="stretch", key="tradeoffs.table")
 tidy = pd.concat([r.table for r in results], ignore_index=True)
 st.download_button("Download the tidy table (CSV)", lambda: tidy.to_csv(index=False).encode("utf-8"),

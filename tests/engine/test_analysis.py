@@ -160,7 +160,7 @@ def test_honest_comparison_says_when_the_gaussian_needs_less_noise(togo):
     candidate = Guarantee(epsilon=1.0, delta=1e-4, b=0.25)
     chosen = PrivateProjection.from_budget(0.25, 1.0, 1e-4)
     others = alternatives(chosen, d=togo.d, candidate=candidate)
-    assert [m.KIND for m in others] == ["gaussian", "jl-laplace"]
+    assert [m.KIND for m in others] == ["gaussian", "jl-laplace", "mondrian"]
     assert others[0].epsilon == pytest.approx(1.0) and others[0].delta == pytest.approx(1e-4)
     _, points = analyse_mechanisms(togo, [chosen, others[0]], AnalysisConfig(attacks=()), seed=1, repetitions=2)
     findings = comparison_verdict(points)

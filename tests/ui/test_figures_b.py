@@ -213,16 +213,6 @@ def test_points_frame_from_a_sweep_summary():
     assert empty.empty
 
 
-def test_default_split_spends_the_candidate_budget():
-    from ui.cached_analysis import default_split
-
-    small = default_split(1.0, 3e-4)
-    assert small["epsilon1"] == 0.75 and small["epsilon2"] == 0.25
-    assert small["delta1"] == pytest.approx(2e-4) and small["delta2"] == pytest.approx(1e-4)
-    large = default_split(8.0, 3e-4)
-    assert large["epsilon2"] == 0.9999 and large["epsilon1"] + large["epsilon2"] == pytest.approx(8.0)
-
-
 def test_delta_fail_figure_log_axis_vacuous_band_and_one_trace_per_quantity():
     from engine.mechanisms.jl_laplace import delta_fail_curve
 
