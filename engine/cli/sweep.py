@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from engine.cli._common import parse_float_list, print_json
+from engine.cli._program import add_program_arguments, program_overrides
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.rng import fresh_seed
@@ -75,6 +76,7 @@ def register(subparsers) -> None:
                              "δ then comes from the part size)")
     parser.add_argument("--paper-faithful", action="store_true",
                         help="score the program as the authors' code (per-fold thresholds, averaged)")
+    add_program_arguments(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help="root seed (default: a fresh random seed, printed so the run can be repeated)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
@@ -95,9 +97,10 @@ def _load(args: argparse.Namespace):
         roles[role.strip()] = column.strip()
     features = None if args.features is None else tuple(c.strip() for c in args.features.split(",") if c.strip())
 
+    population = None
     if args.dataset in demo_names():
         demo = load_demo(args.dataset)
-        frame, spec, kind = demo.frame, demo.spec, demo.program
+        frame, spec, kind, population = demo.frame, demo.spec, demo.program, demo.population
         target = args.target or spec.target
         merged_roles = dict(spec.roles or {}) | roles
         spec = DataSpec(
@@ -123,11 +126,13 @@ def _load(args: argparse.Namespace):
             roles=roles or None,
         )
     program_kind = args.program or (kind if kind in PROGRAM_KINDS else "targeting")
-    return prepare(frame, spec), program_kind
+    settings = {"population": population, **program_overrides(args, program_kind)}
+    program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful), **settings)
+    return prepare(frame, spec), program
 
 
 def run(args: argparse.Namespace) -> int:
-    data, program_kind = _load(args)
+    data, program = _load(args)
     attacks = tuple(a.strip() for a in args.attacks.split(",") if a.strip())
     seed = fresh_seed() if args.seed is None else args.seed
     overrides = {}
@@ -143,7 +148,6 @@ def run(args: argparse.Namespace) -> int:
         given = ", ".join(name for name, used in jl_only.items() if used)
         raise InvalidParameterError(f"{given} appl{'ies' if given.count(',') == 0 else 'y'} to --mechanism "
                                     "jl-laplace only — remove it or choose jl-laplace")
-    program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful))
     config = preset(
         args.preset,
         released_rows(data.n, attacks),
@@ -168,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_sweep(data, config, progress=report, workers=args.workers)
     result.table.to_csv(output, index=False)
     summary = result.summary()
+    summary["no_better_than"] = result.no_better_than_trivial().to_numpy()
     print_json(
         {
             "output": str(output),
