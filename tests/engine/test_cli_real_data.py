@@ -12,7 +12,7 @@ import pytest
 
 from engine.cli import main
 from engine.cli._data_flags import parse_categorical, parse_missing
-from engine.data.preparation import Categorical, MissingRule, Normalization, load_table, prepare
+from engine.data.preparation import Categorical, DataSpec, MissingRule, Normalization, load_table, prepare
 from engine.release import ReleaseConfig
 from tests import real_data
 
@@ -174,3 +174,37 @@ def test_flag_parsers():
         False, {"a": MissingRule("drop"), "b": MissingRule("fill", 2.5), "c": MissingRule("fill", "n/a", indicator=True)})
     assert parse_categorical(["g", "h=x|y|(missing)"]) == {
         "g": Categorical(), "h": Categorical(("x", "y"), missing_level=True)}
+
+
+def test_decision_record_on_penguins_carries_and_replays_the_preparation(tmp_path, capsys):
+    from engine.decision_record import build_decision_record, load_decision_record
+    from engine.evaluation.programs import ProgramConfig
+    from engine.guarantee import Guarantee
+
+    penguins = real_data.penguins()
+    spec = DataSpec(
+        ("bill_length_mm", "island", "sex"), target="species", positive_class=("Gentoo",), drop_missing=True,
+        categorical={"island": Categorical(), "sex": Categorical(("female", "male"), missing_level=True)},
+    )
+    prepared = prepare(penguins, spec)
+    delta = 1 / (prepared.n + 1)
+    record = build_decision_record(
+        prepared=prepared, source="upload", dataset=None, title="penguins", synthetic=False,
+        columns=tuple(penguins.columns), candidate=Guarantee(epsilon=1.0, delta=delta, b=0.4), gammas=(0.95,),
+        delta_is_default=True, mechanism={"kind": "gaussian", "b": 0.4, "epsilon": 1.0, "delta": delta}, seed=2,
+        program=ProgramConfig(kind="targeting"), rationale="test", file_sha256="0" * 64,
+        created="2026-01-01T00:00:00+00:00",
+    )
+    again = load_decision_record(record.to_json())
+    assert again == record and again.release.data == spec
+    assert again.data.features == prepared.feature_names  # expanded names, checked against the spec
+    spec_text = json.dumps(again.specification.to_dict())
+    assert "the levels of 'island' (Biscoe, Dream, Torgersen) were read from the data" in spec_text
+    assert "'sex' is one-hot encoded with the public levels female, male" in spec_text
+    config = tmp_path / "release.json"
+    config.write_text(record.release_config_json(), encoding="utf-8")
+    penguins.to_csv(tmp_path / "penguins.csv", index=False)
+    code, summary, _ = _run(capsys, "privatize", "--config", str(config), "--input", str(tmp_path / "penguins.csv"),
+                            "--output", str(tmp_path / "out.csv"))
+    assert code == 0 and summary["columns"] == list(prepared.feature_names) and summary["rows"] == prepared.n
+    assert summary["data"]["sha256"] == prepared.fingerprint
