@@ -7,11 +7,27 @@ explained in the data's own units:
 
 1. :func:`load_table` reads CSV or Parquet from a path, bytes or a binary file (never writing to disk) and turns
    every malformed file into a :class:`~engine.errors.DataValidationError` with a plain message.
-2. :func:`table_problems` lists every problem of a table for a :class:`DataSpec` (missing or non-numeric
-   columns, missing or infinite cells, constant features, too few rows, …); each problem names the column, the
-   row and the control that fixes it. :func:`validate_table` raises the first.
-3. :func:`prepare` maps the chosen feature columns into the unit L2 ball with a :class:`Normalization` and
-   returns :class:`PreparedData` (the matrix, the target, program columns, a fingerprint and the map itself).
+2. :func:`table_problems` lists every problem of a table for a :class:`DataSpec` (missing or text columns,
+   missing or infinite cells, constant features, too few rows, …); each problem names the column, the row and
+   the control that fixes it, including the fixes the spec can declare. :func:`validate_table` raises the first.
+3. :func:`prepare` applies the declared steps, then maps the feature columns into the unit L2 ball with a
+   :class:`Normalization` and returns :class:`PreparedData` (the matrix, the target, program columns, a
+   fingerprint, the map itself, internal counts and :func:`normalization_warnings`).
+
+Declared steps (all in the :class:`DataSpec`, so the decision record carries them and ``python -m engine
+privatize --config`` replays them), applied before the normalisation:
+
+* missing values (:class:`MissingRule` per column, or ``drop_missing`` for every used column): drop the rows, or
+  fill with a public constant, optionally with a 0/1 indicator feature ``"<column> (missing)"``; rows whose
+  target is missing are always dropped;
+* text features one-hot encoded (:class:`Categorical`): one 0/1 column ``"<column>=<level>"`` per level, plus
+  ``"<column>=(other)"`` for values outside typed levels and ``"<column>=(missing)"`` for missing cells; levels
+  typed by the user are public, levels read from the data are flagged as not private (:func:`preparation_notes`);
+* declared date columns become days since 1970-01-01;
+* a text outcome becomes 1 for the ``positive_class`` label(s) and 0 otherwise.
+
+One-hot and indicator columns are on a public 0/1 scale: they are never standardised (centre 0, scale 1) and take
+the bounds [0, 1] in ``bounds`` mode, where public bounds are typed for the numeric features only.
 
 The row map (``z`` is a row after centring and scaling each column, ``d`` the number of features):
 
@@ -112,8 +128,9 @@ class Normalization(Serializable):
         ``bounds`` it uses the midpoint and half-width of the public bounds (data-independent); without it,
         ``bounds`` divides each feature by ``max(|lower|, |upper|)`` and keeps 0 at 0.
     lower, upper : tuple of float
-        Public bounds, one per feature in the order of :attr:`DataSpec.features`; required for ``bounds`` and
-        not allowed otherwise. Values outside are clipped to the bounds before the map.
+        Public bounds, one per numeric feature in the order of :attr:`DataSpec.features` (one-hot and
+        missing-indicator columns get [0, 1] automatically); required for ``bounds`` and not allowed otherwise.
+        Values outside are clipped to the bounds before the map.
 
     Examples
     --------
@@ -631,11 +648,14 @@ def preparation_steps(spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | No
     return tuple(steps)
 
 
-def preparation_notes(spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
+def preparation_notes(
+    spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | None = None, rows_dropped: int = 0
+) -> tuple[str, ...]:
     """What the declared transformations reveal beyond the mechanism's guarantee (next to :func:`privacy_note`).
 
     Levels read from the data are flagged as not private, exactly as a data-dependent normalisation is; dropping
-    rows is done record by record, but the number of records kept is published with the release. Filling with a
+    rows (declared, or ``rows_dropped`` > 0 rows dropped for a missing target) is done record by record, but the
+    number of records kept is published with the release. Filling with a
     public constant, indicators, typed levels, dates and the positive class are public maps applied to each
     record on its own (the target is never released).
 
@@ -655,7 +675,7 @@ def preparation_notes(spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | No
                 f"and is not covered by the mechanism's guarantee. Type the levels from public knowledge (a code "
                 f"list, a questionnaire) to cover it."
             )
-    if spec.drop_missing or any(r.action == "drop" for r in (spec.missing or {}).values()):
+    if rows_dropped > 0 or spec.drop_missing or any(r.action == "drop" for r in (spec.missing or {}).values()):
         notes.append(
             "Rows with a missing value are dropped record by record (no statistic of the data is used), but the "
             "number of records kept, n, is released with the data and reveals how many records had missing "
@@ -1687,7 +1707,8 @@ class PreparedData:
     def privacy_note(self) -> str:
         """:func:`privacy_note` of this data's normalisation, then :func:`preparation_notes` (levels read from the
         data, rows dropped)."""
-        return " ".join([privacy_note(self.spec.normalization), *preparation_notes(self.spec, self.levels)])
+        notes = preparation_notes(self.spec, self.levels, self.rows_dropped)
+        return " ".join([privacy_note(self.spec.normalization), *notes])
 
     def preparation_steps(self) -> tuple[str, ...]:
         """:func:`preparation_steps` of this data's spec, with the levels actually encoded."""

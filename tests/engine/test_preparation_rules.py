@@ -151,6 +151,8 @@ def test_target_rows_are_dropped_even_without_any_rule():
     p = prepare(frame, DataSpec(("income", "size"), target="y"))
     assert (p.n, p.dropped_rows, p.filled_cells) == (38, {"y": 2}, {})
     assert preparation_steps(p.spec)[0] == "Rows whose target 'y' is missing are always dropped."
+    assert "the number of records kept, n, is released with the data" in p.privacy_note()
+    assert "records kept" not in prepare(_frame(), p.spec).privacy_note()  # nothing dropped, nothing declared
 
 
 def test_fill_with_a_public_constant_and_an_indicator():
