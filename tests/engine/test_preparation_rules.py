@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.data.preparation import (
     Categorical,
@@ -445,3 +447,41 @@ def test_feature_names_gives_the_width_a_mechanism_sees():
     assert not spec.expands_to(("income", "region=north", "region=(other)"))
     with pytest.raises(TableProblem):
         feature_names(_frame(), DataSpec(("region",)))
+
+
+# ------------------------------------------------------------------------------------------- property
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    method=st.sampled_from(["clip", "maxnorm", "bounds"]),
+    standardize=st.booleans(),
+    missing_level=st.booleans(),
+)
+def test_any_table_with_text_and_gaps_prepares_into_the_unit_ball(data, method, standardize, missing_level):
+    n = data.draw(st.integers(20, 60))
+    numbers = data.draw(st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6, allow_subnormal=False)), min_size=n, max_size=n))
+    words = data.draw(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), min_size=n, max_size=n))
+    frame = pd.DataFrame({"v": [np.nan if v is None else v for v in numbers], "w": words, "k": np.arange(n) % 5})
+    spec = DataSpec(
+        ("v", "w", "k"),
+        missing={"v": MissingRule("fill", 0.0, indicator=True)},
+        categorical={"w": Categorical(("a", "b"), missing_level=missing_level)},
+        drop_missing=True,
+        normalization=(Normalization("bounds", standardize=standardize, lower=(-10, 0), upper=(10, 4))
+                       if method == "bounds" else Normalization(method, standardize=standardize)),
+    )
+    problems = table_problems(frame, spec)
+    kept = n if missing_level else sum(w is not None for w in words)
+    if kept < 20:
+        assert problems and str(problems[-1]).startswith("after dropping")
+        return
+    if problems:  # only possible problem: 'v' holds one value on every kept row
+        assert [str(p) for p in problems] == [str(problems[0])] and "has the same value" in str(problems[0])
+        return
+    p = prepare(frame, spec)
+    assert p.n == kept and p.d == 3 + 2 + (2 if missing_level else 1)
+    assert np.all(np.linalg.norm(p.x, axis=1) <= 1.0)
+    one_hot = p.x[:, [i for i, k in enumerate(p.feature_kinds) if k == "one-hot"]]
+    assert np.all((one_hot > 0).sum(axis=1) <= 1)
