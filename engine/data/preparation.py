@@ -761,20 +761,42 @@ def _parse_numeric(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     as_object = series.astype(object)
     coerced = pd.to_numeric(as_object.map(_strip), errors="coerce")
     values = coerced.to_numpy(dtype=np.float64, na_value=np.nan)
-    present = as_object.map(_is_present).to_numpy(dtype=bool)
-    return values, present & np.isnan(values)
+    return values, _present(series) & np.isnan(values)
 
 
 def _present(series: pd.Series) -> np.ndarray:
     """Mask of the cells that hold a value (not NaN/None/empty text/'NA'); ±inf counts as present."""
     if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype):
         return series.notna().to_numpy(dtype=bool)
-    return series.astype(object).map(_is_present).to_numpy(dtype=bool)
+    values = series.astype(object)
+    blank = _stripped(values).str.lower().isin(_NA_TEXT).to_numpy(dtype=bool)  # non-text cells give NaN: False
+    return ~pd.isna(values.to_numpy()) & ~blank
+
+
+def _stripped(values: pd.Series) -> pd.Series:
+    """Text cells stripped of surrounding blanks; every other cell NaN (object dtype)."""
+    try:
+        return values.astype(object).str.strip()
+    except AttributeError:  # no text cell at all (e.g. only booleans): pandas refuses the .str accessor
+        return pd.Series(np.nan, index=values.index, dtype=object)
 
 
 def _texts(series: pd.Series) -> np.ndarray:
     """Every cell as its level text (:func:`_level_text`); missing cells as ''."""
-    return np.array([_level_text(v) if _is_present(v) else "" for v in series.astype(object)], dtype=object)
+    present = _present(series)
+    out = np.full(len(series), "", dtype=object)
+    values = series.astype(object).to_numpy()
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        distinct, inverse = np.unique(values[present].astype(np.float64), return_inverse=True)
+        out[present] = np.array([_level_text(v) for v in distinct], dtype=object)[inverse]
+        return out
+    stripped = _stripped(pd.Series(values, dtype=object)).to_numpy()
+    is_text = np.array([isinstance(v, str) for v in stripped], dtype=bool) & present
+    out[is_text] = stripped[is_text]
+    others = present & ~is_text
+    if others.any():
+        out[others] = [_level_text(v) for v in values[others]]
+    return out
 
 
 _DATE_LIKE = re.compile(
@@ -828,11 +850,16 @@ def _strip(value: Any) -> Any:
     return value
 
 
+_NA_TEXT = ("", "nan", "na", "n/a", "null")
+
+
 def _is_present(value: Any) -> bool:
     if value is None:
         return False
     if isinstance(value, str):
-        return bool(value.strip()) and value.strip().lower() not in {"nan", "na", "n/a", "null"}
+        return value.strip().lower() not in _NA_TEXT
+    if isinstance(value, float):
+        return value == value
     try:
         return not bool(pd.isna(value))
     except (TypeError, ValueError):

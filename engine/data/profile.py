@@ -53,29 +53,51 @@ def _as_number(text: str) -> float:
         return float("inf")
 
 
-def _kind_and_levels(series: pd.Series) -> tuple[str, list[str], int]:
-    """Kind, the distinct present values as level texts (sorted by frequency, then text) and the missing count."""
+def _ranked(counts: pd.Series) -> list[str]:
+    """Level texts of a value → count table, most frequent first, ties by number then text."""
+    texts: dict[str, int] = {}
+    for value, count in counts.items():
+        text = _level_text(value)
+        texts[text] = texts.get(text, 0) + int(count)
+    return sorted(texts, key=lambda t: (-texts[t], _as_number(t), t))
+
+
+def _kind_and_levels(series: pd.Series) -> tuple[str, list[str], int, int]:
+    """Kind, up to :data:`EXAMPLES` level texts (most frequent first), the distinct and the missing counts."""
+    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype):
+        present_values = series.dropna()
+        missing = len(series) - len(present_values)
+        counts = present_values.value_counts(sort=False)
+        top = counts.sort_values(ascending=False, kind="stable")
+        # Examples: the most frequent values (ties by value), as level texts.
+        frame = pd.DataFrame({"value": top.index, "count": top.to_numpy()})
+        if not pd.api.types.is_datetime64_any_dtype(series.dtype):
+            frame = frame.sort_values(["count", "value"], ascending=[False, True], kind="stable")
+        examples = [_level_text(v) for v in frame["value"].head(EXAMPLES)]
+        distinct = len(counts)
+        if pd.api.types.is_bool_dtype(series.dtype):
+            return "boolean", examples, distinct, missing
+        if pd.api.types.is_datetime64_any_dtype(series.dtype):
+            return "date", examples, distinct, missing
+        if pd.api.types.is_complex_dtype(series.dtype):
+            return "text", examples, distinct, missing
+        if distinct and set(counts.index.astype(float)) <= {0.0, 1.0}:
+            return "boolean", examples, distinct, missing
+        return "numeric", examples, distinct, missing
     values = series.astype(object)
     present = values.map(_is_present).to_numpy(dtype=bool)
-    texts = pd.Series([_level_text(v) for v in values[present]], dtype=object)
-    counts = texts.value_counts(sort=False)
-    order = sorted(counts.index, key=lambda t: (-int(counts[t]), _as_number(t), t))
     missing = int((~present).sum())
-    if pd.api.types.is_bool_dtype(series.dtype):
-        return "boolean", order, missing
-    if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        return "date", order, missing
+    levels = _ranked(values[present].map(_level_text).value_counts(sort=False))
     numbers, text = _parse_numeric(series)
-    if not text.any() and present.any():
-        finite = numbers[present]
-        if np.isin(finite, (0.0, 1.0)).all():
-            return "boolean", order, missing
-        return "numeric", order, missing
-    if _looks_like_dates(order):
-        return "date", order, missing
+    if present.any() and not text.any():
+        if set(np.unique(numbers[present])) <= {0.0, 1.0}:
+            return "boolean", levels[:EXAMPLES], len(levels), missing
+        return "numeric", levels[:EXAMPLES], len(levels), missing
+    if _looks_like_dates(levels):
+        return "date", levels[:EXAMPLES], len(levels), missing
     if present.any() and text.sum() <= present.sum() / 2:
-        return "numeric", order, missing  # numbers with a few stray text cells (a typo to correct)
-    return "text", order, missing
+        return "numeric", levels[:EXAMPLES], len(levels), missing  # numbers with a few stray text cells (a typo)
+    return "text", levels[:EXAMPLES], len(levels), missing
 
 
 def column_profile(frame: pd.DataFrame) -> pd.DataFrame:
@@ -107,10 +129,10 @@ def column_profile(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for i, name in enumerate(frame.columns):
         series = frame.iloc[:, i]
-        kind, levels, missing = _kind_and_levels(series)
+        kind, examples, distinct, missing = _kind_and_levels(series)
         present = len(series) - missing
         identifier = bool(_ID_NAME.search(str(name)))
-        if not identifier and present >= MIN_ROWS and len(levels) == present:
+        if not identifier and present >= MIN_ROWS and distinct == present:
             if kind == "text":
                 identifier = True
             elif kind == "numeric":
@@ -122,8 +144,8 @@ def column_profile(frame: pd.DataFrame) -> pd.DataFrame:
                 "column": str(name),
                 "kind": kind,
                 "missing": missing,
-                "distinct": len(levels),
-                "examples": levels[:EXAMPLES],
+                "distinct": distinct,
+                "examples": examples,
                 "identifier": identifier,
             }
         )

@@ -485,3 +485,25 @@ def test_any_table_with_text_and_gaps_prepares_into_the_unit_ball(data, method, 
     assert np.all(np.linalg.norm(p.x, axis=1) <= 1.0)
     one_hot = p.x[:, [i for i, k in enumerate(p.feature_kinds) if k == "one-hot"]]
     assert np.all((one_hot > 0).sum(axis=1) <= 1)
+
+
+def test_profile_and_encoding_handle_object_booleans_nullable_integers_and_text_dtype():
+    frame = pd.DataFrame(
+        {
+            "flag": pd.Series([True, False, None] * 10, dtype=object),
+            "count": pd.Series([1, 2, None] * 10, dtype="Int64"),
+            "word": pd.Series(["x", " y ", None] * 10, dtype="str"),
+            "v": np.arange(30.0),
+        }
+    )
+    profile = column_profile(frame).set_index("column")
+    assert profile["kind"].to_dict() == {"flag": "boolean", "count": "numeric", "word": "text", "v": "numeric"}
+    assert profile["missing"].to_dict() == {"flag": 10, "count": 10, "word": 10, "v": 0}
+    assert profile.loc["word", "examples"] == ["x", "y"]
+    spec = DataSpec(("v", "flag", "count", "word"), categorical={
+        "flag": Categorical(("True", "False")), "count": Categorical(("1",)), "word": Categorical(missing_level=True)},
+        missing={"flag": MissingRule("fill", "False"), "count": MissingRule("fill", 2)})
+    p = prepare(frame, spec)
+    assert p.feature_names == ("v", "flag=True", "flag=False", "flag=(other)", "count=1", "count=(other)",
+                               "word=x", "word=y", "word=(missing)")
+    assert (p.x[:, 1:] > 0).sum(axis=0).tolist() == [10, 20, 0, 10, 20, 10, 10, 10]
