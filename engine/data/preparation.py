@@ -548,8 +548,20 @@ class DataSpec(Serializable):
         return tuple(f for f in self.features if f not in (self.categorical or {}))
 
     def key(self) -> str:
-        """Canonical JSON (sorted keys): equal specs give equal keys; use it to hash or cache a spec."""
-        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False, separators=(",", ":"))
+        """Canonical JSON (sorted keys): equal specs give equal keys; use it to hash or cache a spec.
+
+        The preparation fields added later (missing values, encodings, dates, positive class) are left out while
+        they hold their defaults, so a spec without them keeps the key — and the data fingerprint — it had before
+        they existed.
+
+        >>> DataSpec(("a",)).key()
+        '{"features":["a"],"normalization":{"lower":[],"method":"clip","standardize":true,"upper":[]},"roles":null,"target":null}'
+        """
+        data = self.to_dict()
+        for name, default in _LATER_DEFAULTS.items():
+            if data.get(name) == default:
+                del data[name]
+        return json.dumps(data, sort_keys=True, allow_nan=False, separators=(",", ":"))
 
     def expands_to(self, names: Iterable[str]) -> bool:
         """Whether ``names`` are the prepared feature names this spec can produce (one-hot and indicator columns
@@ -578,6 +590,12 @@ class DataSpec(Serializable):
                     return False
                 i += 1
         return i == len(names)
+
+
+#: DataSpec fields added with issue 9, and their JSON at the default (left out of :meth:`DataSpec.key`).
+_LATER_DEFAULTS: dict[str, Any] = {
+    "missing": None, "drop_missing": False, "categorical": None, "dates": [], "positive_class": [],
+}
 
 
 def _rule_map(what: str, value: Any, cls: type) -> dict | None:
