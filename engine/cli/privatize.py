@@ -106,8 +106,9 @@ def register(subparsers) -> None:
         help="centre and scale each column first (default: yes, except as the configuration says)",
     )
     prep.add_argument("--bounds-file", metavar="F", help="public bounds: CSV (feature,lower,upper) or JSON {feature: [lo, hi]}")
-    prep.add_argument("--lower", metavar="LIST", help="public lower bounds, comma-separated, in feature order")
-    prep.add_argument("--upper", metavar="LIST", help="public upper bounds, comma-separated, in feature order")
+    prep.add_argument("--lower", metavar="LIST", help="public lower bounds, comma-separated, one per numeric feature "
+                      "in feature order (--categorical columns get [0, 1] automatically)")
+    prep.add_argument("--upper", metavar="LIST", help="public upper bounds, comma-separated, one per numeric feature")
     add_data_flags(parser)
     parser.add_argument("--seed", type=int, default=None, help="seed (simulations only: seeded output is not private)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")

@@ -543,6 +543,19 @@ class DataSpec(Serializable):
         return tuple(dict.fromkeys(out))
 
     @property
+    def data_independent(self) -> bool:
+        """True when no step reads a statistic of the data: the normalisation is data-independent and every
+        categorical feature has typed (public) levels. Dropping rows is per record and does not change this (but n
+        is released: see :func:`preparation_notes`).
+
+        >>> DataSpec(("a",), categorical={"a": Categorical()}, normalization=Normalization("clip", False)).data_independent
+        False
+        """
+        return self.normalization.data_independent and not any(
+            c.levels_from_data for c in (self.categorical or {}).values()
+        )
+
+    @property
     def numeric_features(self) -> tuple[str, ...]:
         """Features that are not one-hot encoded (numbers and dates): the ones public bounds are typed for."""
         return tuple(f for f in self.features if f not in (self.categorical or {}))

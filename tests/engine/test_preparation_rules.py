@@ -507,3 +507,11 @@ def test_profile_and_encoding_handle_object_booleans_nullable_integers_and_text_
     assert p.feature_names == ("v", "flag=True", "flag=False", "flag=(other)", "count=1", "count=(other)",
                                "word=x", "word=y", "word=(missing)")
     assert (p.x[:, 1:] > 0).sum(axis=0).tolist() == [10, 20, 0, 10, 20, 10, 10, 10]
+
+
+def test_spec_is_data_independent_only_without_statistics_or_levels_from_data():
+    bounds = Normalization("bounds", lower=(0,), upper=(1,))
+    assert DataSpec(("a", "c"), categorical={"c": Categorical(("x",))}, normalization=bounds).data_independent
+    assert not DataSpec(("a", "c"), categorical={"c": Categorical()}, normalization=bounds).data_independent
+    assert not DataSpec(("a",)).data_independent  # clip with standardisation uses means and sds
+    assert DataSpec(("a",), drop_missing=True, normalization=bounds).data_independent
