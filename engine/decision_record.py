@@ -36,7 +36,7 @@ import pandas as pd
 
 from engine import __version__
 from engine.accounting.tdp import steps
-from engine.data.preparation import PreparedData, privacy_note
+from engine.data.preparation import PreparedData
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import ProgramConfig
 from engine.guarantee import RELATION_TEXT, Guarantee
@@ -333,7 +333,7 @@ class DecisionRecord(Serializable):
             raise InvalidParameterError(f"this is not a Studio decision record (schema {self.schema!r})")
         if self.schema_version != SCHEMA_VERSION:
             raise InvalidParameterError(_version_message(self.schema_version))
-        if tuple(self.release.data.features) != tuple(self.data.features):
+        if not self.release.data.expands_to(self.data.features):
             raise InvalidParameterError(
                 "the record's data fingerprint and its release configuration name different feature columns "
                 f"({list(self.data.features)} vs {list(self.release.data.features)}) — the file was edited or "
@@ -413,6 +413,9 @@ def privacy_specification(
         f"{prepared.d}); each record's features are mapped into the unit L2 ball of R^{prepared.d}: "
         f"{norm.describe()}"
     )
+    prep_steps = prepared.preparation_steps()
+    if prep_steps:
+        domain += " Before that: " + " ".join(prep_steps)
     invariants = ["the number of records n (one released row per record, in the same order)"]
     if not norm.data_independent:
         used = []
@@ -421,9 +424,12 @@ def privacy_specification(
         if norm.method == "maxnorm":
             used.append("the largest row norm")
         invariants.append(f"{' and '.join(used)} used to prepare the data (computed from the data, not protected)")
+    for column, cat in (spec.categorical or {}).items():
+        if cat.levels_from_data:
+            invariants.append(f"the levels of {column!r}, read from the data (not protected)")
     scope = (
         "Datasets of the same size n that agree on the invariants listed; the guarantee holds subject to them. "
-        + privacy_note(norm)
+        + prepared.privacy_note()
     )
     relation = getattr(guarantee, "relation", "row")
     is_dp = isinstance(guarantee, Guarantee)

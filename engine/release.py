@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.data.preparation import DataSpec, PreparedData, prepare, privacy_note
+from engine.data.preparation import DataSpec, PreparedData, prepare
 from engine.errors import InvalidParameterError
 from engine.guarantee import Release
 from engine.mechanisms import RecordMechanism, mechanism_from_dict
@@ -153,7 +153,9 @@ def release_summary(
     Keys: ``mechanism``, ``guarantee`` (``headline``, ``describe`` lines, ``dict``, ``implied_dp``),
     ``noise_sd_per_coordinate`` (unbiased scale; None when the mechanism adds no noise), ``details``,
     ``seconds``, ``seeded``, ``seed``, ``warning`` (the seeded-output warning or None), ``data`` (the
-    fingerprint summary: n, d, column names, hash — never values), ``preparation`` and ``config``.
+    fingerprint summary: n, d, column names, hash — never values), ``preparation`` (the declared steps, the
+    normalisation, the privacy note with every not-private step flagged, and internal counts and warnings) and
+    ``config``.
     """
     guarantee = release.guarantee
     implied = guarantee.implied_dp()
@@ -175,12 +177,18 @@ def release_summary(
         "warning": SEEDED_WARNING if config.seeded else None,
         "data": prepared.fingerprint_summary(),
         "preparation": {
+            "steps": list(prepared.preparation_steps()),
             "description": norm.describe(),
-            "privacy_note": privacy_note(norm),
+            "privacy_note": prepared.privacy_note(),
             # Exact counts computed from the data: for the data holder's own log, NOT covered by the guarantee.
             "internal_not_private": {
                 "clipped_rows": prepared.clipped_rows,
                 "clipped_values": prepared.clipped_values,
+                "rows_in_table": prepared.rows_in_table,
+                "rows_dropped": prepared.rows_dropped,
+                "dropped_rows_by_column": dict(prepared.dropped_rows),
+                "filled_cells_by_column": dict(prepared.filled_cells),
+                "warnings": list(prepared.warnings),
                 "note": "exact counts from the confidential data: keep internal, do not publish with the release",
             },
             "output_units": (

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli._common import parse_float_list, print_json
+from engine.cli._data_flags import add_data_flags, apply_data_flags, feature_width
 from engine.data.preparation import (
     METHODS,
     PARQUET_EXTENSIONS,
@@ -105,8 +106,10 @@ def register(subparsers) -> None:
         help="centre and scale each column first (default: yes, except as the configuration says)",
     )
     prep.add_argument("--bounds-file", metavar="F", help="public bounds: CSV (feature,lower,upper) or JSON {feature: [lo, hi]}")
-    prep.add_argument("--lower", metavar="LIST", help="public lower bounds, comma-separated, in feature order")
-    prep.add_argument("--upper", metavar="LIST", help="public upper bounds, comma-separated, in feature order")
+    prep.add_argument("--lower", metavar="LIST", help="public lower bounds, comma-separated, one per numeric feature "
+                      "in feature order (--categorical columns get [0, 1] automatically)")
+    prep.add_argument("--upper", metavar="LIST", help="public upper bounds, comma-separated, one per numeric feature")
+    add_data_flags(parser)
     parser.add_argument("--seed", type=int, default=None, help="seed (simulations only: seeded output is not private)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
@@ -257,7 +260,7 @@ def _data_spec(args: argparse.Namespace, base: DataSpec | None, columns: list[st
         if absent:
             notes.append(f"program column(s) {sorted(absent.values())} not in the input; not needed for the release")
             roles = {r: c for r, c in roles.items() if c in columns} or None
-    return DataSpec(features=features, target=target, roles=roles, normalization=norm)
+    return apply_data_flags(args, DataSpec(features=features, target=target, roles=roles, normalization=norm), base)
 
 
 def _write(frame, path: Path) -> None:
@@ -295,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
 
     notes: list[str] = []
     spec = _data_spec(args, base_spec, [str(c) for c in frame.columns], notes)
-    mechanism = _mechanism_dict(args, config.mechanism if config else None, len(spec.features))
+    mechanism = _mechanism_dict(args, config.mechanism if config else None, feature_width(frame, spec))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
     if args.save_config:

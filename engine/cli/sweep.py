@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from engine.cli._common import parse_float_list, print_json
+from engine.cli._data_flags import add_data_flags, apply_data_flags, preparation_summary
 from engine.cli._program import add_program_arguments, program_overrides
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
@@ -81,6 +82,7 @@ def register(subparsers) -> None:
                         help="root seed (default: a fresh random seed, printed so the run can be repeated)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the per-run table (CSV)")
+    add_data_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -128,7 +130,7 @@ def _load(args: argparse.Namespace):
     program_kind = args.program or (kind if kind in PROGRAM_KINDS else "targeting")
     settings = {"population": population, **program_overrides(args, program_kind)}
     program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful), **settings)
-    return prepare(frame, spec), program
+    return prepare(frame, apply_data_flags(args, spec)), program
 
 
 def run(args: argparse.Namespace) -> int:
@@ -181,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
             "cpu_seconds": round(result.cpu_seconds, 3),
             "seed": seed,
             "fingerprint": result.fingerprint,
+            "preparation": preparation_summary(data),
             "n_released": result.n_released,
             "n_holdout": result.n_holdout,
             "headline_metric": config.program.headline_metric,

@@ -7,11 +7,27 @@ explained in the data's own units:
 
 1. :func:`load_table` reads CSV or Parquet from a path, bytes or a binary file (never writing to disk) and turns
    every malformed file into a :class:`~engine.errors.DataValidationError` with a plain message.
-2. :func:`table_problems` lists every problem of a table for a :class:`DataSpec` (missing or non-numeric
-   columns, missing or infinite cells, constant features, too few rows, …); each problem names the column, the
-   row and the control that fixes it. :func:`validate_table` raises the first.
-3. :func:`prepare` maps the chosen feature columns into the unit L2 ball with a :class:`Normalization` and
-   returns :class:`PreparedData` (the matrix, the target, program columns, a fingerprint and the map itself).
+2. :func:`table_problems` lists every problem of a table for a :class:`DataSpec` (missing or text columns,
+   missing or infinite cells, constant features, too few rows, …); each problem names the column, the row and
+   the control that fixes it, including the fixes the spec can declare. :func:`validate_table` raises the first.
+3. :func:`prepare` applies the declared steps, then maps the feature columns into the unit L2 ball with a
+   :class:`Normalization` and returns :class:`PreparedData` (the matrix, the target, program columns, a
+   fingerprint, the map itself, internal counts and :func:`normalization_warnings`).
+
+Declared steps (all in the :class:`DataSpec`, so the decision record carries them and ``python -m engine
+privatize --config`` replays them), applied before the normalisation:
+
+* missing values (:class:`MissingRule` per column, or ``drop_missing`` for every used column): drop the rows, or
+  fill with a public constant, optionally with a 0/1 indicator feature ``"<column> (missing)"``; rows whose
+  target is missing are always dropped;
+* text features one-hot encoded (:class:`Categorical`): one 0/1 column ``"<column>=<level>"`` per level, plus
+  ``"<column>=(other)"`` for values outside typed levels and ``"<column>=(missing)"`` for missing cells; levels
+  typed by the user are public, levels read from the data are flagged as not private (:func:`preparation_notes`);
+* declared date columns become days since 1970-01-01;
+* a text outcome becomes 1 for the ``positive_class`` label(s) and 0 otherwise.
+
+One-hot and indicator columns are on a public 0/1 scale: they are never standardised (centre 0, scale 1) and take
+the bounds [0, 1] in ``bounds`` mode, where public bounds are typed for the numeric features only.
 
 The row map (``z`` is a row after centring and scaling each column, ``d`` the number of features):
 
@@ -112,8 +128,9 @@ class Normalization(Serializable):
         ``bounds`` it uses the midpoint and half-width of the public bounds (data-independent); without it,
         ``bounds`` divides each feature by ``max(|lower|, |upper|)`` and keeps 0 at 0.
     lower, upper : tuple of float
-        Public bounds, one per feature in the order of :attr:`DataSpec.features`; required for ``bounds`` and
-        not allowed otherwise. Values outside are clipped to the bounds before the map.
+        Public bounds, one per numeric feature in the order of :attr:`DataSpec.features` (one-hot and
+        missing-indicator columns get [0, 1] automatically); required for ``bounds`` and not allowed otherwise.
+        Values outside are clipped to the bounds before the map.
 
     Examples
     --------
@@ -223,32 +240,227 @@ def privacy_note(normalization: Normalization) -> str:
     )
 
 
+#: Names given to the extra one-hot columns of a categorical feature and to a missing-indicator column.
+OTHER_LEVEL = "(other)"
+MISSING_LEVEL = "(missing)"
+INDICATOR_SUFFIX = " (missing)"
+
+#: Kinds of prepared feature columns (:attr:`PreparedData.feature_kinds`).
+FeatureKind = Literal["numeric", "one-hot", "indicator"]
+
+
+@dataclass(frozen=True)
+class MissingRule(Serializable):
+    """What to do with a missing cell in one used column (a public rule, applied record by record).
+
+    Parameters
+    ----------
+    action : {"drop", "fill"}
+        ``drop``: rows with a missing value in this column are removed. ``fill``: the missing cell is replaced by
+        ``value``, a public constant chosen without looking at the data (never the column's mean or median).
+    value : float or str or None
+        The fill constant (``fill`` only): a number for a numeric column, a date (``"2020-01-01"``) or a number of
+        days for a date column, a level for a categorical column.
+    indicator : bool
+        ``fill`` only, features only: also add a 0/1 feature ``"<column> (missing)"`` that is 1 where the cell was
+        missing, so the program can tell a filled value from a real one.
+
+    Examples
+    --------
+    >>> MissingRule("fill", 0, indicator=True).to_dict()
+    {'action': 'fill', 'value': 0.0, 'indicator': True}
+    """
+
+    action: Literal["drop", "fill"] = "drop"
+    value: float | str | None = None
+    indicator: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice("missing-value action", self.action, ("drop", "fill"), hint="drop (the rows) or fill")
+        check_bool("missing-indicator", self.indicator)
+        if self.action == "drop":
+            if self.value is not None or self.indicator:
+                raise InvalidParameterError(
+                    "a 'drop' rule for missing values takes no fill value and no indicator (the dropped rows are "
+                    "gone) — choose 'fill' to keep the rows"
+                )
+            return
+        value = self.value
+        if value is None:
+            raise InvalidParameterError("a 'fill' rule needs the public constant to fill missing cells with")
+        if isinstance(value, str):
+            if not value.strip():
+                raise InvalidParameterError("the fill value must not be empty text — type a number or a level")
+            object.__setattr__(self, "value", value.strip())
+        else:
+            object.__setattr__(self, "value", check_real("fill value", value))
+
+    def describe(self, column: str) -> str:
+        """One phrase: what happens to a missing cell of ``column``."""
+        if self.action == "drop":
+            return f"rows with a missing {column!r} are dropped"
+        value = self.value if isinstance(self.value, str) else _fmt_number(float(self.value))  # type: ignore[arg-type]
+        text = f"missing {column!r} cells are filled with the public constant {value}"
+        if self.indicator:
+            text += f" and flagged in the 0/1 feature {column + INDICATOR_SUFFIX!r}"
+        return text
+
+
+@dataclass(frozen=True)
+class Categorical(Serializable):
+    """One-hot encoding of a text (or coded) feature column: one 0/1 feature per level.
+
+    Parameters
+    ----------
+    levels : tuple of str
+        The levels, in the order of the one-hot columns ``"<column>=<level>"``. Typed levels are public (fixed
+        before the data are seen, e.g. from a code list or a questionnaire). Empty: read the levels from the data
+        at preparation time (sorted) — then ``levels_from_data`` is set.
+    levels_from_data : bool
+        True when the levels come from the data (read now, or suggested from the data by :func:`suggest_spec`):
+        the level list is then a statistic of the sensitive data, flagged as not private (see
+        :func:`preparation_notes`).
+    other : bool or None
+        Add the column ``"<column>=(other)"`` for values not among the levels. Default: yes for typed public
+        levels, no for levels read from the data (no value is unseen). Without it an unseen value is a problem.
+    missing_level : bool
+        Encode a missing cell as the level ``"(missing)"`` (its own column ``"<column>=(missing)"``) instead of
+        dropping or filling it.
+
+    Examples
+    --------
+    >>> Categorical(("Biscoe", "Dream")).to_dict()
+    {'levels': ['Biscoe', 'Dream'], 'levels_from_data': False, 'other': True, 'missing_level': False}
+    >>> Categorical().levels_from_data, Categorical().other
+    (True, False)
+    """
+
+    levels: tuple[str, ...] = ()
+    levels_from_data: bool = False
+    other: bool | None = None
+    missing_level: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.levels, str) or not isinstance(self.levels, Iterable):
+            raise InvalidParameterError(f"categorical levels must be a list of texts; got {self.levels!r}")
+        levels = tuple(_level_text(v) for v in self.levels)
+        seen: set[str] = set()
+        for level in levels:
+            if not level:
+                raise InvalidParameterError("a categorical level must not be empty — remove the empty entry")
+            if level in (OTHER_LEVEL, MISSING_LEVEL):
+                raise InvalidParameterError(
+                    f"{level!r} is added by the encoding itself — remove it from the levels (use the 'other' and "
+                    f"'missing level' options)"
+                )
+            if level in seen:
+                raise InvalidParameterError(f"the level {level!r} is listed twice — list each level once")
+            seen.add(level)
+        object.__setattr__(self, "levels", levels)
+        check_bool("levels_from_data", self.levels_from_data)
+        if not levels:
+            object.__setattr__(self, "levels_from_data", True)
+        if self.other is None:
+            object.__setattr__(self, "other", not self.levels_from_data)
+        check_bool("other", self.other)
+        check_bool("missing_level", self.missing_level)
+
+
+def _level_text(value: Any) -> str:
+    """How a cell or a typed level is compared with the levels: stripped text; whole numbers without '.0'.
+
+    >>> _level_text(" Dream "), _level_text(2.0), _level_text(True), _level_text(0.5)
+    ('Dream', '2', 'True', '0.5')
+    """
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isfinite(v) and v == int(v) and abs(v) < 1e15:
+            return str(int(v))
+        return repr(v)
+    return str(value).strip()
+
+
+def _fmt_number(value: float) -> str:
+    return str(int(value)) if value == int(value) and abs(value) < 1e15 else f"{value:g}"
+
+
+def _name_tuple(what: str, values: Any) -> tuple[str, ...]:
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise InvalidParameterError(f"{what} must be a list of column names; got {values!r}")
+    out = tuple(values)
+    for v in out:
+        _check_name(what.removesuffix("s") + " name", v)
+    if len(set(out)) != len(out):
+        raise InvalidParameterError(f"{what} lists a column twice — name each column once")
+    return out
+
+
 @dataclass(frozen=True)
 class DataSpec(Serializable):
-    """Which columns of a table a program uses, and how features are prepared.
+    """Which columns of a table a program uses, and how they are prepared.
+
+    Every transformation is declared here (so the decision record carries it and ``python -m engine privatize
+    --config`` replays it); :func:`prepare` applies exactly these and nothing else.
 
     Parameters
     ----------
     features : tuple of str
-        Feature columns (the sensitive matrix X), in order.
+        Feature columns (the sensitive matrix X), in order. A categorical feature expands into its one-hot
+        columns at its place; a missing-indicator follows its column.
     target : str or None
         Outcome column (consumption, low-risk label, …); never privatized, used by the program evaluation.
+        Rows whose target is missing are always dropped.
     roles : dict or None
         Program column roles → column names, e.g. ``{"loan_amount": "loan_amount", "interest": "interest"}``.
     normalization : Normalization
-        The map into the unit L2 ball.
+        The map into the unit L2 ball. Public bounds are typed for the numeric features only (in order);
+        one-hot and missing-indicator columns get the bounds [0, 1] automatically.
+    missing : dict of str to MissingRule, or None
+        Per-column rule for missing cells (``drop`` the rows, or ``fill`` with a public constant, optionally with an
+        indicator feature). Not allowed for the target (its missing rows are always dropped).
+    drop_missing : bool
+        Drop the rows with a missing value in any used column that has no rule of its own (and is not a
+        categorical feature with a missing level).
+    categorical : dict of str to Categorical, or None
+        Feature columns one-hot encoded, with their levels.
+    dates : tuple of str
+        Date columns, turned into days since 1970-01-01 (a fixed public map; times of day become fractions).
+    positive_class : tuple of str
+        For a text (or coded) target: the label(s) coded 1; every other label is coded 0. A numeric 0/1 target
+        needs none.
 
     Notes
     -----
-    The spec validates each field on its own; whether it fits a table (columns exist, the target is not also a
-    feature, one bound per feature) is checked by :func:`table_problems`, so that a dashboard can show every
-    problem next to the control that fixes it.
+    The spec validates each field on its own and the fields against each other; whether it fits a table
+    (columns exist, the target is not also a feature, one bound per numeric feature, every declared column is
+    used) is checked by :func:`table_problems`, so that a dashboard can show every problem next to the control
+    that fixes it.
+
+    Examples
+    --------
+    >>> spec = DataSpec(("bill", "island"), target="species", positive_class=("Adelie",), drop_missing=True,
+    ...                 categorical={"island": Categorical(("Biscoe", "Dream", "Torgersen"))})
+    >>> DataSpec.from_json(spec.to_json()) == spec
+    True
+    >>> spec.to_dict()["categorical"]
+    {'island': {'levels': ['Biscoe', 'Dream', 'Torgersen'], 'levels_from_data': False, 'other': True, 'missing_level': False}}
     """
 
     features: tuple[str, ...]
     target: str | None = None
     roles: dict[str, str] | None = None
     normalization: Normalization = field(default_factory=Normalization)
+    missing: dict[str, MissingRule] | None = None
+    drop_missing: bool = False
+    categorical: dict[str, Categorical] | None = None
+    dates: tuple[str, ...] = ()
+    positive_class: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.features, str) or not isinstance(self.features, Iterable):
@@ -277,6 +489,49 @@ class DataSpec(Serializable):
             raise InvalidParameterError(
                 f"normalization must be a Normalization; got {type(self.normalization).__name__}"
             )
+        object.__setattr__(self, "missing", _rule_map("missing", self.missing, MissingRule))
+        object.__setattr__(self, "categorical", _rule_map("categorical", self.categorical, Categorical))
+        check_bool("drop_missing", self.drop_missing)
+        object.__setattr__(self, "dates", _name_tuple("date columns", self.dates))
+        if isinstance(self.positive_class, str) or not isinstance(self.positive_class, Iterable):
+            raise InvalidParameterError(f"positive_class must be a list of labels; got {self.positive_class!r}")
+        positive = tuple(_level_text(v) for v in self.positive_class)
+        if any(not p for p in positive) or len(set(positive)) != len(positive):
+            raise InvalidParameterError(f"positive_class must list distinct, non-empty labels; got {list(positive)}")
+        object.__setattr__(self, "positive_class", positive)
+        # Cross-field rules that do not depend on a table.
+        if positive and self.target is None:
+            raise InvalidParameterError(
+                "a positive class codes the target column; choose a target or remove the positive class"
+            )
+        if self.target is not None:
+            if self.target in (self.missing or {}):
+                raise InvalidParameterError(
+                    f"the target {self.target!r} has a missing-value rule, but rows whose target is missing are "
+                    f"always dropped (an outcome cannot be filled in) — remove the rule"
+                )
+            if self.target in (self.categorical or {}):
+                raise InvalidParameterError(
+                    f"the target {self.target!r} is declared categorical; a text outcome is coded with a positive "
+                    f"class instead — remove the encoding and choose the positive class(es)"
+                )
+        for column, rule in (self.missing or {}).items():
+            if rule.indicator and column not in features:
+                raise InvalidParameterError(
+                    f"a missing-indicator is a feature column, but {column!r} is not a feature — add it to the "
+                    f"features or remove the indicator"
+                )
+            cat = (self.categorical or {}).get(column)
+            if cat is not None and cat.missing_level:
+                raise InvalidParameterError(
+                    f"{column!r} encodes missing cells as the level {MISSING_LEVEL!r} and also has a missing-value "
+                    f"rule — keep one of the two"
+                )
+        both = sorted(set(self.dates) & set(self.categorical or {}))
+        if both:
+            raise InvalidParameterError(
+                f"{both[0]!r} is declared both as a date and as categorical — choose one"
+            )
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -287,9 +542,177 @@ class DataSpec(Serializable):
         out += list((self.roles or {}).values())
         return tuple(dict.fromkeys(out))
 
+    @property
+    def data_independent(self) -> bool:
+        """True when no step reads a statistic of the data: the normalisation is data-independent and every
+        categorical feature has typed (public) levels. Dropping rows is per record and does not change this (but n
+        is released: see :func:`preparation_notes`).
+
+        >>> DataSpec(("a",), categorical={"a": Categorical()}, normalization=Normalization("clip", False)).data_independent
+        False
+        """
+        return self.normalization.data_independent and not any(
+            c.levels_from_data for c in (self.categorical or {}).values()
+        )
+
+    @property
+    def numeric_features(self) -> tuple[str, ...]:
+        """Features that are not one-hot encoded (numbers and dates): the ones public bounds are typed for."""
+        return tuple(f for f in self.features if f not in (self.categorical or {}))
+
     def key(self) -> str:
-        """Canonical JSON (sorted keys): equal specs give equal keys; use it to hash or cache a spec."""
-        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False, separators=(",", ":"))
+        """Canonical JSON (sorted keys): equal specs give equal keys; use it to hash or cache a spec.
+
+        The preparation fields added later (missing values, encodings, dates, positive class) are left out while
+        they hold their defaults, so a spec without them keeps the key — and the data fingerprint — it had before
+        they existed.
+
+        >>> DataSpec(("a",)).key()
+        '{"features":["a"],"normalization":{"lower":[],"method":"clip","standardize":true,"upper":[]},"roles":null,"target":null}'
+        """
+        data = self.to_dict()
+        for name, default in _LATER_DEFAULTS.items():
+            if data.get(name) == default:
+                del data[name]
+        return json.dumps(data, sort_keys=True, allow_nan=False, separators=(",", ":"))
+
+    def expands_to(self, names: Iterable[str]) -> bool:
+        """Whether ``names`` are the prepared feature names this spec can produce (one-hot and indicator columns
+        in place). Used to check a decision record whose fingerprint lists the expanded names.
+
+        >>> DataSpec(("a", "c"), categorical={"c": Categorical(("x", "y"))}).expands_to(["a", "c=x", "c=y", "c=(other)"])
+        True
+        """
+        names = list(names)
+        i = 0
+        for column in self.features:
+            cat = (self.categorical or {}).get(column)
+            if cat is None:
+                if i >= len(names) or names[i] != column:
+                    return False
+                i += 1
+            else:
+                start = i
+                while i < len(names) and names[i].startswith(column + "="):
+                    i += 1
+                if i == start:
+                    return False
+            rule = (self.missing or {}).get(column)
+            if rule is not None and rule.indicator:
+                if i >= len(names) or names[i] != column + INDICATOR_SUFFIX:
+                    return False
+                i += 1
+        return i == len(names)
+
+
+#: DataSpec fields added with issue 9, and their JSON at the default (left out of :meth:`DataSpec.key`).
+_LATER_DEFAULTS: dict[str, Any] = {
+    "missing": None, "drop_missing": False, "categorical": None, "dates": [], "positive_class": [],
+}
+
+
+def _rule_map(what: str, value: Any, cls: type) -> dict | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidParameterError(f"{what} must map column names to rules; got {value!r}")
+    out = {}
+    for column, rule in value.items():
+        _check_name(f"{what} column name", column)
+        if isinstance(rule, Mapping):
+            rule = cls.from_dict(dict(rule))
+        if not isinstance(rule, cls):
+            raise InvalidParameterError(f"the {what} rule for {column!r} must be a {cls.__name__}; got {rule!r}")
+        out[column] = rule
+    return out or None
+
+
+def preparation_steps(spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
+    """Plain-language list of the declared transformations before the normalisation, in the order applied.
+
+    ``levels`` are the levels actually encoded (:attr:`PreparedData.levels`), shown for levels read from the
+    data. Each step says whether it is public (fixed without the data) or reads the data.
+
+    >>> spec = DataSpec(("a", "c"), target="t", positive_class=("yes",), dates=("a",),
+    ...                 categorical={"c": Categorical(("x", "y"), missing_level=True)})
+    >>> for step in preparation_steps(spec): print(step)
+    Rows whose target 't' is missing are always dropped.
+    'a' is turned into days since 1970-01-01 (a public map).
+    'c' is one-hot encoded with the public levels x, y, plus '(other)' for any other value and '(missing)' for a missing cell.
+    The target 't' is coded 1 for yes and 0 for every other label.
+    """
+    steps: list[str] = []
+    rules = spec.missing or {}
+    if spec.target is not None:
+        steps.append(f"Rows whose target {spec.target!r} is missing are always dropped.")
+    for column, rule in rules.items():
+        steps.append(rule.describe(column)[0].upper() + rule.describe(column)[1:] + ".")
+    if spec.drop_missing:
+        others = [c for c in spec.columns if c not in rules and c != spec.target]
+        if others:
+            steps.append(
+                "Rows with a missing value in any other used column ("
+                + ", ".join(repr(c) for c in others)
+                + ") are dropped."
+            )
+    for column in spec.dates:
+        steps.append(f"{column!r} is turned into days since 1970-01-01 (a public map).")
+    for column, cat in (spec.categorical or {}).items():
+        extra = []
+        if cat.other:
+            extra.append(f"{OTHER_LEVEL!r} for any other value")
+        if cat.missing_level:
+            extra.append(f"{MISSING_LEVEL!r} for a missing cell")
+        tail = (", plus " + " and ".join(extra)) if extra else ""
+        if cat.levels_from_data:
+            shown = (levels or {}).get(column, cat.levels)
+            listed = f" ({_shown_levels(list(shown))})" if shown else ""
+            steps.append(
+                f"{column!r} is one-hot encoded with the levels read from the data{listed}{tail} — not private."
+            )
+        else:
+            steps.append(f"{column!r} is one-hot encoded with the public levels {', '.join(cat.levels)}{tail}.")
+    if spec.positive_class and spec.target is not None:
+        steps.append(
+            f"The target {spec.target!r} is coded 1 for {', '.join(spec.positive_class)} and 0 for every other label."
+        )
+    return tuple(steps)
+
+
+def preparation_notes(
+    spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | None = None, rows_dropped: int = 0
+) -> tuple[str, ...]:
+    """What the declared transformations reveal beyond the mechanism's guarantee (next to :func:`privacy_note`).
+
+    Levels read from the data are flagged as not private, exactly as a data-dependent normalisation is; dropping
+    rows (declared, or ``rows_dropped`` > 0 rows dropped for a missing target) is done record by record, but the
+    number of records kept is published with the release. Filling with a
+    public constant, indicators, typed levels, dates and the positive class are public maps applied to each
+    record on its own (the target is never released).
+
+    >>> preparation_notes(DataSpec(("c",), categorical={"c": Categorical()}))[0].startswith("Not private by itself")
+    True
+    >>> preparation_notes(DataSpec(("c",), categorical={"c": Categorical(("x", "y"))}))
+    ()
+    """
+    notes: list[str] = []
+    for column, cat in (spec.categorical or {}).items():
+        if cat.levels_from_data:
+            shown = (levels or {}).get(column, cat.levels)
+            listed = f" ({_shown_levels(list(shown))})" if shown else ""
+            notes.append(
+                f"Not private by itself: the levels of {column!r}{listed} were read from the data — the list of "
+                f"levels is a statistic of the sensitive data (a rare level can reveal that one record is present) "
+                f"and is not covered by the mechanism's guarantee. Type the levels from public knowledge (a code "
+                f"list, a questionnaire) to cover it."
+            )
+    if rows_dropped > 0 or spec.drop_missing or any(r.action == "drop" for r in (spec.missing or {}).values()):
+        notes.append(
+            "Rows with a missing value are dropped record by record (no statistic of the data is used), but the "
+            "number of records kept, n, is released with the data and reveals how many records had missing "
+            "values."
+        )
+    return tuple(notes)
 
 
 def _check_name(what: str, value: Any) -> None:
@@ -346,22 +769,107 @@ def _suggest(name: str, options: Iterable[str]) -> str:
 
 def _numeric(series: pd.Series) -> tuple[np.ndarray, int | None, str]:
     """Values as float64, plus (position, text) of the first cell that is present but not a number."""
+    values, text = _parse_numeric(series)
+    if pd.api.types.is_datetime64_any_dtype(series.dtype) or isinstance(series.dtype, pd.PeriodDtype):
+        return values, 0, "a date/time"
+    if text.any():
+        first = int(np.argmax(text))
+        return values, first, str(series.astype(object).iloc[first])
+    return values, None, ""
+
+
+def _parse_numeric(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Values as float64 (NaN where missing or not a number) and the mask of cells present but not a number."""
+    n = len(series)
     if pd.api.types.is_bool_dtype(series.dtype):
-        return series.to_numpy(dtype=np.float64, na_value=np.nan), None, ""
+        return series.to_numpy(dtype=np.float64, na_value=np.nan), np.zeros(n, dtype=bool)
     if pd.api.types.is_numeric_dtype(series.dtype):
         if pd.api.types.is_complex_dtype(series.dtype):
-            return np.full(len(series), np.nan), 0, str(series.iloc[0]) if len(series) else ""
-        return series.to_numpy(dtype=np.float64, na_value=np.nan), None, ""
+            return np.full(n, np.nan), np.ones(n, dtype=bool)
+        return series.to_numpy(dtype=np.float64, na_value=np.nan), np.zeros(n, dtype=bool)
     if pd.api.types.is_datetime64_any_dtype(series.dtype) or isinstance(series.dtype, pd.PeriodDtype):
-        return np.full(len(series), np.nan), 0, "a date/time"
+        return np.full(n, np.nan), series.notna().to_numpy(dtype=bool)
     as_object = series.astype(object)
     coerced = pd.to_numeric(as_object.map(_strip), errors="coerce")
     values = coerced.to_numpy(dtype=np.float64, na_value=np.nan)
-    present = as_object.map(_is_present).to_numpy(dtype=bool)
-    bad = np.flatnonzero(present & np.isnan(values))
-    if bad.size:
-        return values, int(bad[0]), str(as_object.iloc[int(bad[0])])
-    return values, None, ""
+    return values, _present(series) & np.isnan(values)
+
+
+def _present(series: pd.Series) -> np.ndarray:
+    """Mask of the cells that hold a value (not NaN/None/empty text/'NA'); ±inf counts as present."""
+    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return series.notna().to_numpy(dtype=bool)
+    values = series.astype(object)
+    blank = _stripped(values).str.lower().isin(_NA_TEXT).to_numpy(dtype=bool)  # non-text cells give NaN: False
+    return ~pd.isna(values.to_numpy()) & ~blank
+
+
+def _stripped(values: pd.Series) -> pd.Series:
+    """Text cells stripped of surrounding blanks; every other cell NaN (object dtype)."""
+    try:
+        return values.astype(object).str.strip()
+    except AttributeError:  # no text cell at all (e.g. only booleans): pandas refuses the .str accessor
+        return pd.Series(np.nan, index=values.index, dtype=object)
+
+
+def _texts(series: pd.Series) -> np.ndarray:
+    """Every cell as its level text (:func:`_level_text`); missing cells as ''."""
+    present = _present(series)
+    out = np.full(len(series), "", dtype=object)
+    values = series.astype(object).to_numpy()
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        distinct, inverse = np.unique(values[present].astype(np.float64), return_inverse=True)
+        out[present] = np.array([_level_text(v) for v in distinct], dtype=object)[inverse]
+        return out
+    stripped = _stripped(pd.Series(values, dtype=object)).to_numpy()
+    is_text = np.array([isinstance(v, str) for v in stripped], dtype=bool) & present
+    out[is_text] = stripped[is_text]
+    others = present & ~is_text
+    if others.any():
+        out[others] = [_level_text(v) for v in values[others]]
+    return out
+
+
+_DATE_LIKE = re.compile(
+    r"^\s*(\d{4}-\d{1,2}-\d{1,2}([ T]\S*)?|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}\.\d{1,2}\.\d{4}"
+    r"|[A-Za-z]{3,9}[- ]\d{2,4}|\d{1,2}[- ][A-Za-z]{3,9}[- ]\d{2,4})\s*$"
+)
+_EPOCH = pd.Timestamp("1970-01-01", tz="UTC")
+
+
+def _looks_like_dates(texts: Iterable[str]) -> bool:
+    texts = [t for t in texts if t]
+    return bool(texts) and sum(bool(_DATE_LIKE.match(t)) for t in texts) > len(texts) / 2
+
+
+def _parse_dates(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Days since 1970-01-01 (UTC; fractions for times of day) and the mask of present cells that are no date.
+
+    Text is read per distinct value (ISO 8601, ``Dec-2011``, ``03/31/2020`` month first); time zones are
+    converted to UTC and naive times taken as UTC.
+    """
+    n = len(series)
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        stamps = pd.to_datetime(series, utc=True)
+        days = ((stamps - _EPOCH) / pd.Timedelta(days=1)).to_numpy(dtype=np.float64, na_value=np.nan)
+        return days, np.zeros(n, dtype=bool)
+    present = _present(series)
+    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+        return np.full(n, np.nan), present
+    texts = _texts(series)
+    distinct = sorted({t for t in texts[present]})
+    if distinct:
+        parsed = pd.to_datetime(pd.Index(distinct), format="mixed", errors="coerce", utc=True)
+        table = dict(zip(distinct, ((parsed - _EPOCH) / pd.Timedelta(days=1)).to_numpy(dtype=np.float64,
+                                                                                        na_value=np.nan), strict=True))
+    else:
+        table = {}
+    days = np.array([table.get(t, np.nan) if p else np.nan for t, p in zip(texts, present, strict=True)])
+    return days, present & np.isnan(days)
+
+
+def _shown_levels(levels: list[str], limit: int = 8) -> str:
+    return ", ".join(levels[:limit]) + (f", … ({len(levels) - limit} more)" if len(levels) > limit else "")
 
 
 def _strip(value: Any) -> Any:
@@ -373,81 +881,139 @@ def _strip(value: Any) -> Any:
     return value
 
 
+_NA_TEXT = ("", "nan", "na", "n/a", "null")
+
+
 def _is_present(value: Any) -> bool:
     if value is None:
         return False
     if isinstance(value, str):
-        return bool(value.strip()) and value.strip().lower() not in {"nan", "na", "n/a", "null"}
+        return value.strip().lower() not in _NA_TEXT
+    if isinstance(value, float):
+        return value == value
     try:
         return not bool(pd.isna(value))
     except (TypeError, ValueError):
         return True
 
 
-def _column_problem(
-    values: np.ndarray, text_pos: int | None, text: str, column: str, role_text: str, control: str
-) -> TableProblem | None:
-    """First problem with one column's values (text, missing, infinite, overflow), or None."""
-    if text_pos is not None:
-        what = "holds dates/times" if text == "a date/time" else f"{row_label(text_pos)} holds the text {text!r}"
+def _text_problem(
+    series: pd.Series, text_mask: np.ndarray, keep: np.ndarray, column: str, role_text: str, control: str
+) -> TableProblem:
+    """The message for a column with cells that are not numbers: a text column, a date column, or a typo."""
+    present = _present(series) & keep
+    bad = text_mask & keep
+    first = int(np.argmax(bad))
+    if pd.api.types.is_datetime64_any_dtype(series.dtype) or isinstance(series.dtype, pd.PeriodDtype):
+        sample = str(series.iloc[first])
         return TableProblem(
-            f"{role_text} {column!r} must be numeric, but {what} — correct that cell (digits only, '.' as "
-            f"the decimal point) or choose another column",
-            control=control,
-            column=column,
-            row=text_pos,
+            f"{role_text} {column!r} holds dates (e.g. {sample!r}) — declare it as a date column (turned into "
+            f"days since 1970-01-01), or remove it",
+            control=control, column=column, row=first,
         )
-    nan = np.isnan(values)
-    if nan.any():
-        first = int(np.argmax(nan))
-        more = int(nan.sum()) - 1
-        return TableProblem(
-            f"{role_text} {column!r} has a missing value in {row_label(first)}"
-            + (f" and in {more} more row{'s' if more != 1 else ''}" if more else "")
-            + " — fill in the missing cells or drop those rows",
-            control=control,
-            column=column,
-            row=first,
+    texts = _texts(series)
+    if bad.sum() > present.sum() / 2:  # most values are not numbers: a genuine text (or date) column
+        levels = sorted({t for t in texts[present]})
+        if _looks_like_dates(levels):
+            return TableProblem(
+                f"{role_text} {column!r} holds dates (e.g. {levels[0]!r}) — declare it as a date column (turned "
+                f"into days since 1970-01-01), or remove it",
+                control=control, column=column, row=first,
+            )
+        described = (
+            f"{role_text} {column!r} is a text column with {len(levels)} level{'s' if len(levels) != 1 else ''} "
+            f"({_shown_levels(levels)})"
         )
+        if control == "features":
+            fix = "encode it as categorical, or remove it from the features"
+        elif control == "target":
+            fix = "choose the positive class(es) to code as 1 (every other label is coded 0), or choose another target"
+        else:
+            fix = "choose a column of amounts (numbers)"
+        return TableProblem(f"{described} — {fix}", control=control, column=column, row=first)
+    return TableProblem(
+        f"{role_text} {column!r} must be numeric, but {row_label(first)} holds the text {texts[first]!r} — "
+        f"correct that cell (digits only, '.' as the decimal point) or choose another column",
+        control=control, column=column, row=first,
+    )
+
+
+def _missing_problem(
+    missing: np.ndarray, column: str, role_text: str, control: str, categorical: bool
+) -> TableProblem:
+    first = int(np.argmax(missing))
+    more = int(missing.sum()) - 1
+    fixes = ["drop those rows", "fill them with a public constant"]
+    if control == "features":
+        fixes[-1] += " (optionally with a missing-indicator feature)"
+    if categorical:
+        fixes.append("encode missing as its own level")
+    return TableProblem(
+        f"{role_text} {column!r} has a missing value in {row_label(first)}"
+        + (f" and in {more} more row{'s' if more != 1 else ''}" if more else "")
+        + f" — {', '.join(fixes[:-1])} or {fixes[-1]}",
+        control=control,
+        column=column,
+        row=first,
+    )
+
+
+def _value_problem(values: np.ndarray, rows: np.ndarray, column: str, role_text: str, control: str) -> TableProblem | None:
+    """Infinite or too large values (``values`` are the kept rows, ``rows`` their positions in the table)."""
     inf = np.isinf(values)
     if inf.any():
-        first = int(np.argmax(inf))
+        first = int(rows[np.argmax(inf)])
         return TableProblem(
             f"{role_text} {column!r} has an infinite value in {row_label(first)} — replace it with a finite "
             f"number or drop the row",
-            control=control,
-            column=column,
-            row=first,
+            control=control, column=column, row=first,
         )
     huge = np.abs(values) > MAX_ABS_VALUE
     if huge.any():
-        first = int(np.argmax(huge))
+        i = int(np.argmax(huge))
+        first = int(rows[i])
         return TableProblem(
-            f"{role_text} {column!r} has the value {values[first]:.3g} in {row_label(first)}, too large to "
+            f"{role_text} {column!r} has the value {values[i]:.3g} in {row_label(first)}, too large to "
             f"compute with (limit {MAX_ABS_VALUE:.0e}) — rescale the column (e.g. to thousands)",
-            control=control,
-            column=column,
-            row=first,
+            control=control, column=column, row=first,
         )
     return None
+
+
+@dataclass
+class _Decoded:
+    """A table decoded for a spec: kept rows and every used column as float64 over those rows."""
+
+    keep: np.ndarray
+    features: dict[str, list[tuple[str, np.ndarray, str]]] = field(default_factory=dict)
+    y: np.ndarray | None = None
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    filled: dict[str, int] = field(default_factory=dict)
+    levels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    raw: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def table_problems(frame: pd.DataFrame, spec: DataSpec) -> list[TableProblem]:
     """Every problem that stops :func:`prepare` from using ``frame`` with ``spec``; an empty list means usable.
 
     Checks, in order: duplicate column names; at least one feature chosen; the target is not also a feature;
-    every chosen column exists (with a suggestion of close names); every chosen column is numeric and finite;
-    no feature column is constant; one public bound per feature (``bounds`` mode); at least :data:`MIN_ROWS`
-    rows. Each problem names the column and the first bad row (``row`` is the 0-based position; messages say
-    "data row k", counting from 1 below the header) and says how to fix it. Columns the spec does not use are
-    not checked.
+    every declared encoding, date or missing-value rule is for a used column; every chosen column exists (with
+    a suggestion of close names); then, on the rows kept after the missing-value rules (rows with a missing
+    target are always dropped), every column is usable as declared — numbers (a text column is told to be
+    encoded, a date column to be declared as a date, a stray text cell to be corrected), dates, levels, a
+    positive class that occurs in the target — with no missing cell left unhandled and finite values; no numeric
+    feature is constant; one public bound per numeric feature (``bounds`` mode); at least :data:`MIN_ROWS` rows
+    kept. Each problem names the column and the first bad row (``row`` is the 0-based position in the table;
+    messages say "data row k", counting from 1 below the header) and says how to fix it. Columns the spec does
+    not use are not checked.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         The table (e.g. from :func:`load_table`).
     spec : DataSpec
-        The chosen columns and normalisation.
+        The chosen columns, their preparation and the normalisation.
 
     Returns
     -------
@@ -457,11 +1023,11 @@ def table_problems(frame: pd.DataFrame, spec: DataSpec) -> list[TableProblem]:
     return _check_table(frame, spec)[0]
 
 
-def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem], dict[str, np.ndarray]]:
-    """:func:`table_problems` plus the float64 values of every valid used column (converted once)."""
+def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem], _Decoded]:
+    """:func:`table_problems` plus the decoded columns (converted once)."""
     if not isinstance(frame, pd.DataFrame):
         problem = TableProblem(f"expected a table (pandas DataFrame); got {type(frame).__name__}", control="file")
-        return [problem], {}
+        return [problem], _Decoded(keep=np.zeros(0, dtype=bool))
     if not isinstance(spec, DataSpec):
         raise InvalidParameterError(f"spec must be a DataSpec; got {type(spec).__name__}")
     problems: list[TableProblem] = []
@@ -491,13 +1057,56 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
                 column=spec.target,
             )
         )
+    categorical = spec.categorical or {}
+    rules = spec.missing or {}
+    for column in categorical:
+        if column not in spec.features:
+            problems.append(TableProblem(
+                f"{column!r} is declared categorical but is not a feature — add it to the features or remove its "
+                f"encoding", control="features", column=column))
+    for column in spec.dates:
+        if column not in spec.columns:
+            problems.append(TableProblem(
+                f"{column!r} is declared as a date column but is not used — add it to the features or remove it "
+                f"from the date columns", control="features", column=column))
+    for column in rules:
+        if column not in spec.columns:
+            problems.append(TableProblem(
+                f"there is a missing-value rule for {column!r}, which is not used — add the column or remove the "
+                f"rule", control="features", column=column))
+
     checks: list[tuple[str, str, str]] = [(f, "features", "feature column") for f in spec.features]
     if spec.target is not None:
         checks.append((spec.target, "target", "target column"))
     for role, column in (spec.roles or {}).items():
         checks.append((column, f"role:{role}", f"{role.replace('_', ' ')} column"))
     lookup = {name: i for i, name in enumerate(names) if counts[name] == 1}
-    numeric: dict[str, np.ndarray] = {}
+    n_rows = len(frame)
+
+    # 1. Rows dropped by the missing-value rules (decided per record, before anything else is read).
+    keep = np.ones(n_rows, dtype=bool)
+    present: dict[str, np.ndarray] = {}
+    decoded = _Decoded(keep=keep)
+    for column, _, _ in checks:
+        if column not in lookup or column in present:
+            continue
+        present[column] = _present(frame.iloc[:, lookup[column]])
+    for column in dict.fromkeys(c for c, _, _ in checks):
+        if column not in present:
+            continue
+        rule = rules.get(column)
+        cat = categorical.get(column) if column in spec.features else None
+        drops = (
+            column == spec.target
+            or (rule is not None and rule.action == "drop")
+            or (rule is None and spec.drop_missing and not (cat is not None and cat.missing_level))
+        )
+        if drops and not present[column].all():
+            keep &= present[column]
+            decoded.dropped[column] = int((~present[column]).sum())
+    rows = np.flatnonzero(keep)
+
+    # 2. Each used column as declared, on the kept rows.
     checked: set[tuple[str, str]] = set()
     for column, control, role_text in checks:
         if (column, control) in checked:
@@ -515,18 +1124,66 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
             continue
         if column not in lookup:
             continue  # duplicate name, reported above
-        if column not in numeric:
-            values, text_pos, text = _numeric(frame.iloc[:, lookup[column]])
-            numeric[column] = values
+        series = frame.iloc[:, lookup[column]]
+        missing = ~present[column] & keep
+        rule = rules.get(column)
+        is_feature = control == "features"
+        cat = categorical.get(column) if is_feature else None
+        if cat is not None:
+            problem = _decode_categorical(series, missing, keep, rows, column, cat, rule, decoded)
+            if problem is not None:
+                problems.append(problem)
+            continue
+        if control == "target" and spec.positive_class:
+            texts = _texts(series)[keep]
+            found = set(texts)
+            absent = [p for p in spec.positive_class if p not in found]
+            if absent:
+                levels = sorted(found)
+                problems.append(TableProblem(
+                    f"the positive class {absent[0]!r} does not occur in target column {column!r} (its labels: "
+                    f"{_shown_levels(levels)}) — check the spelling", control="target", column=column))
+                continue
+            decoded.y = np.isin(texts, spec.positive_class).astype(np.float64)
+            continue
+        is_date = column in spec.dates
+        if is_date:
+            values, bad = _parse_dates(series)
+            if (bad & keep).any():
+                first = int(np.argmax(bad & keep))
+                what = (
+                    "holds numbers, not dates — remove it from the date columns (numbers are used as they are)"
+                    if pd.api.types.is_numeric_dtype(series.dtype)
+                    else f"holds {str(series.iloc[first])!r} in {row_label(first)}, which is not a date — correct "
+                    f"that cell (e.g. 2020-03-31) or remove the column from the date columns"
+                )
+                problems.append(TableProblem(f"date column {column!r} {what}", control=control, column=column,
+                                             row=first))
+                continue
         else:
-            values, text_pos, text = numeric[column], None, ""
-        problem = _column_problem(values, text_pos, text, column, role_text, control)
+            values, bad = _parse_numeric(series)
+            if (bad & keep).any():
+                problems.append(_text_problem(series, bad, keep, column, role_text, control))
+                continue
+            if not bad.any():
+                decoded.raw[column] = values
+        if missing.any():
+            if rule is None or rule.action != "fill":
+                problems.append(_missing_problem(missing, column, role_text, control, categorical=False))
+                continue
+            fill = _fill_number(rule.value, column, is_date)
+            if isinstance(fill, TableProblem):
+                problems.append(fill)
+                continue
+            values = np.where(present[column], values, fill)
+            decoded.filled[column] = int(missing.sum())
+        kept = values[keep]
+        problem = _value_problem(kept, rows, column, role_text, control)
         if problem is not None:
             problems.append(problem)
-            numeric[column] = np.full(0, np.nan)  # do not run further checks on a broken column
             continue
-        if control.startswith("role:") and values.size and np.any(values < 0):
-            first = int(np.flatnonzero(values < 0)[0])
+        if control.startswith("role:") and kept.size and np.any(kept < 0):
+            first = int(rows[np.flatnonzero(kept < 0)[0]])
             problems.append(
                 TableProblem(
                     f"{role_text} {column!r} holds amounts and must not be negative; {row_label(first)} has "
@@ -536,34 +1193,128 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
                     row=first,
                 )
             )
-        if control == "features" and values.size and np.all(values == values[0]):
+        if is_feature and kept.size and np.all(kept == kept[0]):
             why = " and cannot be standardised" if spec.normalization.standardize else ""
             problems.append(
                 TableProblem(
-                    f"feature column {column!r} has the same value ({values[0]:g}) in every row, so it carries no "
+                    f"feature column {column!r} has the same value ({kept[0]:g}) in every row, so it carries no "
                     f"information{why} — remove it from the features",
                     control="features",
                     column=column,
                 )
             )
+        if is_feature:
+            out = [(column, kept, "numeric")]
+            if rule is not None and rule.indicator:
+                out.append((column + INDICATOR_SUFFIX, (~present[column][keep]).astype(np.float64), "indicator"))
+            decoded.features[column] = out
+        elif control == "target":
+            decoded.y = kept
+        else:
+            decoded.extras[control.removeprefix("role:")] = kept
     norm = spec.normalization
-    if norm.method == "bounds" and spec.features and len(norm.lower) != len(spec.features):
+    numeric_features = spec.numeric_features
+    if norm.method == "bounds" and spec.features and len(norm.lower) != len(numeric_features):
+        encoded = len(spec.features) - len(numeric_features)
         problems.append(
             TableProblem(
-                f"public bounds are given for {len(norm.lower)} feature(s) but {len(spec.features)} feature(s) "
-                f"are chosen — enter one lower and one upper bound per feature, in the order of the features",
+                f"public bounds are given for {len(norm.lower)} feature(s) but {len(numeric_features)} numeric "
+                f"feature(s) are chosen — enter one lower and one upper bound per numeric feature, in the order of "
+                f"the features"
+                + (
+                    f" (the {encoded} categorical feature(s) and any missing-indicators get the bounds [0, 1] "
+                    f"automatically)"
+                    if encoded
+                    else ""
+                ),
                 control="normalization",
             )
         )
-    if len(frame) < MIN_ROWS:
+    kept_rows = int(keep.sum())
+    if kept_rows < MIN_ROWS:
+        dropped = n_rows - kept_rows
+        where = (
+            f"after dropping {dropped} row{'s' if dropped != 1 else ''} with a missing value, the table keeps "
+            if dropped
+            else "the table has "
+        )
         problems.append(
             TooFewRowsError(
-                f"the table has {len(frame)} data row{'s' if len(frame) != 1 else ''}; at least {MIN_ROWS} are "
-                f"needed — add rows (protection and accuracy estimates on fewer records are meaningless)",
+                f"{where}{kept_rows} data row{'s' if kept_rows != 1 else ''}; at least {MIN_ROWS} are needed — "
+                + ("fill missing cells instead of dropping rows, or add rows" if dropped else "add rows")
+                + " (protection and accuracy estimates on fewer records are meaningless)",
                 control="table",
             )
         )
-    return problems, {k: v for k, v in numeric.items() if v.size == len(frame)}
+    return problems, decoded
+
+
+def _fill_number(value: float | str | None, column: str, is_date: bool) -> float | TableProblem:
+    if isinstance(value, str):
+        if is_date:
+            days, bad = _parse_dates(pd.Series([value], dtype=object))
+            if not bad[0]:
+                return float(days[0])
+        try:
+            return float(value)
+        except ValueError:
+            kind = "a date (e.g. 2020-01-01) or a number of days" if is_date else "a number"
+            return TableProblem(
+                f"the fill value {value!r} for column {column!r} is not {kind} — type {kind}",
+                control="features", column=column,
+            )
+    return float(value)  # type: ignore[arg-type]
+
+
+def _decode_categorical(
+    series: pd.Series,
+    missing: np.ndarray,
+    keep: np.ndarray,
+    rows: np.ndarray,
+    column: str,
+    cat: Categorical,
+    rule: MissingRule | None,
+    decoded: _Decoded,
+) -> TableProblem | None:
+    """One-hot columns of a categorical feature over the kept rows (or the problem that stops them)."""
+    texts = _texts(series)
+    is_missing = texts == ""
+    if missing.any():
+        if cat.missing_level:
+            decoded.filled[column] = int(missing.sum())
+        elif rule is not None and rule.action == "fill":
+            texts = np.where(is_missing, _level_text(rule.value), texts)
+            decoded.filled[column] = int(missing.sum())
+        else:
+            return _missing_problem(missing, column, "feature column", "features", categorical=True)
+    kept = texts[keep]
+    kept_missing = is_missing[keep] if cat.missing_level else np.zeros(kept.size, dtype=bool)
+    levels = cat.levels or tuple(sorted({t for t in kept[~kept_missing]}))
+    known = np.isin(kept, levels) | kept_missing
+    if not cat.other and not known.all():
+        i = int(np.argmax(~known))
+        return TableProblem(
+            f"feature column {column!r} holds {kept[i]!r} in {row_label(int(rows[i]))}, which is not among its "
+            f"declared levels ({_shown_levels(list(levels))}) — add it to the levels or add the level "
+            f"{OTHER_LEVEL!r}",
+            control="features", column=column, row=int(rows[i]),
+        )
+    out = [(f"{column}={level}", (kept == level).astype(np.float64) * ~kept_missing, "one-hot") for level in levels]
+    if cat.other:
+        out.append((f"{column}={OTHER_LEVEL}", (~known).astype(np.float64), "one-hot"))
+    if cat.missing_level:
+        out.append((f"{column}={MISSING_LEVEL}", kept_missing.astype(np.float64), "one-hot"))
+    rule_indicator = rule is not None and rule.indicator
+    if rule_indicator:
+        out.append((column + INDICATOR_SUFFIX, is_missing[keep].astype(np.float64), "indicator"))
+    if not out:
+        return TableProblem(
+            f"feature column {column!r} has no level on the rows kept — remove it from the features",
+            control="features", column=column,
+        )
+    decoded.levels[column] = tuple(levels)
+    decoded.features[column] = out
+    return None
 
 
 def validate_table(frame: pd.DataFrame, spec: DataSpec) -> None:
@@ -881,6 +1632,18 @@ class PreparedData:
         Rows changed by the row map's clipping (``clip``: rows with ‖z‖ > 1).
     clipped_values : int
         Cells clipped to their public bounds (``bounds``).
+    feature_kinds : tuple of {"numeric", "one-hot", "indicator"}
+        Kind of each prepared column. One-hot and indicator columns are 0/1 on a public scale: they are never
+        standardised (centre 0, scale 1) and get the bounds [0, 1] in ``bounds`` mode.
+    rows_in_table : int
+        Rows of the table before the missing-value rules dropped any (``n`` is what is left).
+    dropped_rows : dict of str to int
+        Column → rows with a missing value in that column that were dropped (a row missing in two columns counts
+        for both; ``rows_in_table - n`` is the total). Exact counts from the data: internal, not private.
+    filled_cells : dict of str to int
+        Column → missing cells filled with the public constant or encoded as the level "(missing)" (kept rows).
+    levels : dict of str to tuple of str
+        Categorical column → the levels encoded (typed, or read from the data).
     """
 
     x: np.ndarray
@@ -895,6 +1658,17 @@ class PreparedData:
     input_norms: np.ndarray
     clipped_rows: int = 0
     clipped_values: int = 0
+    feature_kinds: tuple[str, ...] = ()
+    rows_in_table: int | None = None
+    dropped_rows: dict[str, int] = field(default_factory=dict)
+    filled_cells: dict[str, int] = field(default_factory=dict)
+    levels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.feature_kinds:
+            object.__setattr__(self, "feature_kinds", ("numeric",) * int(self.x.shape[1]))
+        if self.rows_in_table is None:
+            object.__setattr__(self, "rows_in_table", int(self.x.shape[0]))
 
     @property
     def n(self) -> int:
@@ -989,12 +1763,81 @@ class PreparedData:
         }
 
     def privacy_note(self) -> str:
-        """:func:`privacy_note` of this data's normalisation."""
-        return privacy_note(self.spec.normalization)
+        """:func:`privacy_note` of this data's normalisation, then :func:`preparation_notes` (levels read from the
+        data, rows dropped)."""
+        notes = preparation_notes(self.spec, self.levels, self.rows_dropped)
+        return " ".join([privacy_note(self.spec.normalization), *notes])
+
+    def preparation_steps(self) -> tuple[str, ...]:
+        """:func:`preparation_steps` of this data's spec, with the levels actually encoded."""
+        return preparation_steps(self.spec, self.levels)
+
+    @property
+    def rows_dropped(self) -> int:
+        """Rows removed by the missing-value rules (internal count, not private)."""
+        return int(self.rows_in_table or 0) - self.n
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """:func:`normalization_warnings` of this data (plain-language, internal: they quote statistics of the data)."""
+        return normalization_warnings(self)
 
 
 def _fmt(value: float) -> str:
     return f"{value:.3g}"
+
+
+#: ``clip`` warns when more than this share of the rows is shrunk onto the unit sphere.
+CLIP_WARN_SHARE = 0.5
+#: ``maxnorm`` warns when the largest row norm exceeds this multiple of the 99th percentile of the row norms …
+OUTLIER_RATIO = 3.0
+#: … and reports the share of prepared rows whose norm falls below this.
+SQUASHED_NORM = 0.2
+
+
+def normalization_warnings(prepared: PreparedData) -> tuple[str, ...]:
+    """Warnings about a preparation that throws information away (issue 9, item 5), in plain language.
+
+    * ``clip``: more than :data:`CLIP_WARN_SHARE` of the rows had norm > 1 after standardising and were shrunk
+      onto the sphere (their lengths are lost): say the share and suggest public bounds.
+    * ``maxnorm``: the largest row norm M exceeds :data:`OUTLIER_RATIO` × the 99th percentile q of the row norms
+      (one outlier sets the scale of every row): say M, q and the share of rows squashed below
+      :data:`SQUASHED_NORM`.
+
+    The numbers quoted are statistics of the confidential data: for the data holder, not for publication.
+
+    >>> frame = pd.DataFrame({"a": [0.0] * 199 + [1000.0], "b": np.arange(200.0) % 10})
+    >>> p = prepare(frame, DataSpec(("a", "b"), normalization=Normalization("maxnorm", standardize=False)))
+    >>> normalization_warnings(p)[0].startswith("maxnorm: one record sets the scale")
+    True
+    """
+    out: list[str] = []
+    method = prepared.spec.normalization.method
+    n = prepared.n
+    if n == 0:
+        return ()
+    if method == "clip":
+        share = prepared.clipped_rows / n
+        if share > CLIP_WARN_SHARE:
+            out.append(
+                f"clip: {share:.0%} of the rows ({prepared.clipped_rows:,} of {n:,}) had a norm above 1 and were "
+                f"shrunk onto the unit sphere, so their lengths (how far each record is from the centre) are lost "
+                f"— consider public bounds (method 'bounds') chosen from public knowledge, which also make the "
+                f"preparation data-independent"
+            )
+    elif method == "maxnorm":
+        norms = prepared.input_norms
+        biggest = float(norms.max())
+        q99 = float(np.quantile(norms, 0.99))
+        if biggest > 0 and biggest > OUTLIER_RATIO * q99:
+            squashed = float(np.mean(prepared.row_norms() < SQUASHED_NORM))
+            ratio = f"{biggest / q99:.1f}× " if q99 > 0 else ""
+            out.append(
+                f"maxnorm: one record sets the scale — the largest row norm ({biggest:.3g}) is {ratio}the 99th "
+                f"percentile of the row norms ({q99:.3g}), so every row is divided by it and {squashed:.0%} of the "
+                f"rows end up with a norm below {SQUASHED_NORM:g} — consider 'clip' or public bounds"
+            )
+    return tuple(out)
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -1045,16 +1888,22 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
     >>> p.n, p.d, round(float(p.row_norms().max()), 12)
     (20, 2, 1.0)
     """
-    problems, values = _check_table(frame, spec)
+    problems, decoded = _check_table(frame, spec)
     if problems:
         raise problems[0]
-    raw = np.column_stack([values[f] for f in spec.features])
+    columns = [c for f in spec.features for c in decoded.features[f]]
+    names = tuple(name for name, _, _ in columns)
+    kinds = tuple(kind for _, _, kind in columns)
+    raw = np.column_stack([values for _, values, _ in columns])
+    unit_cols = np.array([kind != "numeric" for kind in kinds])  # one-hot and indicator columns: 0/1, public
     n, d = raw.shape
     norm = spec.normalization
     clipped_rows = clipped_values = 0
     if norm.method == "bounds":
-        lower = np.asarray(norm.lower, dtype=float)
-        upper = np.asarray(norm.upper, dtype=float)
+        lower = np.zeros(d)
+        upper = np.ones(d)
+        lower[~unit_cols] = norm.lower
+        upper[~unit_cols] = norm.upper
         clipped_values = int(((raw < lower) | (raw > upper)).sum())
         bounded = np.clip(raw, lower, upper)
         if norm.standardize:
@@ -1075,6 +1924,8 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
             unit[unit == 0] = 1.0
             centre = (raw / unit).mean(axis=0) * unit
             scale = (raw / unit).std(axis=0) * unit
+            centre[unit_cols] = 0.0  # one-hot and indicator columns keep their public 0/1 scale
+            scale[unit_cols] = 1.0
         else:
             centre = np.zeros(d)
             scale = np.ones(d)
@@ -1099,28 +1950,47 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
         bad = int(np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))[0]) if not np.all(scale > 0) else 0
         raise TableProblem(
-            f"feature column {spec.features[bad]!r} cannot be scaled (its spread is zero or too large) — rescale "
+            f"feature column {names[bad]!r} cannot be scaled (its spread is zero or too large) — rescale "
             f"or remove it",
             control="features",
-            column=spec.features[bad],
+            column=names[bad],
         )
     _shrink_into_ball(x)
-    y = values[spec.target].copy() if spec.target is not None else None
-    extras = {role: _readonly(values[col].copy()) for role, col in (spec.roles or {}).items()}
+    y = decoded.y.copy() if decoded.y is not None else None
+    extras = {role: _readonly(decoded.extras[role].copy()) for role in (spec.roles or {})}
     return PreparedData(
         x=_readonly(np.ascontiguousarray(x)),
         y=None if y is None else _readonly(y),
-        feature_names=tuple(spec.features),
+        feature_names=names,
         spec=spec,
         extras=extras,
-        fingerprint=_fingerprint(frame, spec, values),
+        fingerprint=_fingerprint(frame, spec, decoded.raw),
         centre=_readonly(np.asarray(centre, dtype=float)),
         scale=_readonly(np.asarray(scale, dtype=float)),
         row_factor=float(row_factor),
         input_norms=_readonly(input_norms),
         clipped_rows=clipped_rows,
         clipped_values=clipped_values,
+        feature_kinds=kinds,
+        rows_in_table=len(frame),
+        dropped_rows=dict(decoded.dropped),
+        filled_cells=dict(decoded.filled),
+        levels=dict(decoded.levels),
     )
+
+
+def feature_names(frame: pd.DataFrame, spec: DataSpec) -> tuple[str, ...]:
+    """The prepared feature names ``spec`` gives on ``frame`` (one-hot and indicator columns expanded), without
+    normalising; the width d a mechanism sees. Raises the first :func:`table_problems` like :func:`prepare`.
+
+    >>> frame = pd.DataFrame({"a": range(20), "c": ["x", "y"] * 10})
+    >>> feature_names(frame, DataSpec(("a", "c"), categorical={"c": Categorical()}))
+    ('a', 'c=x', 'c=y')
+    """
+    problems, decoded = _check_table(frame, spec)
+    if problems:
+        raise problems[0]
+    return tuple(name for f in spec.features for name, _, _ in decoded.features[f])
 
 
 def bounds_from_frame(frame: pd.DataFrame, features: Iterable[str]) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -1161,17 +2031,29 @@ def bounds_from_frame(frame: pd.DataFrame, features: Iterable[str]) -> tuple[tup
 
 
 __all__ = [
+    "CLIP_WARN_SHARE",
     "DEFAULT_MAX_BYTES",
+    "INDICATOR_SUFFIX",
     "METHODS",
     "MIN_ROWS",
+    "MISSING_LEVEL",
+    "OTHER_LEVEL",
+    "OUTLIER_RATIO",
+    "SQUASHED_NORM",
+    "Categorical",
     "DataSpec",
+    "MissingRule",
     "Normalization",
     "PreparedData",
     "TableProblem",
     "TooFewRowsError",
     "bounds_from_frame",
+    "feature_names",
     "fingerprint",
     "load_table",
+    "normalization_warnings",
+    "preparation_notes",
+    "preparation_steps",
     "prepare",
     "privacy_note",
     "row_label",

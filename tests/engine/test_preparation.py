@@ -144,7 +144,7 @@ def test_nan_cell_names_column_and_one_based_data_row():
     assert (err.column, err.row, err.control) == ("sms", 6, "features")
     assert str(err) == (
         "feature column 'sms' has a missing value in data row 7 (counting data rows from 1) and in 1 more row — "
-        "fill in the missing cells or drop those rows"
+        "drop those rows or fill them with a public constant (optionally with a missing-indicator feature)"
     )
 
 

@@ -963,7 +963,8 @@ def test_prepare_accepts_the_reference_table():
         pytest.param(lambda f: f.assign(a=f["a"].astype(object).where(f.index != 5, "abc")), "a", id="text-in-feature"),
         pytest.param(lambda f: f.drop(columns=["b"]), "b", id="missing-feature"),
         pytest.param(lambda f: f.drop(columns=["y"]), "y", id="missing-target"),
-        pytest.param(lambda f: f.assign(y=f["y"].astype(float).where(f.index != 9)), "y", id="nan-in-target"),
+        # A missing target drops its row (issue 9; tests/engine/test_preparation_rules.py); infinity is refused.
+        pytest.param(lambda f: f.assign(y=f["y"].astype(float).where(f.index != 9, np.inf)), "y", id="inf-in-target"),
     ],
 )
 def test_prepare_and_validate_table_name_the_bad_column(mutate, column):
