@@ -379,13 +379,13 @@ def record_from_state(
     ``sweeps`` defaults to ``(state.sweep_result,)`` when a sweep was run (pages pass :func:`session_sweeps`).
     """
     from engine.decision_record import build_decision_record
-    from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
+    from engine.evaluation.programs import ProgramConfig
 
     candidate = state.candidate_or_default()
     if state.program is not None:
         program = ProgramConfig.from_dict(state.program)
-    elif isinstance(loaded.program, str) and loaded.program in PROGRAM_KINDS:
-        program = ProgramConfig(kind=loaded.program)
+    elif getattr(loaded, "default_program", None) is not None:
+        program = loaded.default_program
     else:
         program = ProgramConfig()
     return build_decision_record(

@@ -346,7 +346,7 @@ if not args:
 
 program = None
 with user_errors(prefix="Program: "):
-    program = session_program(state, loaded)
+    program = session_program(state, loaded.default_program)
 if prepared.y is None:
     program = None
 analysis = AnalysisConfig(program=program)

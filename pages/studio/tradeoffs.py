@@ -107,7 +107,7 @@ def build_configs() -> list[SweepConfig]:
     if not mechanisms:
         raise InvalidParameterError("choose at least one mechanism to sweep")
     attacks = tuple(a for a in ATTACKS if a in s["tradeoffs.attacks"])
-    program = session_program(state, loaded)
+    program = session_program(state, loaded.default_program)
     if program is None:
         raise InvalidParameterError("choose a program on the Data page first (targeting, lending, …)")
     reps = int(s["tradeoffs.reps"])
