@@ -163,6 +163,21 @@ def seed_widget(key: str, value: Any) -> None:
         st.session_state[key] = value
 
 
+def parse_seed(text: str) -> int | None:
+    """"" → None (fresh randomness from the OS); otherwise a whole number ≥ 0 (a simulation seed)."""
+    from engine.errors import InvalidParameterError
+    from engine.validation import check_integer
+
+    text = str(text or "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidParameterError(f"seed must be a whole number ≥ 0, or empty for fresh randomness; got {text!r}") from None
+    return check_integer("seed", value, 0, None)
+
+
 def persist(key: str, target: str | Callable[[StudioState, Any], None]) -> None:
     """``on_change`` callback: copy the widget value under ``key`` into ``StudioState``.
 

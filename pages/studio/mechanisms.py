@@ -11,12 +11,11 @@ import streamlit as st
 
 from engine.analysis import AnalysisConfig
 from engine.comparison import same_guarantee
-from engine.errors import EngineError, InvalidParameterError
+from engine.errors import EngineError
 from engine.evaluation.programs import METRICS
 from engine.guarantee import Guarantee
 from engine.mechanisms import MECHANISMS, mechanism_from_dict
 from engine.rng import SEEDED_WARNING, fresh_seed
-from engine.validation import check_integer
 from ui.cached import current_data
 from ui.cached_analysis import (
     PAGE_REPETITIONS,
@@ -44,7 +43,7 @@ from ui.figures.mechanisms import (
     projected_columns_figure,
 )
 from ui.figures.theme import exact, fmt
-from ui.state import get_state, seed_widget
+from ui.state import get_state, parse_seed, seed_widget
 
 state = get_state()
 
@@ -113,18 +112,6 @@ def starting_config(kind: str, candidate: Guarantee) -> dict:
         if origin == here or (origin is None and matches_candidate(stored, candidate)):
             return {**candidate_mechanisms(candidate, prepared.d)[kind], **stored}
     return candidate_mechanisms(candidate, prepared.d)[kind]
-
-
-def parse_seed(text: str) -> int | None:
-    """"" → None (fresh randomness from the OS); otherwise a non-negative integer."""
-    text = str(text or "").strip()
-    if not text:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise InvalidParameterError(f"seed must be a whole number ≥ 0, or empty for fresh randomness; got {text!r}") from None
-    return check_integer("seed", value, 0, None)
 
 
 def build_from_widgets(kind: str) -> dict:
