@@ -179,7 +179,9 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
         with st.expander("Share this scenario", icon=":material/share:"):
             st.caption(
                 "This link opens the same view for workshop participants: this page, the dataset name (or the "
-                "uploaded file's fingerprint — never its content), every parameter and the chosen point."
+                "uploaded file's fingerprint — never its content), every parameter and the chosen point. Share this "
+                "link, not the address bar: the address holds this session's private key ('sid'), which brings "
+                "back your data and results after a reload in this browser."
             )
             st.code(share_link(state, page), language=None, wrap_lines=True)
 
