@@ -529,6 +529,20 @@ class PointAnalysis:
         """Decision agreement with the non-private program over the repetitions: (mean, sd, lo, hi)."""
         return self.interval("decision_agreement")
 
+    def beaten_by(self, metric: str | None = None, confidence: float = 0.95) -> list[str]:
+        """Trivial rules at least as good as this mechanism's program on ``metric`` (default: the headline) even at
+        the favourable end of its interval over the repetitions (the mean for one repetition); [] without a
+        program."""
+        program = self.first.program
+        if program is None:
+            return []
+        from engine.evaluation.programs import beaten_by, higher_is_better
+
+        name = program.headline_metric if metric is None else metric
+        mean, _, lo, hi = self.interval(name, confidence)
+        best = hi if higher_is_better(name) else lo
+        return beaten_by(best if math.isfinite(best) else mean, program.baselines, name)
+
 
 def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisConfig, *, seed: Any,
                        repetitions: int = 1) -> tuple[AnalysisData, list[PointAnalysis]]:

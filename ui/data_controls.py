@@ -75,7 +75,7 @@ def feature_picker(profile: pd.DataFrame, spec: DataSpec, container: Any) -> tup
     b1.button("All", key="data.pick_all", on_click=_set_features, args=(usable,),
               help="Every column except the target and identifier-like columns (ids, row numbers).")
     b2.button("None", key="data.pick_none", on_click=_set_features, args=([],))
-    b3.button("Numeric only", key="data.pick_numeric", on_click=_set_features,
+    b3.button("Numeric", key="data.pick_numeric", on_click=_set_features,
               args=([c for c in numeric if c in usable],), help="Only columns that hold numbers (or 0/1).")
     b4.button("Suggested", key="data.pick_suggested", on_click=_set_features,
               args=([f for f in spec.features if f in options],),

@@ -542,13 +542,14 @@ if run.program is not None and baseline is not None:
         verdicts = gamma_verdicts(state.gammas, g_lo, g_hi, at, mean=g_mean)
         for level, text in verdicts:
             (st.success if level == "ok" else st.warning)(text, icon=":material/target:")
-    beaters = run.program.beaten_by()
+    beaters = run.points[0].beaten_by()
     if beaters:
         rule = beaters[0]
         st.error(
-            f"**No better than a rule that uses no data.** {label} on this release is {fmt(run.program.headline)}; "
-            f"'{rule}' scores {fmt(run.program.baselines[rule][headline])}. At these settings the release does not "
-            "support the program: raise ε or B, or reconsider the program.", icon=":material/report:",
+            f"**No better than a rule that uses no data.** {label} on these releases is {fmt(mean)} (95 % interval "
+            f"{fmt(lo)} to {fmt(hi)}); '{rule}' scores {fmt(run.program.baselines[rule][headline])}. At these "
+            "settings the release does not support the program: raise ε or B, or reconsider the program.",
+            icon=":material/report:",
         )
     table = program_table(run.program, baseline)
     with st.expander("All program metrics, beside the rules that use no data", icon=":material/table_chart:"):
