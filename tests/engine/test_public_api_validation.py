@@ -573,6 +573,12 @@ CALLS: list[Call] = [
     Call("gaussian_sigma", gauss.gaussian_sigma,
          lambda: dict(sensitivity=0.5, epsilon=1.0, delta=1e-5, calibration="analytic"),
          {"sensitivity": POS, "epsilon": POS, "delta": PROB_OPEN, "calibration": CHOICE}),
+    # Extreme but accepted ε (issue 15: the old root finder raised ValueError/RuntimeError here). The valid call
+    # must give a finite σ; a sensitivity that pushes σ out of the floating-point range is refused by name.
+    Call("gaussian_sigma[epsilon=1e200]", gauss.gaussian_sigma,
+         lambda: dict(sensitivity=0.4, epsilon=1e200, delta=1e-5, calibration="analytic"), {"sensitivity": (1e-300,)}),
+    Call("gaussian_sigma[epsilon=1e-100]", gauss.gaussian_sigma,
+         lambda: dict(sensitivity=0.4, epsilon=1e-100, delta=1e-5, calibration="analytic"), {"sensitivity": (1e305,)}),
     Call("gaussian_sigma[classical]", gauss.gaussian_sigma,
          lambda: dict(sensitivity=0.5, epsilon=0.5, delta=1e-5, calibration="classical"), {"epsilon": (1.0, 2.0)}),
     Call("gaussian_delta", gauss.gaussian_delta, lambda: dict(sensitivity=0.5, sigma=1.0, epsilon=1.0),
