@@ -13,8 +13,9 @@ Reads the table, prepares the feature columns (into the unit L2 ball, as ``--nor
 mechanism, writes the privatized features (CSV, or Parquet for ``.parquet``/``.pq``; same column names, values on
 the prepared scale) and prints a JSON summary: the guarantee, the noise scale, the time taken, the data
 fingerprint (never the data) and the full configuration, which ``--config`` reads back. Flags override the
-configuration's fields. Without ``--seed`` the noise comes from the operating system's entropy; with it the
-output is reproducible and NOT private.
+configuration's fields. Without ``--seed`` the noise comes from the operating system's entropy — for the Gaussian
+mechanism drawn by OpenDP's vetted sampler (``--sampler opendp``, the default there); with a seed the output is
+reproducible and NOT private (numpy's sampler; ``--sampler opendp`` with a seed is refused).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from engine.data.preparation import (
 )
 from engine.errors import InvalidParameterError
 from engine.mechanisms import MECHANISMS
-from engine.release import ReleaseConfig, release_frame, release_summary, run_release
-from engine.rng import make_rng
+from engine.mechanisms.samplers import resolve_sampler, run_release_with_sampler, sampler_note
+from engine.release import ReleaseConfig, release_frame, release_summary
 
 #: Command-line flag (argparse dest) → (mechanism field, type, help).
 PARAMETER_FLAGS: dict[str, tuple[str, type, str]] = {
@@ -108,6 +109,11 @@ def register(subparsers) -> None:
     prep.add_argument("--lower", metavar="LIST", help="public lower bounds, comma-separated, in feature order")
     prep.add_argument("--upper", metavar="LIST", help="public upper bounds, comma-separated, in feature order")
     parser.add_argument("--seed", type=int, default=None, help="seed (simulations only: seeded output is not private)")
+    parser.add_argument(
+        "--sampler", choices=("opendp", "numpy"), default=None,
+        help="noise sampler: opendp (vetted, OS entropy; the default for --mechanism gaussian without --seed) or "
+        "numpy (floating point; the only choice with --seed or for the other mechanisms)",
+    )
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
     parser.set_defaults(func=run)
@@ -298,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
     mechanism = _mechanism_dict(args, config.mechanism if config else None, len(spec.features))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
+    resolve_sampler(args.sampler, seed=seed, kind=release_config.kind)  # refuse before any work
     if args.save_config:
         try:
             Path(args.save_config).write_text(release_config.to_json(indent=2) + "\n", encoding="utf-8")
@@ -305,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidParameterError(f"cannot write {args.save_config!r}: {exc.strerror or exc}") from None
 
     t0 = time.perf_counter()
-    prepared, release = run_release(frame, release_config, rng=make_rng(seed))
+    prepared, release, sampler = run_release_with_sampler(frame, release_config, sampler=args.sampler)
     seconds = time.perf_counter() - t0
     released = release_frame(prepared, release)
     _write(released, output)
@@ -316,6 +323,10 @@ def run(args: argparse.Namespace) -> int:
         "rows": prepared.n,
         "columns": [str(c) for c in released.columns],
         **summary,
+        "sampler": {
+            "name": sampler,
+            "note": sampler_note(sampler, kind=release_config.kind, seeded=release_config.seeded),
+        },
         "seconds_total": time.perf_counter() - started,
         "notes": notes,
     }

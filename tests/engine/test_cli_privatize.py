@@ -55,7 +55,7 @@ def test_demo_round_trip_writes_features_and_a_complete_summary(tmp_path, capsys
     assert list(written.columns) == list(demo.spec.features) and len(written) == 4201
     expected_keys = {
         "output", "rows", "columns", "mechanism", "guarantee", "noise_sd_per_coordinate", "details", "seconds",
-        "seeded", "seed", "warning", "data", "preparation", "config", "seconds_total", "notes",
+        "seeded", "seed", "warning", "data", "preparation", "config", "seconds_total", "notes", "sampler",
     }
     assert set(summary) == expected_keys
     assert summary["guarantee"]["headline"] == "(B = 0.5, ε = 1, δ = 1e-05)-targeted DP for one record"
