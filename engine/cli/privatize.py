@@ -37,6 +37,7 @@ from engine.data.preparation import (
     load_table,
 )
 from engine.errors import InvalidParameterError
+from engine.export_csv import write_safe_csv
 from engine.mechanisms import MECHANISMS
 from engine.mechanisms.samplers import resolve_sampler, run_release_with_sampler, sampler_note
 from engine.release import ReleaseConfig, release_frame, release_summary
@@ -271,7 +272,7 @@ def _write(frame, path: Path) -> None:
         if path.suffix.lower() in PARQUET_EXTENSIONS:
             frame.to_parquet(path, index=False)
         else:
-            frame.to_csv(path, index=False)
+            write_safe_csv(frame, path)  # formula-like headers and text cells neutralised (OWASP)
     except OSError as exc:
         raise InvalidParameterError(f"cannot write the output file {str(path)!r}: {exc.strerror or exc}") from None
 
