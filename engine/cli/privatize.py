@@ -40,6 +40,7 @@ from engine.errors import InvalidParameterError
 from engine.export_csv import write_safe_csv
 from engine.mechanisms import MECHANISMS
 from engine.mechanisms.samplers import resolve_sampler, run_release_with_sampler, sampler_note
+from engine.output_files import check_output_path
 from engine.release import ReleaseConfig, release_frame, release_summary
 
 #: Command-line flag (argparse dest) → (mechanism field, type, help).
@@ -283,8 +284,10 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.suffix.lower() not in PARQUET_EXTENSIONS | {".csv"}:
         raise InvalidParameterError(f"--output must end in .csv, .parquet or .pq; got {args.output!r}")
-    if args.input and Path(args.input).resolve() == output.resolve():
-        raise InvalidParameterError("--output must differ from --input (the input would be overwritten)")
+    inputs = [("--input", args.input), ("--config", args.config), ("--bounds-file", args.bounds_file)]
+    check_output_path(output, inputs=inputs)  # writable and not an input — before any work
+    if args.save_config:
+        check_output_path(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", output)])
 
     dataset = args.dataset if args.dataset else (None if args.input else (config.dataset if config else None))
     base_spec = config.data if config else None

@@ -238,10 +238,10 @@ def test_bad_output_paths(tmp_path, capsys, phones):
     assert code == 2 and "--output must end in .csv, .parquet or .pq" in err
     code, _, err = _run(capsys, "privatize", "--input", str(phones), "--features", "calls_out", *GAUSS,
                         "--output", str(phones))
-    assert code == 2 and "--output must differ from --input" in err
+    assert code == 2 and "is the same file as --input" in err and err.count("\n") == 1
     code, _, err = _run(capsys, "privatize", "--dataset", "togo-demo", *GAUSS,
                         "--output", str(tmp_path / "missing" / "o.csv"))
-    assert code == 2 and err.startswith("error: cannot write the output file") and err.count("\n") == 1
+    assert code == 2 and "does not exist" in err and err.count("\n") == 1
 
 
 @pytest.mark.slow  # starts a Python process (≈ 2–6 s on a busy machine)
