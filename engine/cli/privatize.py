@@ -122,23 +122,10 @@ def register(subparsers) -> None:
 
 
 def _read_config(path: str) -> ReleaseConfig:
-    """A :class:`ReleaseConfig` from JSON: the object itself, or a record holding it as one of its values."""
-    file = Path(path)
-    if not file.is_file():
-        raise InvalidParameterError(f"there is no configuration file at {path!r} — check the path")
-    text = file.read_text(encoding="utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidParameterError(
-            f"the configuration file {path!r} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    if isinstance(data, dict) and not {"data", "mechanism"} <= set(data):
-        # A decision record that embeds the release configuration as one of its values.
-        nested = [v for v in data.values() if isinstance(v, dict) and {"data", "mechanism"} <= set(v)]
-        if len(nested) == 1:
-            data = nested[0]
-    return ReleaseConfig.from_dict(data)
+    """A :class:`ReleaseConfig` from a decision record (schema and version checked) or a saved configuration."""
+    from engine.decision_record import load_release_config_file
+
+    return load_release_config_file(path)
 
 
 def _mechanism_dict(args: argparse.Namespace, base: dict[str, Any] | None, n_features: int) -> dict[str, Any]:

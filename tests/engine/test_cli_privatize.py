@@ -129,12 +129,14 @@ def test_config_file_with_flag_overrides(tmp_path, capsys):
     assert code == 0
     assert second["config"]["mechanism"] == {**first["config"]["mechanism"], "b": 1.0}
     assert second["config"]["data"] == first["config"]["data"] and second["config"]["seed"] == 9
-    # a decision record that embeds the configuration as one of its values works too
+    # a file that claims to be a decision record is validated as one (schema and version; issue 15): a foreign
+    # schema embedding a configuration is refused, not mined for its "release" value (real records:
+    # test_decision_record.py runs the record's exact command)
     record = tmp_path / "decision.json"
     record.write_text(json.dumps({"schema": "decision-record/1", "release": config.to_dict(), "rationale": "x"}))
-    code, third, _ = _run(capsys, "privatize", "--config", str(record), "--output", str(tmp_path / "c.csv"))
-    assert code == 0 and third["config"] == first["config"]
-    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "a.csv").read_bytes()
+    code, _, err = _run(capsys, "privatize", "--config", str(record), "--output", str(tmp_path / "c.csv"))
+    assert code == 2 and "not a Studio decision record" in err and err.count("\n") == 1
+    assert not (tmp_path / "c.csv").exists()
     # switching the mechanism starts from that mechanism's own parameters
     code, fourth, _ = _run(
         capsys, "privatize", "--config", str(saved), "--mechanism", "mondrian", "--anonymity-k", "4",
