@@ -304,6 +304,9 @@ class JLLaplace(RecordMechanism):
     def __post_init__(self) -> None:
         check_integer("k", self.k, 1, 10_000)
         check_interval("epsilon", self.epsilon, 0, None, closed="neither")
+        from engine.limits import check_privacy_parameters
+
+        check_privacy_parameters({"epsilon": self.epsilon}, owner="the jl-laplace mechanism")  # 1e-300 overflowed
         check_integer("d", self.d, 1, None)
         check_choice("relation", self.relation, ["row", "element"])
         check_interval("b", self.b, 0, 2, closed="right")

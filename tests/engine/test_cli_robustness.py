@@ -118,3 +118,23 @@ def test_ctrl_c_during_sweep_writes_the_partial_table_and_one_line(tmp_path):
     assert last.startswith("error: the sweep was cancelled after") and "rows written to" in last
     written = pd.read_csv(out)
     assert 2 <= len(written) < 90
+
+
+@pytest.mark.parametrize("epsilon", ["1e308", "1e-300"])
+def test_blob_experiment_extreme_epsilon_gives_one_line(capsys, epsilon):
+    code = main(["blob-experiment", "--d", "3", "--k", "2", "--epsilon", epsilon, "--reps", "1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and "epsilon of the jl-laplace mechanism" in err
+
+
+def test_mechanism_constructors_refuse_parameters_that_overflow():
+    from engine.errors import InvalidParameterError
+    from engine.mechanisms.jl_laplace import JLLaplace
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    with pytest.raises(InvalidParameterError, match="epsilon1 of the projection mechanism"):
+        PrivateProjection(b=0.5, epsilon1=1e-300, delta1=1e-5, epsilon2=0.5, delta2=1e-5)
+    with pytest.raises(InvalidParameterError, match="delta2 of the projection mechanism"):
+        PrivateProjection(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-320)
+    with pytest.raises(InvalidParameterError, match="epsilon of the jl-laplace mechanism"):
+        JLLaplace(k=5, epsilon=1e-300, d=3)
