@@ -110,7 +110,8 @@ def switch_loss(epsilon, delta, b, distance):
     eps = check_array_interval("epsilon", epsilon, 0, None, closed="neither")
     dlt = check_array_interval("delta", delta, 0, 1, closed="both")
     s = np.asarray(steps(distance, b))
-    eps_prime = s * eps
+    with np.errstate(over="ignore"):  # s·ε beyond the float range is ε' = ∞ (no protection), not a warning
+        eps_prime = s * eps
     # growth = (e^{sε} − 1)/(e^ε − 1), in log space so that huge sε neither overflows nor gives inf/inf:
     # log growth = sε + log(1 − e^{−sε}) − ε − log(1 − e^{−ε}). δ = 0 stays exactly 0 (no inf·0).
     with np.errstate(divide="ignore", invalid="ignore"):

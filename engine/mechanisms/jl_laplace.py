@@ -306,7 +306,8 @@ class JLLaplace(RecordMechanism):
         check_interval("epsilon", self.epsilon, 0, None, closed="neither")
         from engine.limits import check_privacy_parameters
 
-        check_privacy_parameters({"epsilon": self.epsilon}, owner="the jl-laplace mechanism")  # 1e-300 overflowed
+        if self.epsilon < 1.0:  # ε = 1e-300 overflowed the noise variance; a huge ε is harmless here
+            check_privacy_parameters({"epsilon": self.epsilon}, owner="the jl-laplace mechanism")
         check_integer("d", self.d, 1, None)
         check_choice("relation", self.relation, ["row", "element"])
         check_interval("b", self.b, 0, 2, closed="right")
@@ -411,6 +412,14 @@ class JLLaplace(RecordMechanism):
         ]
         if self.relation == "element":
             notes.append(f"Protects a change of one entry by at most {self.element_bound:g} (element-wise).")
+            s_steps = element_steps_for_record(self.d, self.element_bound, 2.0)
+            eps_r, dlt_r = element_record_loss(self.epsilon, delta, self.d, self.element_bound, 2.0)
+            notes.append(
+                f"ONE entry only: for a whole record (rows in the unit L2 ball, any two records) this implies at most "
+                f"(ε = {eps_r:.4g}, δ = {min(1.0, dlt_r):.3g}) by group privacy over s = ⌈2√d/{self.element_bound:g}⌉ "
+                f"+ d − 1 = {s_steps} entry changes — a bound"
+                + (" that guarantees nothing (δ = 1)." if dlt_r >= 1.0 else ".")
+            )
         notes.extend(self.warnings())
         return Guarantee(
             epsilon=self.epsilon,

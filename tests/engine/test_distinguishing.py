@@ -267,6 +267,8 @@ def test_dispatch_element_level_guarantee_is_translated_to_whole_records_by_grou
     # Never more protection than the element-level number, which covers one entry only.
     assert distinguishing(mech1).protection <= eps_delta_min_total_error(g1.epsilon, g1.delta)
     assert g.relation == "element"
+    # The guarantee itself says that it covers one entry and what it implies for a whole record.
+    assert any(n.startswith("ONE entry only") and "s = ⌈2√d/0.1⌉ + d − 1 = 37" in n for n in g.notes)
 
 
 def test_element_steps_for_record_is_attained_and_exact_at_whole_numbers():
