@@ -48,3 +48,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C outside a cancellable step (or a second Ctrl-C): one line, no traceback
+        print("error: interrupted (Ctrl-C); nothing more was written", file=sys.stderr)
+        return 130

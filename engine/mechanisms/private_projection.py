@@ -298,6 +298,12 @@ class PrivateProjection(RecordMechanism):
             ),
         )
         put("delta2", check_interval("delta2", self.delta2, 0, 1, closed="neither", hint="typically ≤ 1/n"))
+        from engine.limits import check_privacy_parameters
+
+        check_privacy_parameters(  # ε1 = 1e-300 overflowed (kσ1)² in the release
+            {"epsilon1": self.epsilon1, "delta1": self.delta1, "epsilon2": self.epsilon2, "delta2": self.delta2},
+            owner="the projection mechanism",
+        )
         if self.delta1 + self.delta2 >= 1:
             raise InvalidParameterError(
                 f"delta1 + delta2 must be < 1; got {self.delta1 + self.delta2:g} — a total δ near 1 guarantees "
