@@ -326,6 +326,8 @@ class AnalysisResult:
         if self.distinguishing is not None:
             out["protection_distinguishing"] = float(self.distinguishing.protection)
             out["distinguishing_paper_d"] = float(self.distinguishing.expected_loss_score)
+            # 1 = the score is exact (the mechanism's own trade-off), 0 = a bound derived from its guarantee
+            out["distinguishing_exact"] = 1.0 if self.distinguishing.basis == "exact" else 0.0
         return out
 
     @property
@@ -432,7 +434,8 @@ class _DataDistinguishing:
 
     protection: float = 0.0
     expected_loss_score: float = 0.0
-    exact: bool = True
+    basis: str = "exact"
+    basis_text: str = "Exact: the data themselves — two records are told apart without error."
 
 
 _NON_PRIVATE_DISTINGUISHING = _DataDistinguishing()

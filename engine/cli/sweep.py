@@ -26,7 +26,7 @@ from engine.errors import CancelledError, InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.export_csv import write_safe_csv
 from engine.output_files import check_output_path
-from engine.progress import CancelToken, cancel_on_interrupt
+from engine.progress import CancelToken, cancel_on_interrupt, format_seconds
 from engine.rng import fresh_seed
 from engine.sweeps import ATTACKS, JL_DEFAULT_K, SWEEP_MECHANISMS, preset, released_rows, run_sweep
 
@@ -171,7 +171,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{config.describe()}; {data.n} rows", file=sys.stderr)
 
     def report(p) -> None:
-        print(f"[{p.describe()}]", file=sys.stderr, flush=True)
+        eta = p.eta_seconds
+        left = f" about {format_seconds(eta)} left —" if eta == eta else ""
+        print(f"[{p.done}/{p.total}]{left} {p.message}", file=sys.stderr, flush=True)
 
     def notice() -> None:
         print("stopping after the running cell(s); the finished rows will be written (Ctrl-C again: stop at once)",

@@ -13,6 +13,7 @@ from engine.analysis import AnalysisConfig
 from engine.comparison import same_guarantee
 from engine.errors import EngineError
 from engine.evaluation.programs import METRICS
+from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
 from engine.mechanisms import MECHANISMS, mechanism_from_dict
 from engine.rng import SEEDED_WARNING, fresh_seed
@@ -614,7 +615,7 @@ if run.kind == "jl-laplace":
     st.caption("The file holds the k projected columns z1 … zk (not your features). The projection P is not in it.")
 else:
     release_frame = prepared.as_frame(run.value)
-st.download_button("Download the release (CSV)", lambda: release_frame.to_csv(index=False).encode("utf-8"),
+st.download_button("Download the release (CSV)", lambda: safe_csv_bytes(release_frame),
                    file_name=f"private-{run.kind}.csv", mime="text/csv", on_click="ignore",
                    key="mechanisms.download", icon=":material/download:",
                    help="The privatized feature matrix of this run, one row per record, in input order.")

@@ -13,6 +13,7 @@ import streamlit as st
 
 from engine.data.establishments import CELL_COLUMNS, CELL_LEVELS, ID_COLUMN, table1_toy
 from engine.errors import EngineError
+from engine.export_csv import safe_csv_bytes
 from engine.per_record import SUM_MECHANISMS, sum_mechanism_from_dict
 from engine.per_record.cells import COUNTS_NOTE, observed_levels_note
 from engine.per_record.cells import SOURCE as CELLS_SOURCE
@@ -397,7 +398,7 @@ if mech_dict is not None and by:
             st.warning(SEEDED_WARNING, icon=":material/warning:")
             file_name = f"cell-release-seed-{user_seed}-simulation-not-private.csv"
         st.dataframe(cells.published, hide_index=True, width="stretch", key="per_record.published")
-        st.download_button("Download this table (CSV)", lambda: cells.published.to_csv(index=False).encode("utf-8"),
+        st.download_button("Download this table (CSV)", lambda: safe_csv_bytes(cells.published),
                            file_name=file_name, mime="text/csv", on_click="ignore", key="per_record.download",
                            icon=":material/download:")
         for note in public_notes:

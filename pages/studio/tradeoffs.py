@@ -17,6 +17,7 @@ import streamlit as st
 from engine.accounting.budget import default_delta, split_budget, split_delta
 from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import METRICS
+from engine.export_csv import safe_csv_bytes
 from engine.progress import format_seconds
 from engine.sweeps import (
     ATTACKS,
@@ -698,7 +699,7 @@ if "decision_agreement_mean" in table:
                "non-private program's decision (Theorem 1's γ), with its 95 % interval over the repetitions.")
 st.dataframe(table[[c for c in shown_cols if c in table]], hide_index=True, width="stretch", key="tradeoffs.table")
 tidy = pd.concat([r.table for r in results], ignore_index=True)
-st.download_button("Download the tidy table (CSV)", lambda: tidy.to_csv(index=False).encode("utf-8"),
+st.download_button("Download the tidy table (CSV)", lambda: safe_csv_bytes(tidy),
                    file_name="sweep-results.csv", mime="text/csv", key="tradeoffs.download", on_click="ignore",
                    icon=":material/download:",
                    help="One row per cell (grid point × repetition) with every metric; seeds and configuration are on "
