@@ -8,7 +8,7 @@
 * :class:`KAnonymityDemo` — the one-dimensional demo of O10 (θ ~ U(0,1), S ~ Bin(30, θ), k-anonymity Z) with the
   exact posterior mean.
 * :func:`two_cell_bayes_risk` — Lemma 14's comparison E[Var | Y, Z] ≤ E[Var | Y*] (oracle O8).
-* :func:`test_power` — Theorem 15's raw vs post-processed power (oracle O9), computed rather than asserted: the
+* :func:`power_comparison` — Theorem 15's raw vs post-processed power (oracle O9), computed rather than asserted: the
   strictness claim fails for Laplace noise with clipping (G11).
 """
 
@@ -35,7 +35,7 @@ __all__ = [
     "importance_posterior",
     "KAnonymityDemo",
     "two_cell_bayes_risk",
-    "test_power",
+    "power_comparison",
 ]
 
 
@@ -291,7 +291,7 @@ def _ump_power(p0: np.ndarray, p1: np.ndarray, alpha: float) -> float:
     return power
 
 
-def test_power(
+def power_comparison(
     n: int, theta0: float, theta1: float, alpha: float = 0.05, *,
     noise: Literal["discrete-laplace", "gaussian"] = "discrete-laplace", epsilon: float = 0.5, sd: float = 10.0,
 ) -> dict[str, float]:
@@ -303,7 +303,7 @@ def test_power(
 
     Examples
     --------
-    >>> r = test_power(10, 0.3, 0.7, epsilon=0.5)
+    >>> r = power_comparison(10, 0.3, 0.7, epsilon=0.5)
     >>> round(r["raw"], 4), round(r["clipped"], 4)
     (0.3337, 0.3337)
     """

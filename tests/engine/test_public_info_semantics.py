@@ -9,8 +9,7 @@ import pytest
 
 from engine.errors import InvalidParameterError
 from engine.public_info.conditioning import conditioned_discrete_laplace, conditioning_privacy_loss
-from engine.public_info.inference import KAnonymityDemo, two_cell_bayes_risk
-from engine.public_info.inference import test_power as power_of
+from engine.public_info.inference import KAnonymityDemo, power_comparison, two_cell_bayes_risk
 from engine.public_info.knorm import sample_l2_knorm
 from engine.public_info.semantics import (
     exponential_mechanism_audit,
@@ -106,12 +105,12 @@ def test_o8_small_case():
 
 
 def test_o9_power():
-    lap = power_of(10, 0.3, 0.7, epsilon=0.5)
+    lap = power_comparison(10, 0.3, 0.7, epsilon=0.5)
     assert lap["raw"] == pytest.approx(0.3337, abs=6e-5) and lap["clipped"] == pytest.approx(lap["raw"], abs=1e-12)
     for sd, raw, clipped in ((10, 0.1058, 0.0785), (30, 0.0653, 0.0564), (2, 0.4871, 0.4871)):
-        g = power_of(10, 0.3, 0.7, noise="gaussian", sd=sd)
+        g = power_comparison(10, 0.3, 0.7, noise="gaussian", sd=sd)
         assert (g["raw"], g["clipped"]) == pytest.approx((raw, clipped), abs=6e-5)
-    assert power_of(10, 0.3, 0.3, epsilon=0.5)["raw"] == pytest.approx(0.05, abs=1e-12)  # size α at θ0
+    assert power_comparison(10, 0.3, 0.3, epsilon=0.5)["raw"] == pytest.approx(0.05, abs=1e-12)  # size α at θ0
 
 
 @pytest.mark.parametrize(("y", "exact", "literal", "acceptance"), [
