@@ -139,21 +139,17 @@ def _modes(xc, xd, s, a, conc, bound, lam) -> np.ndarray:
 
 
 def _tilt(xc, xd, s, a, conc, bound) -> float:
-    """λ with Σ_j argmax_c (lw_j(c) + λc) ≈ s: the middle of the λ's where the mode sum equals (or crosses) s."""
+    """λ where Σ_j argmax_c (lw_j(c) + λc) reaches s (a starting point for the Newton steps on the means)."""
     bound_lam = a + math.log(2.0) + (float(np.max(np.abs(np.log(conc)))) + 1.0 if conc is not None else 0.0) + 1.0
 
-    def edge(strict: bool) -> float:
-        lo, hi = -bound_lam, bound_lam
-        for _ in range(50):
-            mid = (lo + hi) / 2
-            m = _modes(xc, xd, s, a, conc, bound, mid).sum()
-            if m < s or (not strict and m == s):
-                lo = mid
-            else:
-                hi = mid
-        return (lo + hi) / 2
-
-    return (edge(True) + edge(False)) / 2
+    lo, hi = -bound_lam, bound_lam
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if _modes(xc, xd, s, a, conc, bound, mid).sum() < s:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def _full_table(j, xc, xd, s, a, conc, bound, lam, tail):
@@ -217,19 +213,21 @@ def _region_tables(xc, xd, s, a, conc, bound, tail):
     """
     if tail is None:
         return [_full_table(j, xc, xd, s, a, conc, bound, 0.0, None) for j in range(xc.size)]
-    lam = _tilt(xc, xd, s, a, conc, bound)
+    # Start: λ = 0 for the congenial base (each region's weight is already concentrated); the mode-matching λ for
+    # the prior base (whose Dirichlet–multinomial factor alone grows without bound in c).
+    lam = 0.0 if conc is None else _tilt(xc, xd, s, a, conc, bound)
     bracket = [-math.inf, math.inf]
     for _ in range(30):
         tables = _windows(xc, xd, s, a, conc, bound, tail, lam)
         mean = var = 0.0
         for lo, w in tables:
-            v = lo + np.arange(w.size)
+            v = lo + np.arange(w.size, dtype=float)
             z = w.sum()
             m = float(v @ w / z)
             mean += m
             var += float(((v - m) ** 2) @ w / z)
         gap = s - mean
-        if abs(gap) <= max(0.5, 3.0 * math.sqrt(var)) * 1e-2 or var <= 0:
+        if abs(gap) <= max(0.5, 0.5 * math.sqrt(var)) or var <= 0:  # s within half an sd of the tilted mean
             return tables
         if gap > 0:
             bracket[0] = max(bracket[0], lam)
@@ -334,9 +332,13 @@ def sample_congenial(
         lo_j, w = tables[j]
         f_off, f = forward[j - 1]
         values = lo_j + np.arange(w.size)
-        idx = remaining[:, None] - values[None, :] - f_off
-        valid = (idx >= 0) & (idx < f.size)
-        prob = np.where(valid, w[None, :] * f[np.clip(idx, 0, f.size - 1)], 0.0)
+        # F_{j−1}(t − c) for every replicate's remaining total t and every c of the window, read from a
+        # zero-padded copy of F so that out-of-support partial sums get weight 0 without masking.
+        fpad = np.concatenate([np.zeros(w.size), f, np.zeros(w.size)])
+        start = np.clip(remaining - lo_j - f_off + w.size, 0, fpad.size - 1)  # index of c = lo_j
+        rev = fpad[::-1]
+        windows = np.lib.stride_tricks.sliding_window_view(rev, w.size)
+        prob = windows[fpad.size - 1 - start] * w[None, :]
         cum = np.cumsum(prob, axis=1)
         if np.any(cum[:, -1] <= 0):
             raise InvalidParameterError("internal: no mass left in the backward pass")  # pragma: no cover
