@@ -13,7 +13,8 @@ Implements Seeman, Reimherr & Slavković, "Formal Privacy for Partially Private 
 * :mod:`~engine.public_info.conditioning` — Lemma 8 (cost 2ε);
 * :mod:`~engine.public_info.semantics` — Lemma 4's band, the realised-ε audit, Corollary 13;
 * :mod:`~engine.public_info.inference` — Algorithms 1–2, Bayes risk, test power;
-* :mod:`~engine.public_info.count_table`, :mod:`~engine.public_info.count_release` — data and the case-study release.
+* :mod:`~engine.public_info.count_table`, :mod:`~engine.public_info.count_release` — data and the case-study release;
+* :mod:`~engine.public_info.results` — the study builder behind the dashboard page (Figures 1–3).
 """
 
 from engine.public_info.composition import (
@@ -26,6 +27,7 @@ from engine.public_info.composition import (
 from engine.public_info.count_release import CountRelease, CountReleaseConfig, release_counts
 from engine.public_info.count_table import CountTable, count_table_from_frame, counties_demo, load_count_table
 from engine.public_info.guarantee import PUBLIC_STATISTICS, IncompatibleGuaranteeError, TPGuarantee
+from engine.public_info.results import CountStudyConfig, CountStudyResults, build_count_study
 from engine.public_info.sensitivity import (
     binary_sdl_sensitivity,
     correlated_counts_sensitivity,
@@ -37,11 +39,14 @@ __all__ = [
     "PUBLIC_STATISTICS",
     "CountRelease",
     "CountReleaseConfig",
+    "CountStudyConfig",
+    "CountStudyResults",
     "CountTable",
     "IncompatibleGuaranteeError",
     "StudyBudget",
     "TPGuarantee",
     "binary_sdl_sensitivity",
+    "build_count_study",
     "compose_parallel",
     "compose_sequential",
     "condition_on_public",
