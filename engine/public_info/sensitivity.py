@@ -31,6 +31,7 @@ __all__ = [
     "gaussian_sensitivity",
     "binary_sdl_sensitivity",
     "correlated_counts_sensitivity",
+    "correlated_counts_grid",
 ]
 
 #: How the public Z is built from the data in Example 1 (digest §5.1).
@@ -292,3 +293,24 @@ def correlated_counts_sensitivity(n: int, z0: float, z1: float) -> int:
             f"z0 must be ≤ z1 (bounded positive dependence); got z0 = {z0:g}, z1 = {z1:g} — swap them"
         )
     return w_infinity(binomial_logpmf(n - 1, z1), binomial_logpmf(n - 1, z0), offset_a=1, offset_b=0)
+
+
+def correlated_counts_grid(n: int, z0_values, z1_values) -> np.ndarray:
+    """Figure 4's heatmap: Δ_z(n, z0, z1) for every z0 (rows) and z1 (columns); NaN where z0 > z1.
+
+    Examples
+    --------
+    >>> correlated_counts_grid(10, [0.1, 0.5], [0.5, 0.9]).tolist()
+    [[6.0, 9.0], [1.0, 6.0]]
+    """
+    n = check_integer("n", n, 1, 5000, hint="the heatmap is exact and costs O(n) per cell; use n ≤ 5000")
+    z0s = np.atleast_1d(np.asarray(z0_values, dtype=float))
+    z1s = np.atleast_1d(np.asarray(z1_values, dtype=float))
+    out = np.full((z0s.size, z1s.size), np.nan)
+    laws1 = {float(z1): binomial_logpmf(n - 1, float(z1)) for z1 in z1s}
+    for i, z0 in enumerate(z0s):
+        law0 = binomial_logpmf(n - 1, float(z0))
+        for k, z1 in enumerate(z1s):
+            if z0 <= z1:
+                out[i, k] = w_infinity(laws1[float(z1)], law0, offset_a=1, offset_b=0)
+    return out

@@ -120,3 +120,12 @@ def test_binary_sdl_sensitivity_is_one(n, k):
 def test_bad_input_names_the_parameter(call, word):
     with pytest.raises(InvalidParameterError, match=word):
         call()
+
+
+def test_figure4_grid_matches_pointwise_values():
+    from engine.public_info.sensitivity import correlated_counts_grid
+
+    grid = correlated_counts_grid(100, [0.0, 0.1, 0.25, 0.5], list(Z1))
+    expected = np.array([row for n, _, row in O3 if n == 100], dtype=float)
+    assert np.array_equal(grid, expected)
+    assert np.isnan(correlated_counts_grid(10, [0.6], [0.2])[0, 0])
