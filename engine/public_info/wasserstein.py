@@ -221,11 +221,9 @@ def _region_tables(xc, xd, s, a, conc, bound, tail):
         tables = _windows(xc, xd, s, a, conc, bound, tail, lam)
         mean = var = 0.0
         for lo, w in tables:
-            v = lo + np.arange(w.size, dtype=float)
-            z = w.sum()
-            m = float(v @ w / z)
+            m, v = _moments(lo, w)
             mean += m
-            var += float(((v - m) ** 2) @ w / z)
+            var += v
         gap = s - mean
         if abs(gap) <= max(0.5, 0.5 * math.sqrt(var)) or var <= 0:  # s within half an sd of the tilted mean
             return tables
@@ -270,8 +268,30 @@ def _forward(tables, s, tail=None):
             keep = np.flatnonzero(f >= math.exp(-tail))
             f = f[keep[0]: keep[-1] + 1]
             off += int(keep[0])
-        out.append((off, f))
+        out.append((off, f, top))
     return out
+
+
+_BAND_SDS = 10.0  # half-width of the first-pass band, in standard deviations of the region's weight
+
+
+def _gather(w, lo_j, f, f_off, remaining, first, width):
+    """prob[r, i] = w(first_r + i) · F(remaining_r − first_r − i) for i < width: strided views, no masking."""
+    big = w.size + width
+    wwin = np.lib.stride_tricks.sliding_window_view(np.concatenate([w, np.zeros(width)]), width)[first - lo_j]
+    fpad = np.concatenate([np.zeros(big), f, np.zeros(big)])
+    base = np.clip(remaining - first - f_off + big, width - 1, fpad.size - 1)  # padded index of F at i = 0
+    fwin = np.lib.stride_tricks.sliding_window_view(fpad[::-1], width)[fpad.size - 1 - base]
+    return wwin * fwin
+
+
+def _moments(lo, w):
+    """Mean and variance of the law ∝ w on lo, lo + 1, … (elementwise sums: no BLAS threads, which stall on a
+    loaded machine)."""
+    z = w.sum()
+    i = np.arange(w.size, dtype=float)
+    m = float((i * w).sum() / z)
+    return lo + m, float(((i - m) ** 2 * w).sum() / z)
 
 
 def sample_congenial(
@@ -329,22 +349,40 @@ def sample_congenial(
     c = np.zeros((size, j_count), dtype=np.int64)
     remaining = np.full(size, s, dtype=np.int64)
     for j in range(j_count - 1, 0, -1):
+        # Draw c_j ∝ w_j(c) F_{j−1}(t − c) by inverse CDF over an ordering of the outcomes that puts a band around
+        # the conditional's centre first: the row total is known exactly (top_j · F_j(t)), so rows whose uniform
+        # lands in the band never touch the rest; the rare others are drawn from the rest of the window.
         lo_j, w = tables[j]
-        f_off, f = forward[j - 1]
-        values = lo_j + np.arange(w.size)
-        # F_{j−1}(t − c) for every replicate's remaining total t and every c of the window, read from a
-        # zero-padded copy of F so that out-of-support partial sums get weight 0 without masking.
-        fpad = np.concatenate([np.zeros(w.size), f, np.zeros(w.size)])
-        start = np.clip(remaining - lo_j - f_off + w.size, 0, fpad.size - 1)  # index of c = lo_j
-        rev = fpad[::-1]
-        windows = np.lib.stride_tricks.sliding_window_view(rev, w.size)
-        prob = windows[fpad.size - 1 - start] * w[None, :]
-        cum = np.cumsum(prob, axis=1)
-        if np.any(cum[:, -1] <= 0):
+        f_off, f, _ = forward[j - 1]
+        m_w, v_w = _moments(lo_j, w)
+        m_f, v_f = _moments(f_off, f)
+        width = min(w.size, 2 * int(math.ceil(_BAND_SDS * math.sqrt(v_w))) + 1)
+        centre = m_w + (remaining - m_w - m_f) * (v_w / (v_w + v_f) if v_w + v_f > 0 else 0.0)
+        first = np.clip(np.round(centre).astype(np.int64) - width // 2, lo_j, lo_j + w.size - width)
+        cum = np.cumsum(_gather(w, lo_j, f, f_off, remaining, first, width), axis=1)
+        band = cum[:, -1]
+        if width < w.size:
+            g_off, g, g_top = forward[j]
+            total = np.maximum(g_top * g[np.clip(remaining - g_off, 0, g.size - 1)], band)
+        else:
+            total = band
+        if np.any(total <= 0):
             raise InvalidParameterError("internal: no mass left in the backward pass")  # pragma: no cover
-        u = rng.random(size) * cum[:, -1]
-        pick = np.minimum((cum < u[:, None]).sum(axis=1), w.size - 1)
-        c[:, j] = values[pick]
+        u = rng.random(size) * total
+        inside = u <= band
+        pick = first + np.minimum((cum < u[:, None]).sum(axis=1), width - 1)
+        out = np.flatnonzero(~inside)
+        if out.size:
+            full = _gather(w, lo_j, f, f_off, remaining[out], np.full(out.size, lo_j), w.size)
+            pos = np.arange(w.size)[None, :] + lo_j
+            full[(pos >= first[out, None]) & (pos < first[out, None] + width)] = 0.0
+            cum_rest = np.cumsum(full, axis=1)
+            u_rest = u[out] - band[out]
+            k = (cum_rest < u_rest[:, None]).sum(axis=1)
+            last = w.size - 1 - np.argmax(full[:, ::-1] > 0, axis=1)  # last cell with mass (rounding guard)
+            has = cum_rest[:, -1] > 0
+            pick[out] = np.where(has, lo_j + np.minimum(k, last), first[out] + width - 1)
+        c[:, j] = pick
         remaining -= c[:, j]
     c[:, 0] = remaining
     lo0, w0 = tables[0]
