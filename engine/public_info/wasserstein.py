@@ -14,12 +14,16 @@ convolution sampler: (i) per-region log-weights over c (the sub-count summed out
 pass of convolutions into partial-sum distributions, (iii) a backward pass drawing c_J, c_{J−1}, … given the
 remaining total, vectorised over replicates, (iv) d_j | c_j from the truncated discrete Laplace on [0, c_j].
 
-Large totals: each region's support is cut where its *tilted* log-weight (times e^{λc}, with λ chosen so the
-tilted modes add up to s; tilting leaves the law given the sum unchanged) falls ``tail`` nats below its maximum (and
-partial sums likewise). The mass dropped is below e^{−tail} relative (≈ 4e-18 for the default 40), beneath the FFT's
-rounding (≈ 1e-16):
-the sampler is exact to double precision. ``tail=None`` keeps the full support [0, s] (used on small instances and
-in the privacy tests).
+Large totals: each region's support is cut where its *tilted* log-weight (times e^{λc}; tilting leaves the law
+given the sum unchanged; λ is chosen by Newton steps so the tilted means add up to s) falls ``tail`` nats below its
+maximum, and partial sums likewise. The mass dropped is below e^{−tail} relative (≈ 4e-18 for the default 40),
+beneath the FFT's rounding (≈ 1e-16): the sampler is exact to double precision. The backward draw orders each
+region's outcomes with a band around the conditional's centre first; the row total is known from the forward pass,
+so rows whose uniform falls in the band (all but ~1e-6 of them) never evaluate the tails — inverse-CDF sampling is
+exact under any fixed ordering. ``tail=None`` keeps the full support [0, s] (small instances, privacy tests).
+
+Cost (benchmarks/bench_public_info.py, counties-demo's largest period, s ≈ 2.8e5, 100 replicates): well under a
+second at ε = 1; about 2.5 CPU seconds at ε = 0.01 (supports of ±16,000 per region).
 """
 
 from __future__ import annotations
