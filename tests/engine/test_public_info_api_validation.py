@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 
 from engine.errors import InvalidParameterError
-from engine.public_info import conditioning, discrete_laplace, inference, knorm, semantics, sensitivity, wasserstein
+from engine.public_info import (
+    conditioning,
+    discrete_laplace,
+    inference,
+    knorm,
+    semantics,
+    sensitivity,
+    wasserstein,
+)
 from engine.public_info.count_release import CountReleaseConfig
 from engine.public_info.guarantee import TPGuarantee
 from engine.public_info.results import CountStudyConfig
