@@ -10,6 +10,7 @@ Implements Seeman, Reimherr & Slavković, "Formal Privacy for Partially Private 
 * :mod:`~engine.public_info.projection` — the post-processing baseline's two-stage projection;
 * :mod:`~engine.public_info.wasserstein` — the exact L1 Wasserstein exponential mechanism (naive / congenial /
   prior-congenial bases);
+* :mod:`~engine.public_info.l2_mcmc` — the paper's L2-loss variant by Metropolis MCMC (labelled approximate ε-TP);
 * :mod:`~engine.public_info.conditioning` — Lemma 8 (cost 2ε);
 * :mod:`~engine.public_info.semantics` — Lemma 4's band, the realised-ε audit, Corollary 13;
 * :mod:`~engine.public_info.inference` — Algorithms 1–2, Bayes risk, test power;
