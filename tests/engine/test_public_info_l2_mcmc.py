@@ -33,9 +33,9 @@ def test_chain_approaches_the_exact_law_and_is_labelled_approximate(conc):
     xc, xd, s, eps = [3, 1], [1, 0], 4, 2.0
     conc_arr = None if conc is None else np.array(conc)
     outs, p = _exact(xc, xd, s, eps / 4, conc_arr)
-    m = 8000
+    m = 5000
     c, d, g = l2_wasserstein_mcmc(xc, xd, eps, base="congenial" if conc is None else "prior", total=s,
-                                  concentration=conc_arr, iterations=300, replicates=m, rng=np.random.default_rng(3))
+                                  concentration=conc_arr, iterations=200, replicates=m, rng=np.random.default_rng(3))
     assert g.headline().startswith("approximate ε-TP") and not g.exact
     assert np.all(c.sum(axis=1) == s) and np.all((d >= 0) & (d <= c))
     index = {o: i for i, o in enumerate(outs)}
