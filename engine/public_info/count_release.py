@@ -101,6 +101,11 @@ def _guarantee(config: CountReleaseConfig, periods: int) -> TPGuarantee:
         "sensitivity: valid only without dependence between people (Lemma 12); household or outbreak correlation "
         "raises it (see the Δ_z calculators).",
     )
+    if config.method == "wasserstein" and config.base != "naive":
+        notes += (
+            "Exact sampler to double precision: each region's support is cut where its weight falls e^{-40} below "
+            "the maximum (an additive slack of about 1e-17 in probability).",
+        )
     return TPGuarantee(epsilon=config.epsilon, sensitivity=config.sensitivity, public=config.public, mechanism=mech,
                        periods=periods, notes=notes)
 

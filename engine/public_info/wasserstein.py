@@ -20,7 +20,9 @@ maximum, and partial sums likewise. The mass dropped is below e^{−tail} relati
 beneath the FFT's rounding (≈ 1e-16): the sampler is exact to double precision. The backward draw orders each
 region's outcomes with a band around the conditional's centre first; the row total is known from the forward pass,
 so rows whose uniform falls in the band (all but ~1e-6 of them) never evaluate the tails — inverse-CDF sampling is
-exact under any fixed ordering. ``tail=None`` keeps the full support [0, s] (small instances, privacy tests).
+exact under any fixed ordering. Strictly, the cut depends on the data: outputs beyond it get probability 0
+instead of less than e^{−tail} of the mass — an additive slack (a δ of about 1e-17) far below anything used in
+practice. ``tail=None`` keeps the full support [0, s] (the untruncated law; small instances, privacy tests).
 
 Cost (benchmarks/bench_public_info.py, counties-demo's largest period, s ≈ 2.8e5, 100 replicates): well under a
 second at ε = 1; about 2.5 CPU seconds at ε = 0.01 (supports of ±16,000 per region).
