@@ -33,13 +33,13 @@ def test_default_highlights():
 def test_study_shapes_progress_and_summaries():
     table = _table()
     config = CountStudyConfig(methods=("postprocess", "wasserstein-congenial", "wasserstein-prior"),
-                              epsilons=(0.05, 2.0), replicates=20)
+                              epsilons=(0.05, 2.0), replicates=10)
     seen = []
     res = build_count_study(table, config, rng=np.random.default_rng(1), progress=seen.append)
     assert len(res.cells) == 6 and len(seen) == 6 * 6 and seen[-1].done == seen[-1].total == 36
     assert [p.done for p in seen] == list(range(1, 37))
     for cell in res.cells:
-        assert cell.released.shape == (20, 3, 6) and cell.released_rates.shape == (20, 3, 6)
+        assert cell.released.shape == (10, 3, 6) and cell.released_rates.shape == (10, 3, 6)
         assert cell.guarantee.epsilon == cell.epsilon
         q = cell.error_quantiles
         assert 0 <= q["median"] <= q["p95"] <= q["max"]
