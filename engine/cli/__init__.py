@@ -16,7 +16,7 @@ from engine import __version__
 from engine.errors import EngineError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("feasibility", "policy", "privatize", "evaluate", "sweep", "blob-experiment")
+COMMANDS: tuple[str, ...] = ("feasibility", "policy", "privatize", "evaluate", "sweep", "blob-experiment", "counts")
 
 
 class _Parser(argparse.ArgumentParser):
