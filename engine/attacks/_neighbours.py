@@ -41,6 +41,8 @@ from scipy.spatial.distance import cdist
 SLACK = 1e-9
 #: Query rows × release rows per block of the canonical (reference) search: 8 MB of float64.
 _BLOCK = 1 << 20
+#: Query rows × candidate rows per cdist block of a scan (2 MB of float64).
+_SCAN_BLOCK = 1 << 18
 #: Targets per group (median splits until groups are at most this big).
 _GROUP_SIZE = 64
 #: Rows with the smallest bound whose exact distances give each target its upper bound U(t).
@@ -120,7 +122,7 @@ def _scan(rows: np.ndarray, queries: np.ndarray, known: np.ndarray, candidates: 
     sub_rows = np.ascontiguousarray(cand_rows[:, known])
     sub_queries = np.ascontiguousarray(queries[:, known])
     out = np.empty(queries.shape[0], dtype=np.intp)
-    step = max(1, (1 << 16) // max(1, sub_rows.shape[0]))
+    step = max(1, _SCAN_BLOCK // max(1, sub_rows.shape[0]))
     for start in range(0, queries.shape[0], step):
         best, unsure = _best_two(sub_queries[start : start + step], sub_rows)
         redo = np.flatnonzero(unsure)
@@ -128,6 +130,55 @@ def _scan(rows: np.ndarray, queries: np.ndarray, known: np.ndarray, candidates: 
             best[redo] = canonical_nearest(cand_rows, queries[start + redo], known)
         out[start : start + step] = best
     return out if candidates is None else candidates[out]
+
+
+def nearest_all_but_one(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Canonical nearest row on every column but j, for every secret column j at once: shape (q, d).
+
+    With t(i) the L1 distance on all d columns and m(i) the largest single-column term (Chebyshev distance),
+    the distance without column j is t(i) − |t_j − v_ij| ≥ t(i) − m(i) for every j, while the best distance
+    without column j is at most min_i t(i). So only rows with t(i) − m(i) ≤ min_i t(i) can be nearest for any j
+    (a handful per query on real releases); their canonical distances are computed exactly. Two distance
+    passes instead of d.
+
+    >>> rows = np.array([[0.0, 0.0, 9.0], [0.0, 5.0, 0.0], [1.0, 1.0, 1.0]])
+    >>> nearest_all_but_one(rows, np.array([[0.0, 0.0, 0.0]])).tolist()
+    [[0, 2, 1]]
+    """
+    n, d = rows.shape
+    out = np.empty((queries.shape[0], d), dtype=np.intp)
+    # Every term |t_k − v_k| is at most this: an absolute scale for the slack.
+    term_bound = float(np.max(np.abs(rows))) + float(np.max(np.abs(queries)))
+    step = max(1, _BLOCK // max(1, n))
+    for start in range(0, queries.shape[0], step):
+        block = queries[start : start + step]
+        total = cdist(block, rows, "cityblock")
+        t_min = np.min(total, axis=1)
+        bound = np.subtract(total, cdist(block, rows, "chebyshev"), out=total)
+        threshold = t_min + SLACK * (t_min + term_bound)
+        qi, ii = np.nonzero(bound <= threshold[:, None])  # sorted by query, then by row index
+        terms = np.abs(block[qi] - rows[ii])
+        pair_total = terms.sum(axis=1)
+        starts = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # every query has ≥ 1 candidate (its argmin t)
+        sizes = np.diff(np.r_[starts, qi.size])
+        for j in range(d):
+            # Total minus column j approximates the distance without j to a few ulps of the total; only the
+            # candidates within the slack of their query's approximate minimum need the canonical sum.
+            approx = pair_total - terms[:, j]
+            approx_min = np.repeat(np.minimum.reduceat(approx, starts), sizes)
+            near = np.flatnonzero(approx <= approx_min + SLACK * (approx_min + term_bound))
+            dist = np.zeros(near.size)
+            for k in range(d):
+                if k != j:
+                    dist += terms[near, k]
+            q_near = qi[near]
+            near_starts = np.flatnonzero(np.r_[True, q_near[1:] != q_near[:-1]])
+            near_sizes = np.diff(np.r_[near_starts, near.size])
+            is_min = dist == np.repeat(np.minimum.reduceat(dist, near_starts), near_sizes)
+            first = near[is_min]
+            keep = np.r_[True, qi[first[1:]] != qi[first[:-1]]]  # first (lowest row index) per query
+            out[start + qi[first[keep]], j] = ii[first[keep]]
+    return out
 
 
 def query_groups(queries: np.ndarray, size: int | None = None) -> list[np.ndarray]:
@@ -201,6 +252,11 @@ def nearest_on_column_sets(
             out[i] = _scan(rows, queries, sets[i])
         return out  # type: ignore[return-value]
 
+    # The all-but-one sets (d − 1 columns) are searched together per group (:func:`nearest_all_but_one` on the
+    # union of their candidate rows): when the release lies among the targets (the data itself, little noise)
+    # the boxes prune little, and the two-pass search beats d separate scans.
+    joint = [i for i in multi if sets[i].size == d - 1 and d > 2]
+    joint_set = set(joint)
     membership = np.zeros((len(multi), d), dtype=np.float32)
     for r, i in enumerate(multi):
         membership[r, sets[i]] = 1.0
@@ -218,15 +274,32 @@ def nearest_on_column_sets(
         # small inner dimension costs more in thread start-up than it computes, and fights sweep workers.
         bounds = np.einsum("sk,kn->sn", membership, gaps.astype(np.float32))
         seeds = np.argpartition(bounds, _SEED_ROWS, axis=1)[:, :_SEED_ROWS]
+        union = np.zeros(n, dtype=bool) if joint else None
         for r, i in enumerate(multi):
             known = sets[i]
             seed_rows = rows[seeds[r]][:, known]
             upper = float(cdist(block[:, known], seed_rows, "cityblock").min(axis=1).max())
+            if i in joint_set:
+                union |= bounds[r] <= upper * widen
+                continue
             candidates = np.flatnonzero(bounds[r] <= upper * widen)
             results[i][group] = _scan(rows, block, known, candidates)
+        if joint:
+            candidates = np.flatnonzero(union)
+            every = candidates[nearest_all_but_one(rows[candidates], block)]
+            for i in joint:
+                secret = int(np.setdiff1d(np.arange(d), sets[i])[0])
+                results[i][group] = every[:, secret]
     for i in multi:
         out[i] = results[i]
     return out  # type: ignore[return-value]
 
 
-__all__ = ["SLACK", "canonical_nearest", "nearest_1d", "nearest_on_column_sets", "query_groups"]
+__all__ = [
+    "SLACK",
+    "canonical_nearest",
+    "nearest_1d",
+    "nearest_all_but_one",
+    "nearest_on_column_sets",
+    "query_groups",
+]
