@@ -143,7 +143,7 @@ def nearest_all_but_one(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
 
     >>> rows = np.array([[0.0, 0.0, 9.0], [0.0, 5.0, 0.0], [1.0, 1.0, 1.0]])
     >>> nearest_all_but_one(rows, np.array([[0.0, 0.0, 0.0]])).tolist()
-    [[0, 2, 1]]
+    [[2, 1, 0]]
     """
     n, d = rows.shape
     out = np.empty((queries.shape[0], d), dtype=np.intp)
