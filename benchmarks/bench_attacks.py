@@ -26,8 +26,12 @@ Rows reported:
   seconds, medians; the outputs of both versions are checked identical. The issue's targets are printed next
   to the nigeria-demo figures (attribute inference ≤ 0.1 s, singling out ≤ 0.05 s per cell).
 
+* ``per cell, nigeria-demo … B=<b>`` — the same on nigeria-demo for B ∈ {0.05, 0.1, 0.25, 1, 2}: the noise of
+  the release decides how much the attribute-inference search can prune (little at small B, where the release
+  lies among the targets).
+
 Run ``python benchmarks/bench_attacks.py`` (``--per-cell`` for the per-cell rows only; ``--per-cell --quick``
-skips the 200,000-row table) or ``bash scripts/studio.sh bench attacks``.
+skips the 200,000-row table; ``--per-b`` for the B rows) or ``bash scripts/studio.sh bench attacks``.
 """
 
 from __future__ import annotations
@@ -136,7 +140,7 @@ def _generated(n: int, d: int, seed: int = 0) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1).max()
 
 
-def _cell_inputs(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+def _cell_inputs(name: str, b: float = 0.25) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     from engine.mechanisms.private_projection import PrivateProjection
 
     if name.startswith("generated"):
@@ -147,7 +151,7 @@ def _cell_inputs(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     rel_idx, hold_idx = holdout_split(x.shape[0], 500, rng=np.random.default_rng(2))
     x_rel = x[rel_idx]
     delta = 1.0 / (x_rel.shape[0] + 1)
-    mech = PrivateProjection(b=0.25, output_scale="unbiased", covariance="centred", epsilon1=3.0, delta1=delta,
+    mech = PrivateProjection(b=b, output_scale="unbiased", covariance="centred", epsilon1=3.0, delta1=delta,
                              epsilon2=0.9999, delta2=delta, k=10_000)
     released = mech.release(x_rel, rng=np.random.default_rng(3)).value
     return x_rel, x[hold_idx], released, label
@@ -164,8 +168,12 @@ def _ai_counts(result) -> list[int]:
 
 
 def per_cell(names: tuple[str, ...] = ("togo-demo", "nigeria-demo", "generated 25000x30", "generated 200000x15"),
-             repeats: int = 5) -> list[dict]:
-    """One sweep cell's attacks per dataset, today's code and the code at :data:`BEFORE`, side by side."""
+             repeats: int = 5, b: float = 0.25) -> list[dict]:
+    """One sweep cell's attacks per dataset, today's code and the code at :data:`BEFORE`, side by side.
+
+    ``b``: the release's B (noise grows with B; at small B the release lies among the targets and the
+    attribute-inference search prunes less — see :func:`per_b`).
+    """
     from engine.attacks.attribute_inference import AttributeInferenceConfig
     from engine.attacks.singling_out import SinglingOutConfig, non_unique_share
 
@@ -173,7 +181,9 @@ def per_cell(names: tuple[str, ...] = ("togo-demo", "nigeria-demo", "generated 2
     old_so = _module_before("engine/attacks/singling_out.py", "_before_singling_out")
     rows: list[dict] = []
     for name in names:
-        x_rel, x_hold, released, label = _cell_inputs(name)
+        x_rel, x_hold, released, label = _cell_inputs(name, b)
+        if b != 0.25:
+            label = f"{label} B={b:g}"
         n, d = x_rel.shape[0] + x_hold.shape[0], x_rel.shape[1]
         reps = repeats if n <= 50_000 else 1
         shared = non_unique_share(x_rel)
@@ -212,6 +222,14 @@ def per_cell(names: tuple[str, ...] = ("togo-demo", "nigeria-demo", "generated 2
             row["note"] = (f"median of {reps}; release {x_rel.shape[0]} rows; results identical to {BEFORE[:7]}"
                            if "before" in timed else f"median of {reps}; {BEFORE[:7]} not available")
             rows.append(row)
+    return rows
+
+
+def per_b(bs: tuple[float, ...] = (0.05, 0.1, 0.25, 1.0, 2.0), repeats: int = 3) -> list[dict]:
+    """nigeria-demo cells across the quick preset's B values: how the attack cost depends on the release's noise."""
+    rows: list[dict] = []
+    for b in bs:
+        rows += per_cell(("nigeria-demo",), repeats=repeats, b=b)
     return rows
 
 
@@ -314,11 +332,13 @@ def run() -> list[dict]:
     )
     rows.append({"name": f"attribute inference (ours), 3 adversaries x {d} secrets, 500+500 targets, "
                          f"release {len(rel_idx)} rows", "seconds": ai_s, "note": "median of 3"})
-    return rows + per_cell()
+    return rows + per_cell() + per_b()
 
 
 if __name__ == "__main__":
-    if "--per-cell" in sys.argv[1:]:
+    if "--per-b" in sys.argv[1:]:
+        rows = per_b()
+    elif "--per-cell" in sys.argv[1:]:
         quick = "--quick" in sys.argv[1:]
         rows = per_cell(("togo-demo", "nigeria-demo", "generated 25000x30") if quick else per_cell.__defaults__[0])
     else:

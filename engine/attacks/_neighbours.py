@@ -20,8 +20,11 @@ least
 and all column sets are served by one matrix product (the per-column box gaps times the 0/1 matrix of the
 column sets). A few rows with the smallest bound give every target of the group an upper bound U(t) on its
 nearest distance; rows with :math:`LB > (1 + \text{slack})\max_g U` can be neither the nearest row nor within
-the slack of it and are dropped, the rest (about 1–6 % of the rows on the demos' releases) are scanned
-exactly. The answer is the canonical one in every case; only the work changes.
+the slack of it and are dropped, the rest (about 1–6 % of the rows on the demos' releases at B ≥ 0.25) are
+scanned exactly. When the release lies among the targets (little noise: the first group keeps more than
+:data:`_PRUNE_FRACTION` of the rows) the remaining targets are scanned against every row instead. The all-but-one
+sets are searched together (:func:`nearest_all_but_one`). The answer is the canonical one in every case; only
+the work changes.
 
 Rounding of the bound: each float64 gap fl(lo − v) is at most the computed term fl(|t − v|) of every target of
 the group (rounding is monotone and lo ≤ t ≤ hi); rounding the non-negative gaps to float32 and summing them in
@@ -49,6 +52,8 @@ _GROUP_SIZE = 64
 _SEED_ROWS = 64
 #: Relative error allowance of the float32 bound: (h + 1)·2⁻²⁴ for up to ~160 known columns, rounded up.
 _BOUND_SLACK = 1e-5
+#: When the first group's boxes keep more than this share of (row, column set) pairs, the rest is scanned unbounded.
+_PRUNE_FRACTION = 0.5
 #: Below this many (query, row) pairs a plain blocked scan is cheaper than bounding.
 _SCAN_PAIRS = 1 << 18
 
@@ -181,6 +186,19 @@ def nearest_all_but_one(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return out
 
 
+def _unbounded(rows, queries, subset, sets, multi, joint, results) -> None:
+    """Canonical nearest rows for the queries ``subset`` by full scans (no bounds), into ``results``."""
+    d = rows.shape[1]
+    block = queries[subset]
+    for i in multi:
+        if i not in joint:
+            results[i][subset] = _scan(rows, block, sets[i])
+    if joint:
+        every = nearest_all_but_one(rows, block)
+        for i in joint:
+            results[i][subset] = every[:, int(np.setdiff1d(np.arange(d), sets[i])[0])]
+
+
 def query_groups(queries: np.ndarray, size: int | None = None) -> list[np.ndarray]:
     """Split query indices into compact groups of at most ``size`` by median splits on the widest column.
 
@@ -263,7 +281,15 @@ def nearest_on_column_sets(
     rows_t = np.ascontiguousarray(rows.T)
     results = {i: np.empty(queries.shape[0], dtype=np.intp) for i in multi}
     widen = (1.0 + 2.0 * SLACK) * (1.0 + _BOUND_SLACK)
-    for group in query_groups(queries):
+    kept = 0  # candidate rows kept over the column sets of the first group
+    groups = query_groups(queries)
+    for g, group in enumerate(groups):
+        if g == 1 and kept / (n * len(multi)) > _PRUNE_FRACTION:
+            # The first group's boxes kept most rows: the release lies among the targets (small noise) and
+            # bounding would cost more than it saves. Scan the other targets against every row instead.
+            rest = np.sort(np.concatenate(groups[1:]))
+            _unbounded(rows, queries, rest, sets, multi, joint, results)
+            break
         block = queries[group]
         lo = block.min(axis=0)[:, None]
         hi = block.max(axis=0)[:, None]
@@ -279,11 +305,12 @@ def nearest_on_column_sets(
             known = sets[i]
             seed_rows = rows[seeds[r]][:, known]
             upper = float(cdist(block[:, known], seed_rows, "cityblock").min(axis=1).max())
+            keep = bounds[r] <= upper * widen
+            kept += int(np.count_nonzero(keep))
             if i in joint_set:
-                union |= bounds[r] <= upper * widen
+                union |= keep
                 continue
-            candidates = np.flatnonzero(bounds[r] <= upper * widen)
-            results[i][group] = _scan(rows, block, known, candidates)
+            results[i][group] = _scan(rows, block, known, np.flatnonzero(keep))
         if joint:
             candidates = np.flatnonzero(union)
             every = candidates[nearest_all_but_one(rows[candidates], block)]

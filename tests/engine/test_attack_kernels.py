@@ -158,3 +158,19 @@ def test_query_groups_partition_the_queries():
     groups = query_groups(queries, size=64)
     assert max(g.size for g in groups) <= 64
     assert sorted(np.concatenate(groups).tolist()) == list(range(1000))
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.0])
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_bounded_and_unbounded_scans_give_the_canonical_rows(seed, fraction, monkeypatch):
+    # fraction 0: every group after the first is scanned unbounded; 1: every group is bounded.
+    monkeypatch.setattr(_neighbours, "_PRUNE_FRACTION", fraction)
+    calls = []
+    original = _neighbours._unbounded
+    monkeypatch.setattr(_neighbours, "_unbounded", lambda *a: calls.append(1) or original(*a))
+    rng, rows, queries = _rows_and_queries(seed)
+    d = rows.shape[1]
+    sets = [np.sort(rng.choice(d, size=3, replace=False))] + [np.delete(np.arange(d), j) for j in range(d)]
+    for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+    assert len(calls) == (1 if fraction == 0.0 else 0)
