@@ -14,10 +14,12 @@ the holdout as control, distinguishing) and records one tidy row. Two reference 
 Design
 ------
 * Holdout. One holdout of ``holdout`` rows (default :func:`~engine.attacks.attribute_inference.
-  default_holdout_size`) is drawn per sweep from the sweep seed, BEFORE privatizing; every cell privatizes the
+  default_holdout_size`) is drawn per sweep from the analysis configuration's holdout seed, BEFORE privatizing; every cell privatizes the
   same released rows, so the non-private program baseline, the non-private singling-out baseline and the CV folds
   are computed once, and repetitions vary the mechanism's noise and the attack's random choices only.
-* Seeds. ``engine.rng.spawn_seeds(seed, 1 + cells)``: child 0 draws the holdout, child i + 1 drives cell i
+* Seeds. The holdout is drawn from the analysis configuration's ``holdout_seed`` (the same rows for every sweep
+  of the same data, so the non-private reference is one number on every page). ``engine.rng.spawn_seeds(seed,
+  1 + cells)``: child 0 is left unused (it drew the holdout before), child i + 1 drives cell i
   (grid points in order — non-private, then each budget × B, then extra classic-DP points — repetitions inner).
   Rows are returned in cell order, so the same seed gives the same table whatever the number of workers.
 * Parallelism. ``workers > 1`` runs cells in a ``ProcessPoolExecutor`` (``fork`` from a single-threaded caller such
@@ -884,7 +886,7 @@ def run_sweep(
     points = config.points()
     tasks = [(p.index, rep) for p in points for rep in range(config.repetitions)]
     seeds = spawn_seeds(config.seed, len(tasks) + 1)
-    ctx = _build_context(data, config, seeds[0])
+    ctx = _build_context(data, config, None)  # the holdout comes from the analysis configuration's holdout_seed
     total = len(tasks)
     rows: dict[int, dict] = {}
 
@@ -988,12 +990,11 @@ def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetit
     sweep's released rows and holdout, with ``repetitions`` (default: the sweep's) releases, so its marker sits on
     the same axes as the sweep's points.
 
-    Seeds: the sweep's holdout seed (child 0 of the sweep seed), and releases from a stream spawned from the sweep
-    seed that no cell uses.
+    Seeds: the sweep's holdout (the analysis configuration's holdout_seed), and releases from a stream spawned from
+    the sweep seed that no cell uses.
     """
     reps = config.repetitions if repetitions is None else check_integer("repetitions", repetitions, 1, 10_000)
-    holdout_seed = spawn_seeds(config.seed, 1)[0]
-    built = AnalysisData.build(data, config.analysis_config(), holdout_seed=holdout_seed)
+    built = AnalysisData.build(data, config.analysis_config())
     seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
     first = analyse(built, mechanism, seed=seeds[0])
     rows = [first.row()] + [analyse(built, mechanism, seed=s).row() for s in seeds[1:]]
@@ -1007,7 +1008,7 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
     total = 0.0
     for config in configs:
         point = next(p for p in config.points() if p.budget is not None)
-        built = AnalysisData.build(data, config.analysis_config(), holdout_seed=0)
+        built = AnalysisData.build(data, config.analysis_config())
         mechanism = config.mechanism_for(point.b, point.budget, d=built.x_rel.shape[1])
         started = time.perf_counter()
         analyse(built, mechanism, seed=0)
