@@ -39,6 +39,8 @@ from engine.errors import InvalidParameterError
 from engine.mechanisms import MECHANISMS
 from engine.release import ReleaseConfig, release_frame, release_summary, run_release
 from engine.rng import make_rng
+from engine.scale.command import add_arguments as add_engine_arguments
+from engine.scale.command import check_engine_flags, run_dask_release
 
 #: Command-line flag (argparse dest) → (mechanism field, type, help).
 PARAMETER_FLAGS: dict[str, tuple[str, type, str]] = {
@@ -110,6 +112,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=None, help="seed (simulations only: seeded output is not private)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
+    add_engine_arguments(parser)  # --engine dask and its flags (engine.scale)
     parser.set_defaults(func=run)
 
 
@@ -271,6 +274,9 @@ def _write(frame, path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_engine_flags(args)
+    if args.engine == "dask":
+        return run_dask_release(args)
     started = time.perf_counter()
     config = _read_config(args.config) if args.config else None
     output = Path(args.output)
