@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,8 +76,21 @@ def staging_directory(output: Path) -> Iterator[Path]:
     try:
         yield staging
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_staging(staging)
         raise
+
+
+def remove_staging(staging: Path, *, attempts: int = 100, pause: float = 0.05) -> None:
+    """Remove a staging folder, retrying while tasks still running on workers finish writing into it.
+
+    A task that starts writing after the folder is gone fails to open its file (the folder is not recreated), so
+    repeating ``rmtree`` until the folder has disappeared cannot leave a partial dataset behind.
+    """
+    for _ in range(attempts):
+        shutil.rmtree(staging, ignore_errors=True)
+        if not staging.exists():
+            return
+        time.sleep(pause)
 
 
 def write_partition(frame: pd.DataFrame, directory: str, index: int) -> str:
@@ -130,6 +144,7 @@ __all__ = [
     "check_output_directory",
     "commit",
     "partition_file_name",
+    "remove_staging",
     "staging_directory",
     "write_partition",
 ]

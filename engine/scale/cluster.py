@@ -17,6 +17,7 @@ count, threads, memory, dashboard link).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import ipaddress
 import os
 import re
@@ -136,6 +137,8 @@ def dask_client(
             memory_limit=memory_limit,
             host="127.0.0.1" if processes else None,  # thread workers talk in-process, not over TCP
             dashboard_address=None,
+            # The scheduler's HTTP endpoints (health, metrics) on a free port: several clusters can run at once.
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0" if processes else ":0"},
             silence_logs=50,
         )
         try:
@@ -167,7 +170,10 @@ def cluster_summary(client: Any) -> dict[str, Any]:
     info = client.scheduler_info(n_workers=-1) if _accepts_n_workers(client) else client.scheduler_info()
     workers = info.get("workers", {})
     dashboard = None
-    if info.get("services", {}).get("dashboard"):
+    # The scheduler always serves HTTP (health, metrics); its dashboard pages exist only where bokeh is installed,
+    # which is known for a local cluster and assumed for a remote one.
+    local = getattr(client, "cluster", None) is not None
+    if info.get("services", {}).get("dashboard") and (not local or importlib.util.find_spec("bokeh") is not None):
         with contextlib.suppress(Exception):
             dashboard = client.dashboard_link
     return {
