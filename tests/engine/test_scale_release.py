@@ -146,10 +146,12 @@ def test_projection_shared_pieces_at_reduced_rank_equal_the_in_memory_ones(tmp_p
     frame = _table(900, seed=4)
     spec = DataSpec(FEATURES, normalization=BOUNDS)
     x = prepare(frame, spec).x
+    parts = np.array_split(x, 4)
     for covariance in ("gram", "centred"):
         mech = PrivateProjection(b=0.5, epsilon1=2.0, delta1=1e-4, epsilon2=0.5, delta2=1e-5, k=30, rank=2,
                                  covariance=covariance)
-        def reduce(kind: str, parts=tuple(np.array_split(x, 4))) -> np.ndarray:
+
+        def reduce(kind: str) -> np.ndarray:
             gram = sum(p.T @ p for p in parts)
             if kind == "gram":
                 return gram
