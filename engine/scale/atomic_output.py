@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from engine.errors import InvalidParameterError
 
@@ -93,19 +92,17 @@ def remove_staging(staging: Path, *, attempts: int = 100, pause: float = 0.05) -
         time.sleep(pause)
 
 
-def write_partition(frame: pd.DataFrame, directory: str, index: int) -> str:
-    """Write one partition as Parquet into ``directory`` and fsync it; returns the file name.
+def write_partition(values: np.ndarray, columns: tuple[str, ...], directory: str, index: int) -> str:
+    """Write one partition's n × m values as Parquet (one float64 column per name) into ``directory``; fsync it.
 
     The bytes depend only on the values (no pandas index or timestamps in the metadata), so a seeded rerun gives
-    identical files.
+    identical files. Returns the file name.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_arrays(
-        [pa.array(np.ascontiguousarray(frame[c].to_numpy(dtype=np.float64))) for c in frame.columns],
-        names=[str(c) for c in frame.columns],
-    )
+    by_column = np.asfortranarray(values, dtype=np.float64)  # one copy; every column is then contiguous
+    table = pa.Table.from_arrays([pa.array(by_column[:, j]) for j in range(by_column.shape[1])], names=list(columns))
     name = partition_file_name(index)
     with open(os.path.join(directory, name), "wb") as handle:
         pq.write_table(table, handle, compression="none")  # noise does not compress

@@ -67,10 +67,11 @@ _FINGERPRINT_VERSION = b"privacy-parameter-studio/table/partitioned/v1\n"
 
 # ------------------------------------------------------------------------------------------------ worker tasks
 def _stats_task(partition: Any, columns: tuple[str, ...], spec, moments: bool) -> dict[str, Any]:
-    frame = read_partition(partition, columns)
-    problem, values = check_partition(frame, spec)
-    report: dict[str, Any] = {"n": len(frame), "problem": problem}
-    if problem is None and len(frame):
+    data = read_partition(partition, columns)
+    problem, values = check_partition(data, spec)
+    n = _length(data)
+    report: dict[str, Any] = {"n": n, "problem": problem}
+    if problem is None and n:
         raw = feature_matrix(values, spec)
         report["min"], report["max"] = raw.min(axis=0), raw.max(axis=0)
         if moments:
@@ -78,15 +79,17 @@ def _stats_task(partition: Any, columns: tuple[str, ...], spec, moments: bool) -
     return report
 
 
+def _length(data: pd.DataFrame | dict[str, np.ndarray]) -> int:
+    return len(data) if isinstance(data, pd.DataFrame) else len(next(iter(data.values())))
+
+
 def _max_norm_task(partition: Any, columns: tuple[str, ...], spec, centre: np.ndarray, scale: np.ndarray) -> float:
-    frame = read_partition(partition, columns)
-    values = check_partition(frame, spec)[1]
+    values = check_partition(read_partition(partition, columns), spec)[1]
     return partition_max_norm(feature_matrix(values, spec), centre, scale)
 
 
 def _gram_task(partition: Any, columns: tuple[str, ...], spec, prep: PreparationMap) -> tuple[np.ndarray, np.ndarray, int]:
-    frame = read_partition(partition, columns)
-    values = check_partition(frame, spec)[1]
+    values = check_partition(read_partition(partition, columns), spec)[1]
     x = prepare_rows(feature_matrix(values, spec), prep)[0]
     return x.T @ x, x.sum(axis=0), x.shape[0]
 
@@ -113,34 +116,28 @@ class PartitionJob:
 
 
 def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, Any]:
-    frame = read_partition(partition, job.columns)
-    problem, values = check_partition(frame, job.spec) if not job.checked else (None, None)
-    report: dict[str, Any] = {"index": index, "n": len(frame), "problem": problem}
+    data = read_partition(partition, job.columns)
+    n = _length(data)
+    problem, values = check_partition(data, job.spec)
+    del data
+    report: dict[str, Any] = {"index": index, "n": n, "problem": problem}
     if problem is not None:
         return report
-    if values is None:
-        values = _convert(frame, job.spec)
     raw = feature_matrix(values, job.spec)
-    report["digest"] = canonical_digest(values, job.spec, len(frame))
-    if not job.checked and len(frame):
+    report["digest"] = canonical_digest(values, job.spec, n)
+    del values
+    if not job.checked and n:
         report["min"], report["max"] = raw.min(axis=0), raw.max(axis=0)
     prep = job.prep if job.prep is not None else public_map(job.spec.normalization, raw.shape[1])
     x, report["clipped_rows"], report["clipped_values"] = prepare_rows(raw, prep)
     del raw
     value, report["mechanism"] = job.pieces.privatize(x, job.rng(index))
     del x
-    frame_out = pd.DataFrame(value, columns=list(job.output_columns), copy=False)
     try:
-        report["file"] = write_partition(frame_out, job.directory, index)
+        report["file"] = write_partition(value, job.output_columns, job.directory, index)
     except OSError as exc:
         report["io_error"] = f"cannot write partition {index} into {job.directory!r}: {exc.strerror or exc}"
     return report
-
-
-def _convert(frame: pd.DataFrame, spec) -> dict[str, np.ndarray]:
-    from engine.data.preparation import _numeric  # the in-memory path's conversion of cells to float64
-
-    return {c: _numeric(frame[c])[0] for c in spec.columns}
 
 
 # ------------------------------------------------------------------------------------------------ driver

@@ -33,6 +33,7 @@ import pandas as pd
 # _numeric / _shrink_into_ball: the in-memory path's exact cell conversion and final ball projection, shared so
 # that both paths prepare a row identically.
 from engine.data.preparation import (
+    MAX_ABS_VALUE,
     MIN_ROWS,
     DataSpec,
     Normalization,
@@ -81,11 +82,20 @@ def public_map(normalization: Normalization, d: int) -> PreparationMap | None:
 
 
 # ---------------------------------------------------------------------------------------------------- checks
-def check_partition(frame: pd.DataFrame, spec: DataSpec) -> tuple[dict[str, Any] | None, dict[str, np.ndarray]]:
+def check_partition(
+    data: pd.DataFrame | dict[str, np.ndarray], spec: DataSpec
+) -> tuple[dict[str, Any] | None, dict[str, np.ndarray]]:
     """The first problem of one partition (as plain data, row relative to the partition) and the float64 columns.
 
-    The whole-table checks (row count, constant features) are left to the driver.
+    ``data`` is a DataFrame or a dict of column arrays (:func:`engine.scale.partitioned_input.read_partition`).
+    Clean numeric partitions take a fast vectorised check; any partition that fails it is checked by
+    :func:`engine.data.preparation.table_problems`, so the message is the in-memory path's. The whole-table checks
+    (row count, constant features) are left to the driver.
     """
+    values = {c: _as_float(data[c]) for c in spec.columns}
+    if _clean(values, spec):
+        return None, values
+    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame({c: data[c] for c in spec.columns})
     problems = [
         p for p in table_problems(frame, spec)
         if not isinstance(p, TooFewRowsError) and not _is_constant_problem(p, frame, spec)
@@ -93,8 +103,30 @@ def check_partition(frame: pd.DataFrame, spec: DataSpec) -> tuple[dict[str, Any]
     if problems:
         p = problems[0]
         return {"message": str(p), "control": p.control, "column": p.column, "row": p.row}, {}
-    values = {c: _numeric(frame[c])[0] for c in spec.columns}
-    return None, values
+    return None, {c: _numeric(frame[c])[0] for c in spec.columns}
+
+
+def _as_float(column: Any) -> np.ndarray | None:
+    """float64 values of a numeric column (None when it holds text or other types)."""
+    if isinstance(column, np.ndarray):
+        return column if column.dtype == np.float64 else None
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column.dtype) \
+            and not pd.api.types.is_complex_dtype(column.dtype):
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return None
+
+
+def _clean(values: dict[str, np.ndarray | None], spec: DataSpec) -> bool:
+    """True when every used column is finite float64 within ±MAX_ABS_VALUE and role columns are non-negative."""
+    roles = set((spec.roles or {}).values())
+    for column, v in values.items():
+        if v is None:
+            return False
+        if v.size and not (np.isfinite(v).all() and np.abs(v).max() <= MAX_ABS_VALUE):
+            return False
+        if column in roles and v.size and v.min() < 0:
+            return False
+    return True
 
 
 def _is_constant_problem(problem: TableProblem, frame: pd.DataFrame, spec: DataSpec) -> bool:

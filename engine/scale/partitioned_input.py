@@ -220,8 +220,12 @@ def _plan_csv(files: list[str]) -> PartitionedInput:
     return PartitionedInput("csv", tuple(files), columns, tuple(frame.to_delayed()), None, None)
 
 
-def read_partition(partition: Any, columns: tuple[str, ...]) -> pd.DataFrame:
-    """The rows of one planned partition (a tuple of :class:`ParquetPiece`, or a CSV block already read)."""
+def read_partition(partition: Any, columns: tuple[str, ...]) -> pd.DataFrame | dict[str, np.ndarray]:
+    """The rows of one planned partition.
+
+    Parquet: a dict column → NumPy array straight from Arrow (no pandas frame: one copy less on the hot path;
+    nulls become NaN). CSV: the block's DataFrame (columns as strings, index reset).
+    """
     if isinstance(partition, pd.DataFrame):
         frame = partition.reset_index(drop=True)
         frame.columns = [str(c) for c in frame.columns]
@@ -243,7 +247,14 @@ def read_partition(partition: Any, columns: tuple[str, ...]) -> pd.DataFrame:
         table = pf.read_row_groups(groups, columns=list(columns))
         tables.append(table.slice(piece.start - first_row, piece.stop - piece.start))
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    return table.to_pandas()
+    out: dict[str, np.ndarray] = {}
+    for name in columns:
+        column = table.column(name)
+        if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
+            out[name] = column.to_numpy().astype(np.float64, copy=False)  # nulls → NaN
+        else:
+            out[name] = column.to_numpy()  # text, dates, booleans: converted and checked like the in-memory path
+    return out
 
 
 __all__ = [
