@@ -67,6 +67,17 @@ def _config():
     return ReleaseConfig(DataSpec(FEATURES, normalization=Normalization("clip")), mech.to_dict())
 
 
+def _partition_rows(n: int) -> int:
+    """20 partitions: 10 tasks per worker on 2 workers (load balance), 500,000 rows (60 MB of input) at n = 10⁷."""
+    return max(1_000, -(-n // 20))
+
+
+def _count(source: pathlib.Path) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(source.glob("*.parquet")))
+
+
 def _worker_peak_rss_mb() -> float:
     import resource
 
@@ -81,7 +92,8 @@ def _dask_run(source: pathlib.Path, out: pathlib.Path, workers: int) -> dict:
     with dask_client(None, n_workers=workers, memory_limit="4GiB") as client:
         startup = time.perf_counter() - started
         t0 = time.perf_counter()
-        summary = run_out_of_core_release(client, str(source), str(out), _config())
+        summary = run_out_of_core_release(client, str(source), str(out), _config(),
+                                          partition_rows=_partition_rows(_count(source)))
         seconds = time.perf_counter() - t0
         peaks = sorted(client.run(_worker_peak_rss_mb).values())
     return {"seconds": seconds, "startup": startup, "peaks": peaks, "passes": summary["execution"]["passes_seconds"],

@@ -336,3 +336,40 @@ def test_csv_input_gives_the_same_statistics(tmp_path, client):
     assert prep.max_norm == pytest.approx(1 / memory.row_factor, rel=1e-12)
     with pytest.raises(InvalidParameterError, match="--partition-rows needs Parquet input"):
         open_partitioned_input(str(tmp_path / "in"), partition_rows=10)
+
+
+def test_text_cell_in_a_parquet_partition_gets_the_in_memory_message_with_the_whole_table_row(tmp_path, client):
+    frame = _table(300, seed=14)
+    text = frame.astype({"c": object})
+    text.loc[250, "c"] = "n/a?"
+    (tmp_path / "in").mkdir()
+    frame.iloc[:200].to_parquet(tmp_path / "in" / "0.parquet", index=False)
+    text.iloc[200:].to_parquet(tmp_path / "in" / "1.parquet", index=False)  # column c stored as text here
+    config = ReleaseConfig(DataSpec(FEATURES), GaussianMechanism(0.5, 1.0, 1e-5).to_dict())
+    expected = prepare_problem(text, config.data)
+    with pytest.raises(TableProblem) as info:
+        run_out_of_core_release(client, str(tmp_path / "in"), str(tmp_path / "out"), config, partition_rows=120)
+    assert str(info.value) == expected and info.value.row == 250
+    assert not (tmp_path / "out").exists()
+
+
+def prepare_problem(frame: pd.DataFrame, spec: DataSpec) -> str:
+    with pytest.raises(TableProblem) as info:
+        prepare(frame, spec)
+    return str(info.value)
+
+
+def test_progress_bar_on_a_stream():
+    import io
+
+    from engine.progress import Progress
+    from engine.scale.command import StderrProgress
+
+    stream = io.StringIO()
+    bar = StderrProgress(stream, width=10)
+    bar(Progress(0, 4, "release"))
+    bar(Progress(3, 4, "release"))
+    assert stream.getvalue().splitlines() == [
+        "release: [..........] 0/4 partitions",
+        "release: [########..] 3/4 partitions",
+    ]
