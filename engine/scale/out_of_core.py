@@ -67,8 +67,22 @@ _FINGERPRINT_VERSION = b"privacy-parameter-studio/table/partitioned/v1\n"
 
 
 # ------------------------------------------------------------------------------------------------ worker tasks
+def _read(partition: Any, columns: tuple[str, ...]) -> tuple[Any, dict[str, Any] | None]:
+    """The partition's data, or a problem report when the file cannot be read (errors travel back as data)."""
+    import pyarrow
+
+    try:
+        return read_partition(partition, columns), None
+    except (pyarrow.ArrowException, OSError, ValueError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return None, {"message": f"could not read the input: {reason} — check or export the file again",
+                      "control": "file", "column": None, "row": None}
+
+
 def _stats_task(partition: Any, columns: tuple[str, ...], spec, moments: bool) -> dict[str, Any]:
-    data = read_partition(partition, columns)
+    data, failure = _read(partition, columns)
+    if failure is not None:
+        return {"n": 0, "problem": failure}
     problem, values = check_partition(data, spec)
     n = _length(data)
     report: dict[str, Any] = {"n": n, "problem": problem}
@@ -117,7 +131,9 @@ class PartitionJob:
 
 
 def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, Any]:
-    data = read_partition(partition, job.columns)
+    data, failure = _read(partition, job.columns)
+    if failure is not None:
+        return {"index": index, "n": 0, "problem": failure}
     n = _length(data)
     problem, values = check_partition(data, job.spec)
     del data

@@ -233,7 +233,7 @@ def read_partition(partition: Any, columns: tuple[str, ...]) -> pd.DataFrame | d
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tables = []
+    pieces: list[dict[str, np.ndarray]] = []
     for piece in partition:
         pf = pq.ParquetFile(piece.path)
         meta = pf.metadata
@@ -245,16 +245,24 @@ def read_partition(partition: Any, columns: tuple[str, ...]) -> pd.DataFrame | d
                 first_row = row if first_row is None else first_row
             row += n
         table = pf.read_row_groups(groups, columns=list(columns))
-        tables.append(table.slice(piece.start - first_row, piece.stop - piece.start))
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        table = table.slice(piece.start - first_row, piece.stop - piece.start)
+        pieces.append({name: _column_values(table.column(name), pa) for name in columns})
+    if len(pieces) == 1:
+        return pieces[0]
     out: dict[str, np.ndarray] = {}
     for name in columns:
-        column = table.column(name)
-        if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
-            out[name] = column.to_numpy().astype(np.float64, copy=False)  # nulls → NaN
-        else:
-            out[name] = column.to_numpy()  # text, dates, booleans: converted and checked like the in-memory path
+        parts = [p[name] for p in pieces]
+        # Files may store a column with different types (numbers here, text there): then keep the cells as objects
+        # and let the check convert them cell by cell, as the in-memory path does.
+        same = all(p.dtype == np.float64 for p in parts)
+        out[name] = np.concatenate(parts if same else [p.astype(object) for p in parts])
     return out
+
+
+def _column_values(column: Any, pa: Any) -> np.ndarray:
+    if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
+        return column.to_numpy().astype(np.float64, copy=False)  # nulls → NaN
+    return column.to_numpy()  # text, dates, booleans: converted and checked like the in-memory path
 
 
 __all__ = [

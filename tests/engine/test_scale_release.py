@@ -340,8 +340,8 @@ def test_csv_input_gives_the_same_statistics(tmp_path, client):
 
 def test_text_cell_in_a_parquet_partition_gets_the_in_memory_message_with_the_whole_table_row(tmp_path, client):
     frame = _table(300, seed=14)
-    text = frame.astype({"c": object})
-    text.loc[250, "c"] = "n/a?"
+    text = frame.assign(c=frame["c"].map(repr))  # numbers written as text (as in a CSV export) …
+    text.loc[250, "c"] = "n/a?"  # … and one cell that is not a number
     (tmp_path / "in").mkdir()
     frame.iloc[:200].to_parquet(tmp_path / "in" / "0.parquet", index=False)
     text.iloc[200:].to_parquet(tmp_path / "in" / "1.parquet", index=False)  # column c stored as text here
