@@ -105,7 +105,7 @@ def test_release_on_a_scheduler_and_two_workers_started_from_the_dask_command_li
     try:
         for i in range(2):
             processes.append(subprocess.Popen(
-                [str(BIN / "dask"), "worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--nworkers", "1",
+                [str(BIN / "dask"), "worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
                  "--no-dashboard", "--name", f"w{i}", "--death-timeout", "30"], **common))
         from distributed import Client
 
