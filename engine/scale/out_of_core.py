@@ -322,6 +322,7 @@ def run_out_of_core_release(
         raise InvalidParameterError(f"config must be a ReleaseConfig; got {type(config).__name__}")
     started = time.perf_counter()
     mechanism = config.build_mechanism()
+    requested = mode
     if isinstance(mechanism, GaussianMechanism):
         mode = "global" if mode in MODES else mode  # independent noise per entry: both modes are one and the same
     check_supported(mechanism, mode)
@@ -389,6 +390,11 @@ def run_out_of_core_release(
             config, mechanism, mode, plan, pieces, details, reports, rows, output_columns, out, timings,
             time.perf_counter() - started, cluster,
         )
+        if requested != mode:
+            summary["execution"]["mode_note"] = (
+                f"--dask-mode {requested} was asked for; for the Gaussian mechanism (independent noise on every entry) "
+                "it is the same release as the global mode, which is what ran"
+            )
         commit(staging, out, summary)
     return summary
 

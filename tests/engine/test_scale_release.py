@@ -178,6 +178,8 @@ def test_gaussian_and_jl_releases_have_the_in_memory_distribution(tmp_path, clie
     assert stats.kstest(z, "norm").pvalue > 1e-3 and stats.ks_2samp(z, z_mem).pvalue > 1e-3
     assert abs(z.mean()) < 5 / np.sqrt(z.size) and abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
     assert summary["noise_sd_per_coordinate"] == pytest.approx(gauss.sigma)
+    other, _, _ = _release(client, tmp_path, frame, gauss, seed=21, name="g2", mode="partitioned")
+    assert other["execution"]["mode"] == "global" and "same release" in other["execution"]["mode_note"]
 
     jl = JLLaplace(k=6, epsilon=2.0, d=3, target_delta=1e-6)
     summary, released, x = _release(client, tmp_path, frame, jl, seed=31, name="jl")
