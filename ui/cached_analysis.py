@@ -461,3 +461,12 @@ def finite_or_none(value: float | None) -> float | None:
         return None
     v = float(value)
     return v if math.isfinite(v) else None
+
+
+# ------------------------------------------------------------------------------------------------- recommendation
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def recommendation(fingerprint: str, program_json: str, config_json: str, _prepared: PreparedData):
+    """``engine.recommend.recommend`` on the session's data (keyed by the fingerprint and both configs)."""
+    from engine.recommend import RecommendConfig, recommend
+
+    return recommend(_prepared, ProgramConfig.from_json(program_json), RecommendConfig.from_json(config_json))
