@@ -21,7 +21,7 @@ import streamlit as st
 
 from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
-from ui.figures.theme import fmt
+from ui.figures.theme import fmt, fmt_param
 from ui.state import StudioState, scenario_params
 
 #: Plain-language help, one entry per recurring control. Pages append data-specific sentences (e.g. B in units).
@@ -148,7 +148,7 @@ def seed_badge(seed: int | None) -> str:
 def candidate_text(state: StudioState) -> str:
     """"B = 0.4 · ε = 1 · δ = 1e-04" for the current (or default) candidate."""
     c = state.candidate_or_default()
-    return f"B = {fmt(c.b)} · ε = {fmt(c.epsilon)} · δ = {fmt(c.delta)}"
+    return f"B = {fmt_param(c.b)} · ε = {fmt_param(c.epsilon)} · δ = {fmt(c.delta)}"
 
 
 def share_link(state: StudioState, page: str | None = None) -> str:

@@ -19,7 +19,7 @@ from ui.cached import (
 from ui.cached_analysis import recommendation, session_program
 from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
-from ui.figures.theme import exact, fmt
+from ui.figures.theme import exact, fmt, fmt_param
 from ui.state import get_state, persist, seed_widget
 
 state = get_state()
@@ -168,7 +168,7 @@ cand = state.candidate_or_default()
 strictest = max(state.gammas)
 with chart:
     report = feasibility_report(strictest, cand.epsilon, delta)
-    st.markdown(f"**At ε = {fmt(cand.epsilon)}, δ = {fmt(delta)}, for γ = {strictest:g}:**")
+    st.markdown(f"**At ε = {fmt_param(cand.epsilon)}, δ = {fmt(delta)}, for γ = {strictest:g}:**")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Largest feasible B", fmt(report.b_max_integer, 4),
               help=f"Exact: {exact(report.b_max_integer)}. 2/m with m = ⌈ln Q/ε⌉ = {report.m}.")
@@ -182,12 +182,12 @@ with chart:
     for g in state.gammas:
         if checks["feasible"][g]:
             st.success(
-                f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **not ruled out** for γ = {g:g} "
+                f"Candidate B = {fmt_param(cand.b)}, ε = {fmt_param(cand.epsilon)} is **not ruled out** for γ = {g:g} "
                 f"(γ_max = {checks['gamma_max']:.6g}).", icon=":material/check_circle:",
             )
         else:
             st.error(
-                f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **ruled out** for γ = {g:g}: no "
+                f"Candidate B = {fmt_param(cand.b)}, ε = {fmt_param(cand.epsilon)} is **ruled out** for γ = {g:g}: no "
                 f"(B, ε, δ)-TDP algorithm can be that accurate (γ_max = {checks['gamma_max']:.6g}). At this B "
                 f"it needs ε ≥ {fmt(checks['min_epsilon'][g], 4)}, or a smaller B.", icon=":material/block:",
             )
