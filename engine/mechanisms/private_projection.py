@@ -41,12 +41,14 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
 
+from engine.accounting.composition import parallel_composition, sequential_composition
 from engine.errors import (
     DataValidationError,
     InsufficientDataError,
@@ -394,14 +396,14 @@ class PrivateProjection(RecordMechanism):
                 "Step 4 uses the centred sample covariance (np.cov, as the authors' code); its Frobenius sensitivity "
                 "is at most 4B/(n−1) ≤ 2B for n ≥ 3, so the calibration for XᵀX still covers it."
             )
-        return Guarantee(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            b=self.b,
-            relation="row",
-            mechanism=self.LABEL,
-            notes=tuple(notes),
-        )
+        # Steps 1–3 and step 4 release from the same rows (Lemma 2); with partitions, each disjoint part runs the
+        # whole algorithm (Lemma 3). The numbers come from the composition; the notes above state the caveats.
+        one_part = sequential_composition([
+            Guarantee(self.epsilon1, self.delta1, b=self.b, relation="row", mechanism=self.LABEL),
+            Guarantee(self.epsilon2, self.delta2, b=self.b, relation="row", mechanism=self.LABEL),
+        ])
+        whole = parallel_composition([one_part] * self.partitions)
+        return dataclasses.replace(whole, mechanism=self.LABEL, notes=tuple(notes))
 
     # ------------------------------------------------------------------ the release
     def release(
