@@ -23,7 +23,7 @@ __all__ = ["parallel_composition", "sequential_composition"]
 
 
 def _check_guarantees(guarantees: Iterable[Guarantee], what: str) -> list[Guarantee]:
-    items = list(guarantees) if not isinstance(guarantees, Guarantee) else [guarantees]
+    items: list[Guarantee] = [guarantees] if isinstance(guarantees, Guarantee) else list(guarantees)
     if not items:
         raise InvalidParameterError(f"{what} needs at least one guarantee; got none")
     for i, g in enumerate(items):

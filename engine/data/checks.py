@@ -341,11 +341,12 @@ def table_problems(frame: pd.DataFrame, spec: DataSpec) -> list[TableProblem]:
 def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem], _Decoded]:
     """:func:`table_problems` plus the decoded columns (converted once)."""
     if not isinstance(frame, pd.DataFrame):
-        problem = TableProblem(f"expected a table (pandas DataFrame); got {type(frame).__name__}", control="file")
-        return [problem], _Decoded(keep=np.zeros(0, dtype=bool))
+        not_a_table = TableProblem(f"expected a table (pandas DataFrame); got {type(frame).__name__}", control="file")
+        return [not_a_table], _Decoded(keep=np.zeros(0, dtype=bool))
     if not isinstance(spec, DataSpec):
         raise InvalidParameterError(f"spec must be a DataSpec; got {type(spec).__name__}")
     problems: list[TableProblem] = []
+    problem: TableProblem | None
     names = [str(c) for c in frame.columns]
     counts: dict[str, int] = {}
     for name in names:

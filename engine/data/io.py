@@ -230,8 +230,8 @@ def _read_csv(label: str, data: bytes) -> pd.DataFrame:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         match = _PANDAS_FIELDS.search(message)
         if match:
-            expected, line, saw = match.groups()
-            message = f"line {line} has {saw} fields, expected {expected}"
+            expected, line_text, saw = match.groups()
+            message = f"line {line_text} has {saw} fields, expected {expected}"
         raise _file_error(label, kind, message, fix) from None
 
 

@@ -564,7 +564,7 @@ _LATER_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _rule_map(what: str, value: Any, cls: type) -> dict | None:
+def _rule_map(what: str, value: Any, cls: type[Any]) -> dict | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):

@@ -75,7 +75,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -242,7 +242,7 @@ class ProgramConfig(Serializable):
     @classmethod
     def paper(cls, kind: ProgramKind = "targeting", **overrides) -> ProgramConfig:
         """The authors' settings: 5 folds, ``random_state=0``, ``Ridge()``/default logistic, q = 0.29, per-fold rule."""
-        base = dict(kind=kind, quantile=0.29, folds=5, cv_seed=0, ridge_alpha=1.0, logistic_c=1.0,
+        base: dict[str, Any] = dict(kind=kind, quantile=0.29, folds=5, cv_seed=0, ridge_alpha=1.0, logistic_c=1.0,
                     paper_faithful=True, population=PAPER_POPULATION)
         base.update(overrides)
         return cls(**base)
@@ -374,7 +374,7 @@ def _check_outcome(y: object, n: int, kind: str) -> np.ndarray:
         arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.ndim != 1 or arr.shape[0] != n:
         raise DataValidationError(
-            f"the outcome must have one value per row of the features ({n}); got shape {np.shape(y)}"
+            f"the outcome must have one value per row of the features ({n}); got shape {np.asarray(y).shape}"
         )
     bad = ~np.isfinite(arr)
     if bad.any():

@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -346,7 +346,9 @@ class PrivateProjection(RecordMechanism):
         ``options`` are the other fields (``k``, ``rank``, ``output_scale``, …)."""
         from engine.accounting.budget import split_budget
 
-        return cls(b=float(b), **split_budget(epsilon, delta).as_dict(), **options)
+        split = split_budget(epsilon, delta)
+        return cls(b=float(b), epsilon1=split.epsilon1, delta1=split.delta1, epsilon2=split.epsilon2,
+                   delta2=split.delta2, **options)
 
     def guarantee(self) -> Guarantee:
         """(B, ε1 + ε2, δ1 + δ2)-TDP (Theorem 2), with the caveats a reviewer must read.
@@ -471,7 +473,7 @@ class PrivateProjection(RecordMechanism):
         out = np.empty((n, d), dtype=np.float64)
         variance_sum = np.zeros(d)  # Σ over rows of the exact per-coordinate noise variance, unbiased scale
         if self.partitions == 1:
-            parts = [None]
+            parts: list[Any] = [None]
         else:
             parts = np.array_split(rng.permutation(n), self.partitions)
         full_row_rank = True

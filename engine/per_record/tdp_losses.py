@@ -197,7 +197,7 @@ def tdp_record_losses(
     cols = list(id_columns)
     if cols and frame is None:
         raise InvalidParameterError("id_columns need the row-aligned frame")
-    records = frame[cols].reset_index(drop=True).copy() if cols else pd.DataFrame(index=range(len(xx)))
+    records = frame[cols].reset_index(drop=True).copy() if cols else pd.DataFrame(index=range(len(xx)))  # type: ignore[index]
     records["nn_distance"] = nn_dist
     records["nn_index"] = nn_idx
     records["multiplicity"] = multiplicity

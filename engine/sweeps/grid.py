@@ -55,7 +55,7 @@ SweepMechanism = Literal["projection", "gaussian", "jl-laplace"]
 AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
 
 #: Attacks a sweep can run, in the order of the table's columns.
-ATTACKS: tuple[str, ...] = ("singling_out", "attribute_inference", "distinguishing")
+ATTACKS: tuple[AttackName, ...] = ("singling_out", "attribute_inference", "distinguishing")
 #: Attack → protection column of the tidy table (all in [0, 1], higher = more protection).
 PROTECTION_COLUMNS: dict[str, str] = {a: f"protection_{a}" for a in ATTACKS}
 #: Mechanisms a sweep can run (``SweepConfig.mechanism``).
@@ -283,7 +283,7 @@ class SweepConfig(Serializable):
         # Build every grid point's mechanism once: its own validation names any impossible combination
         # (e.g. ε2 ≥ 1 for the projection's classical Gaussian step).
         for point in self.points():
-            if point.reference != "non-private":
+            if point.budget is not None:  # every point but the non-private reference
                 self.mechanism_for(point.b, point.budget, d=1)
 
     # ---------------------------------------------------------------- grid

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,7 @@ from engine.analysis import (
 from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
-from engine.sweeps.grid import GridPoint, SweepConfig
+from engine.sweeps.grid import Budget, GridPoint, SweepConfig
 from engine.sweeps.results import SweepResult
 from engine.validation import check_integer
 
@@ -344,7 +344,7 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
     for config in configs:
         point = next(p for p in config.points() if p.budget is not None)
         built = AnalysisData.build(data, config.analysis_config(), holdout_seed=0)
-        mechanism = config.mechanism_for(point.b, point.budget, d=built.x_rel.shape[1])
+        mechanism = config.mechanism_for(point.b, cast(Budget, point.budget), d=built.x_rel.shape[1])
         started = time.perf_counter()
         analyse(built, mechanism, seed=0)
         total += (time.perf_counter() - started) * config.n_cells
