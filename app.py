@@ -4,17 +4,22 @@ The page scripts live in ``pages/studio/``, one level below ``pages/``: Streamli
 only picks up Python files directly in ``pages/``, so a deep link opened as the first request after a server
 start (e.g. ``/feasibility``) still runs through this file's ``st.navigation`` and shared sidebar.
 
-Routes the seven pages with ``st.navigation``, keeps one :class:`ui.state.StudioState` per session, restores a
-shared scenario link once per session, draws the shared sidebar after the page (so it shows what the page just
-changed) and writes the current scenario back into the address bar.
+Routes the seven pages with ``st.navigation``, keeps one :class:`ui.state.StudioState` per session (kept in memory
+under the address's session key, so a reload restores it: :mod:`ui.session_store`), restores a shared scenario link
+once per session, draws the shared sidebar after the page (so it shows what the page just changed) and writes the
+current scenario back into the address bar.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from ui import session_store
 from ui.common import render_sidebar, show_notices, warm_up
-from ui.state import apply_scenario_params, get_state, scenario_params
+from ui.state import STATE_KEY, apply_scenario_params, get_state, scenario_params
+
+#: Where this session's key for the in-memory store lives (ui.session_store).
+SESSION_KEY = "studio.session_key"
 
 #: (file, title, icon) in workflow order.
 PAGES: tuple[tuple[str, str, str], ...] = (
@@ -28,6 +33,15 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 )
 
 st.set_page_config(page_title="Privacy Parameter Studio", page_icon=":material/tune:", layout="wide")
+
+# A reload starts a new session: bring back this session's work kept in memory under the address's key.
+if STATE_KEY not in st.session_state:
+    kept = session_store.restore(st.query_params.get(session_store.SESSION_PARAM))
+    if kept is not None:
+        st.session_state[STATE_KEY], extras = kept
+        st.session_state.update(extras)
+        st.session_state[SESSION_KEY] = st.query_params.get(session_store.SESSION_PARAM)
+st.session_state.setdefault(SESSION_KEY, session_store.new_key())
 
 state = get_state()
 link_page = None
@@ -50,7 +64,9 @@ try:
     navigation.run()
 finally:
     render_sidebar(state, sidebar, page=navigation.url_path)
-    wanted = scenario_params(state, page=navigation.url_path)
+    wanted = {**scenario_params(state, page=navigation.url_path),
+              session_store.SESSION_PARAM: st.session_state[SESSION_KEY]}
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
+    session_store.save(st.session_state[SESSION_KEY], state, st.session_state)
     warm_up()  # after the first page is drawn: import what the later pages need in the background

@@ -16,14 +16,22 @@ Rows reported:
   checked against ours.
 * ``attribute inference (ours)`` — :func:`engine.attacks.attribute_inference.attribute_inference`, 3 adversaries ×
   10 secret columns, 500 + 500 targets, on a release of 3,701 rows (500 held out).
-* ``per call, <dataset>`` — one sweep cell's attacks on ``togo-demo`` (4,201 × 10) and ``nigeria-demo``
-  (20,788 × 15): singling out (5 nets, knows-scale, the non-unique share passed in as a sweep does) and attribute
-  inference (all three adversaries, and each adversary alone), on the unbiased private-projection release of the
-  rows left after a 500-row holdout. Wall time AND CPU time (``time.process_time``, less sensitive to other load
-  on a shared machine), medians.
+* ``per cell, <dataset>: <attack> …`` — one sweep cell's attacks (issue 11), today's code next to the code
+  before the speed-ups (commit :data:`BEFORE`, loaded from git into a private module for the comparison only) on
+  the same inputs: ``togo-demo`` (4,201 × 10), ``nigeria-demo`` (20,788 × 15), a generated 25,000 × 30 table
+  and a generated 200,000 × 15 table, each prepared into the unit ball, 500 rows held out, the unbiased
+  private-projection release (B = 0.25) of the rest. Singling out: 5 nets, knows-scale, the non-unique share
+  passed in as a sweep does. Attribute inference: 3 adversaries × d secret columns, 500 + 500 targets. CPU
+  seconds (``time.process_time``, less sensitive to other load on a shared machine than wall time) and wall
+  seconds, medians; the outputs of both versions are checked identical. The issue's targets are printed next
+  to the nigeria-demo figures (attribute inference ≤ 0.1 s, singling out ≤ 0.05 s per cell).
 
-Run ``python benchmarks/bench_attacks.py`` (``--per-call`` for the per-call rows only) or
-``bash scripts/studio.sh bench attacks``.
+* ``per cell, nigeria-demo … B=<b>`` — the same on nigeria-demo for B ∈ {0.05, 0.1, 0.25, 1, 2}: the noise of
+  the release decides how much the attribute-inference search can prune (little at small B, where the release
+  lies among the targets).
+
+Run ``python benchmarks/bench_attacks.py`` (``--per-cell`` for the per-cell rows only; ``--per-cell --quick``
+skips the 200,000-row table; ``--per-b`` for the B rows) or ``bash scripts/studio.sh bench attacks``.
 """
 
 from __future__ import annotations
@@ -33,8 +41,10 @@ import functools
 import io
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
+import types
 
 if __name__ == "__main__":  # allow running as a script from anywhere
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -100,36 +110,126 @@ def _median_times(fn, repeats: int) -> tuple[float, float]:
     return statistics.median(wall), statistics.median(cpu)
 
 
-def _attribute_inference_call(x_rel, released, x_hold, config):
-    return attribute_inference(x_rel, released, x_hold, config, rng=np.random.default_rng(4))
+#: The commit before issue 11's speed-ups: its attack modules are timed next to today's.
+BEFORE = "0f1fddc04dd1973f23d8bf0f3160266354c9740e"
+#: The issue's per-cell targets (seconds) on nigeria-demo.
+TARGETS = {"attribute inference": 0.1, "singling out": 0.05}
+REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
-def per_call(names: tuple[str, ...] = ("togo-demo", "nigeria-demo"), repeats: int = 5) -> list[dict]:
-    """One sweep cell's attack calls on each dataset: wall and CPU seconds (medians of ``repeats``)."""
+def _module_before(path: str, name: str) -> types.ModuleType | None:
+    """``path`` as it was at :data:`BEFORE`, imported as module ``name`` (None without git or that commit)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    try:
+        source = subprocess.run(["git", "show", f"{BEFORE}:{path}"], capture_output=True, text=True, check=True,
+                                cwd=REPO).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # dataclasses look their module up while the class is created
+    exec(compile(source, f"{BEFORE[:7]}:{path}", "exec"), module.__dict__)
+    return module
+
+
+def _generated(n: int, d: int, seed: int = 0) -> np.ndarray:
+    """Skewed, signed columns, centred, standardised and scaled into the unit ball (like a prepared table)."""
+    rng = np.random.default_rng(seed)
+    x = rng.lognormal(size=(n, d)) * rng.choice([-1.0, 1.0], size=(n, d))
+    x = (x - x.mean(axis=0)) / x.std(axis=0)
+    return x / np.linalg.norm(x, axis=1).max()
+
+
+def _cell_inputs(name: str, b: float = 0.25) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    if name.startswith("generated"):
+        n, d = (int(v) for v in name.split()[1].split("x"))
+        x, label = _generated(n, d), name
+    else:
+        x, label = _data(name)
+    rel_idx, hold_idx = holdout_split(x.shape[0], 500, rng=np.random.default_rng(2))
+    x_rel = x[rel_idx]
+    delta = 1.0 / (x_rel.shape[0] + 1)
+    mech = PrivateProjection(b=b, output_scale="unbiased", covariance="centred", epsilon1=3.0, delta1=delta,
+                             epsilon2=0.9999, delta2=delta, k=10_000)
+    released = mech.release(x_rel, rng=np.random.default_rng(3)).value
+    return x_rel, x[hold_idx], released, label
+
+
+def _seeded(attack, *args):
+    """Run the attack with the same fresh generator every time (identical targets and known columns)."""
+    return attack(*args, rng=np.random.default_rng(4))
+
+
+def _ai_counts(result) -> list[int]:
+    return [round(c.main_success * result.n_attacks) for c in result.cells] + [
+        round(c.control_success * result.n_control) for c in result.cells]
+
+
+def per_cell(names: tuple[str, ...] = ("togo-demo", "nigeria-demo", "generated 25000x30", "generated 200000x15"),
+             repeats: int = 5, b: float = 0.25) -> list[dict]:
+    """One sweep cell's attacks per dataset, today's code and the code at :data:`BEFORE`, side by side.
+
+    ``b``: the release's B (noise grows with B; at small B the release lies among the targets and the
+    attribute-inference search prunes less — see :func:`per_b`).
+    """
     from engine.attacks.attribute_inference import AttributeInferenceConfig
-    from engine.attacks.singling_out import non_unique_share
+    from engine.attacks.singling_out import SinglingOutConfig, non_unique_share
 
+    old_ai = _module_before("engine/attacks/attribute_inference.py", "_before_attribute_inference")
+    old_so = _module_before("engine/attacks/singling_out.py", "_before_singling_out")
     rows: list[dict] = []
     for name in names:
-        x, source = _data(name)
-        n, d = x.shape
-        rel_idx, hold_idx = holdout_split(n, 500, rng=np.random.default_rng(2))
-        x_rel, x_hold = x[rel_idx], x[hold_idx]
-        released = _releases(x_rel, 0.25, seed=3)["unbiased"][0]
+        x_rel, x_hold, released, label = _cell_inputs(name, b)
+        if b != 0.25:
+            label = f"{label} B={b:g}"
+        n, d = x_rel.shape[0] + x_hold.shape[0], x_rel.shape[1]
+        reps = repeats if n <= 50_000 else 1
         shared = non_unique_share(x_rel)
-        calls = {
-            "singling out, 5 nets": functools.partial(singling_out, x_rel, released, non_unique=shared),
-            "attribute inference, 3 adversaries": functools.partial(
-                _attribute_inference_call, x_rel, released, x_hold, AttributeInferenceConfig()),
+        so_args = (x_rel, released)
+        ai_args = (x_rel, released, x_hold)
+        versions = {
+            "singling out": {
+                "now": functools.partial(singling_out, *so_args, SinglingOutConfig(), non_unique=shared),
+                "before": None if old_so is None else functools.partial(
+                    old_so.singling_out, *so_args, old_so.SinglingOutConfig(), non_unique=shared),
+            },
+            "attribute inference": {
+                "now": functools.partial(_seeded, attribute_inference, *ai_args, AttributeInferenceConfig()),
+                "before": None if old_ai is None else functools.partial(
+                    _seeded, old_ai.attribute_inference, *ai_args, old_ai.AttributeInferenceConfig()),
+            },
         }
-        for knowledge in ("one", "half", "all-but-one"):
-            calls[f"attribute inference, {knowledge} only"] = functools.partial(
-                _attribute_inference_call, x_rel, released, x_hold, AttributeInferenceConfig(knowledge=(knowledge,)))
-        for label, fn in calls.items():
-            fn()  # warm-up (imports, caches)
-            wall, cpu = _median_times(fn, repeats)
-            rows.append({"name": f"per call, {source} {n}x{d}: {label}", "seconds": wall, "cpu_seconds": cpu,
-                         "note": f"median of {repeats}; release {len(rel_idx)} rows, 500 + 500 targets"})
+        for attack, fns in versions.items():
+            timed, outputs = {}, {}
+            for version, fn in fns.items():
+                if fn is None:
+                    continue
+                outputs[version] = fn()  # warm-up, and the output compared below
+                timed[version] = _median_times(fn, reps)
+            if "before" in outputs:
+                same = (_ai_counts(outputs["now"]) == _ai_counts(outputs["before"]) if attack == "attribute inference"
+                        else outputs["now"].n_singled_out == outputs["before"].n_singled_out)
+                if not same:
+                    raise AssertionError(f"{attack} on {label}: today's result differs from {BEFORE[:7]}'s")
+            wall, cpu = timed["now"]
+            row = {"name": f"per cell, {label} {n}x{d}: {attack}", "seconds": wall, "cpu_seconds": cpu}
+            if "before" in timed:
+                row.update(before_seconds=timed["before"][0], before_cpu_seconds=timed["before"][1],
+                           speedup_cpu=timed["before"][1] / cpu)
+            row["target"] = f"<= {TARGETS[attack]} s" if name == "nigeria-demo" else "none per cell"
+            row["note"] = (f"median of {reps}; release {x_rel.shape[0]} rows; results identical to {BEFORE[:7]}"
+                           if "before" in timed else f"median of {reps}; {BEFORE[:7]} not available")
+            rows.append(row)
+    return rows
+
+
+def per_b(bs: tuple[float, ...] = (0.05, 0.1, 0.25, 1.0, 2.0), repeats: int = 3) -> list[dict]:
+    """nigeria-demo cells across the quick preset's B values: how the attack cost depends on the release's noise."""
+    rows: list[dict] = []
+    for b in bs:
+        rows += per_cell(("nigeria-demo",), repeats=repeats, b=b)
     return rows
 
 
@@ -232,10 +332,17 @@ def run() -> list[dict]:
     )
     rows.append({"name": f"attribute inference (ours), 3 adversaries x {d} secrets, 500+500 targets, "
                          f"release {len(rel_idx)} rows", "seconds": ai_s, "note": "median of 3"})
-    return rows + per_call()
+    return rows + per_cell() + per_b()
 
 
 if __name__ == "__main__":
-    for row in (per_call() if "--per-call" in sys.argv[1:] else run()):
+    if "--per-b" in sys.argv[1:]:
+        rows = per_b()
+    elif "--per-cell" in sys.argv[1:]:
+        quick = "--quick" in sys.argv[1:]
+        rows = per_cell(("togo-demo", "nigeria-demo", "generated 25000x30") if quick else per_cell.__defaults__[0])
+    else:
+        rows = run()
+    for row in rows:
         extras = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items() if k != "name")
         print(f"{row['name']}: {extras}")

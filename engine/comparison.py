@@ -106,7 +106,8 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
         up = higher_is_better(metric)
         scored = [p for p in points if p.first.program is not None]
         stats = {id(p): p.interval(metric) for p in scored}
-        best = max(scored, key=lambda p: stats[id(p)][0] if up else -stats[id(p)][0])
+        private = [p for p in scored if _is_dp(p.mechanism)]
+        best = max(private or scored, key=lambda p: stats[id(p)][0] if up else -stats[id(p)][0])
         if best is not chosen:
             m_best, _, lo_b, hi_b = stats[id(best)]
             m_ch, _, lo_c, hi_c = stats[id(chosen)]
@@ -119,12 +120,27 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
             else:
                 findings.append(Finding("warning", text + "."))
         for p in scored:
-            beaters = p.first.program.beaten_by()
+            if not _is_dp(p.mechanism) and p is not chosen:
+                m = stats[id(p)][0]
+                if (up and m > stats[id(best)][0]) or (not up and m < stats[id(best)][0]):
+                    findings.append(Finding(
+                        "info",
+                        f"{type(p.mechanism).LABEL} scores {name} {_fmt(m)}, but it gives no (ε, δ) guarantee at "
+                        "all: it is shown as the paper's non-DP baseline, not as an alternative at the same "
+                        "guarantee.",
+                    ))
+        for p in scored:
+            beaters = p.beaten_by()
             if beaters:
                 findings.append(Finding(
                     "warning",
                     f"{type(p.mechanism).LABEL if p.mechanism is not None else 'The data'}: {name} "
-                    f"{_fmt(p.first.program.headline)} is no better than '{beaters[0]}' "
+                    f"{_fmt(stats[id(p)][0])} is no better than '{beaters[0]}' "
                     f"({_fmt(p.first.program.baselines[beaters[0]][metric])}), a rule that uses no data.",
                 ))
     return findings
+
+
+def _is_dp(mechanism: Any) -> bool:
+    """Whether the mechanism gives a differential-privacy-type guarantee (k-anonymity does not)."""
+    return bool(getattr(mechanism.guarantee(), "is_differentially_private", True))

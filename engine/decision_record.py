@@ -364,37 +364,203 @@ def _version_message(version: Any) -> str:
     )
 
 
+#: Largest record (or configuration) file read, in bytes. A record with a paper-size sweep table is ~1 MB.
+MAX_RECORD_BYTES = 10 * 1024 * 1024
+#: Deepest nesting of JSON arrays/objects accepted (a real record nests about 6 levels).
+MAX_JSON_DEPTH = 64
+#: Largest magnitude of a JSON integer accepted (seeds are 63-bit).
+MAX_JSON_INT = 2**63
+
+
+def _reject_constant(name: str) -> Any:
+    raise InvalidParameterError(f"contains {name}, which is not a number JSON allows")
+
+
+def parse_json_document(text: str | bytes, what: str = "the decision record") -> Any:
+    """Parse an uploaded or hand-edited JSON document defensively; every problem is one clear message.
+
+    Refuses: more than :data:`MAX_RECORD_BYTES`, text that is not UTF-8, invalid JSON, ``NaN``/``Infinity``,
+    nesting deeper than :data:`MAX_JSON_DEPTH` (instead of a ``RecursionError``), integers beyond ±2**63 and
+    numbers with more digits than Python converts (instead of ``OverflowError``/``ValueError`` later).
+
+    >>> parse_json_document('{"a": [1, 2.5]}')
+    {'a': [1, 2.5]}
+    >>> parse_json_document("[" * 100 + "]" * 100)
+    Traceback (most recent call last):
+    ...
+    engine.errors.InvalidParameterError: the decision record is nested more than 64 levels deep — it is not a file the Studio wrote; export it again
+    """
+    size = len(text.encode("utf-8", errors="replace") if isinstance(text, str) else text)
+    if size > MAX_RECORD_BYTES:
+        raise InvalidParameterError(
+            f"{what} is {size / 1e6:.1f} MB; the limit is {MAX_RECORD_BYTES / 1e6:.0f} MB — a Studio export is far "
+            "smaller, so this is not one (or it was padded); export it again"
+        )
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidParameterError(f"{what} is not UTF-8 text — choose the .json file you exported") from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidParameterError(
+            f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}) — the file may be "
+            "truncated or edited; export it again"
+        ) from None
+    except RecursionError:
+        raise InvalidParameterError(
+            f"{what} is nested more than {MAX_JSON_DEPTH} levels deep — it is not a file the Studio wrote; export "
+            "it again"
+        ) from None
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"{what} {exc} — export it again") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InvalidParameterError(f"{what} holds a number Python cannot read ({str(exc)[:80]}) — export it again") from None
+    stack: list[tuple[Any, int, str]] = [(data, 1, "")]
+    while stack:  # iterative: no recursion on hostile input
+        node, depth, where = stack.pop()
+        if isinstance(node, (dict, list)) and depth > MAX_JSON_DEPTH:
+            raise InvalidParameterError(
+                f"{what} is nested more than {MAX_JSON_DEPTH} levels deep — it is not a file the Studio wrote; "
+                "export it again"
+            )
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node))
+        elif isinstance(node, int) and not isinstance(node, bool) and abs(node) > MAX_JSON_INT:
+            raise InvalidParameterError(
+                f"{what} holds the number {str(node)[:12]}… at {where or 'the top level'}, beyond ±2**63 — no field "
+                "takes numbers that large; export it again"
+            )
+    return data
+
+
+def _field_hints(cls: type) -> dict[str, Any]:
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init}
+
+
+def _missing_fields(tp: Any, value: Any, where: str) -> list[str]:
+    """Paths of configuration fields absent from ``value`` (a JSON value meant to build type ``tp``).
+
+    An exported record states every field; a missing one would silently take its default (B = 2, a seed of
+    None, …), so import refuses it instead.
+    """
+    import dataclasses
+    import typing
+
+    from engine.mechanisms import MECHANISMS
+
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        inner = [a for a in args if a is not type(None)]
+        return _missing_fields(inner[0], value, where) if value is not None and len(inner) == 1 else []
+    if origin is tuple and args and value is not None and isinstance(value, list):
+        item = args[0]
+        return [m for i, v in enumerate(value) for m in _missing_fields(item, v, f"{where}[{i}]")]
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp) and isinstance(value, dict):
+        out = []
+        for name, hint in _field_hints(tp).items():
+            path = f"{where}.{name}" if where else name
+            if name not in value:
+                out.append(path)
+            elif tp is ReleaseConfig and name == "mechanism" and isinstance(value[name], dict):
+                cls = MECHANISMS.get(value[name].get("kind"))
+                if cls is not None:
+                    out.extend(f"{path}.{n}" for n in _field_hints(cls) if n not in value[name])
+            else:
+                out.extend(_missing_fields(hint, value[name], path))
+        return out
+    return []
+
+
+def _refuse_missing(tp: type, data: Any, what: str) -> None:
+    missing = _missing_fields(tp, data, "")
+    if missing:
+        shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+        raise InvalidParameterError(
+            f"{what} is missing the field(s) {shown}; an exported file states every field and a missing one is "
+            "never filled in with a default — export it again"
+        )
+
+
+def _record_from_data(data: Any) -> DecisionRecord:
+    from engine.limits import check_privacy_parameters
+
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
+        raise InvalidParameterError(
+            "this file is not a Studio decision record (no 'schema': "
+            f"{SCHEMA_ID!r}) — choose a file exported from the Export page"
+        )
+    version = data.get("schema_version")
+    if type(version) is not int or version != SCHEMA_VERSION:  # True and 1.0 are not version 1
+        raise InvalidParameterError(_version_message(version))
+    _refuse_missing(DecisionRecord, data, "the decision record")
+    for part in ("candidate", "specification", "targets"):
+        if isinstance(data.get(part), dict):
+            check_privacy_parameters(data[part], owner=f"the record's {part}")
+    try:
+        return DecisionRecord.from_dict(data)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"the decision record is damaged: {exc}") from None
+    except (RecursionError, OverflowError, TypeError) as exc:  # defensive: never a traceback for a hostile file
+        raise InvalidParameterError(f"the decision record is damaged ({type(exc).__name__}) — export it again") from None
+
+
 def load_decision_record(text: str | bytes) -> DecisionRecord:
     """Parse and validate a decision record; every problem becomes an ``InvalidParameterError`` with a clear message.
+
+    Refused, never clamped or defaulted: files over 10 MB, invalid or deeply nested JSON, huge numbers, another
+    schema or version (also ``true`` or ``1.0`` for version 1), missing fields (at any depth, including the
+    mechanism's), unknown fields, wrong types and out-of-range values (including ε outside [1e-9, 1e4] and
+    0 < δ < 1e-300, :mod:`engine.limits`).
 
     Raises
     ------
     InvalidParameterError
         Not JSON, not a decision record, another schema version, or a field that fails validation.
     """
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidParameterError("the decision record is not UTF-8 text — choose the .json file you exported") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    return _record_from_data(parse_json_document(text, "the decision record"))
+
+
+def load_release_config_file(path: str) -> ReleaseConfig:
+    """The release configuration in a file: a decision record (validated in full, schema and version) or a
+    configuration saved with ``privatize --save-config`` / the Export page (every field required).
+
+    Raises
+    ------
+    InvalidParameterError
+        No such file, too large, or any problem :func:`load_decision_record` refuses.
+    """
+    import os
+
+    if not os.path.isfile(path):
+        raise InvalidParameterError(f"there is no configuration file at {path!r} — check the path")
+    size = os.path.getsize(path)
+    if size > MAX_RECORD_BYTES:
         raise InvalidParameterError(
-            f"the decision record is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}) — the file "
-            "may be truncated or edited; export it again"
-        ) from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
-        raise InvalidParameterError(
-            "this file is not a Studio decision record (no 'schema': "
-            f"{SCHEMA_ID!r}) — choose a file exported from the Export page"
+            f"the configuration file {path!r} is {size / 1e6:.1f} MB; the limit is {MAX_RECORD_BYTES / 1e6:.0f} MB "
+            "— choose the decision record or configuration you exported"
         )
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise InvalidParameterError(_version_message(data.get("schema_version")))
+    with open(path, "rb") as handle:
+        data = parse_json_document(handle.read(), f"the configuration file {path!r}")
+    if isinstance(data, dict) and "schema" in data:
+        return _record_from_data(data).release
+    if not isinstance(data, dict) or not {"data", "mechanism"} <= set(data):
+        raise InvalidParameterError(
+            f"the configuration file {path!r} is neither a decision record nor a release configuration (an object "
+            "with 'data' and 'mechanism') — choose the file you exported"
+        )
+    _refuse_missing(ReleaseConfig, data, f"the configuration file {path!r}")
     try:
-        return DecisionRecord.from_dict(data)
-    except InvalidParameterError as exc:
-        raise InvalidParameterError(f"the decision record is damaged: {exc}") from None
+        return ReleaseConfig.from_dict(data)
+    except (RecursionError, OverflowError, TypeError) as exc:
+        raise InvalidParameterError(f"the configuration file {path!r} is damaged ({type(exc).__name__})") from None
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -569,7 +735,11 @@ __all__ = [
     "TableData",
     "Targets",
     "TradeoffSummary",
+    "MAX_JSON_DEPTH",
+    "MAX_RECORD_BYTES",
     "build_decision_record",
     "load_decision_record",
+    "load_release_config_file",
+    "parse_json_document",
     "privacy_specification",
 ]

@@ -47,6 +47,7 @@ class Guarantee(Serializable):
     """
 
     KIND = "guarantee"
+    DERIVED_KEYS = ("vacuous", "vacuous_reason")
 
     epsilon: float
     delta: float
@@ -67,9 +68,26 @@ class Guarantee(Serializable):
         return self.relation == "row" and steps(2.0, self.b) <= 1
 
     @property
+    def vacuous_reason(self) -> str | None:
+        """Why the statement guarantees nothing, or ``None`` when it guarantees something.
+
+        Vacuous when δ ≥ 1 (every mechanism is (ε, 1)-DP), or when ε is so large that the best test's total error
+        allowed by (ε, δ), 2(1 − δ)/(1 + e^ε), is below 1e-300 (ε ≳ 690): the two inputs may then be told apart
+        with certainty for every practical purpose.
+        """
+        if self.delta >= 1.0:
+            return "δ ≥ 1: every mechanism satisfies this, so it guarantees nothing"
+        if self.epsilon > 690.0:
+            return (
+                f"ε = {self.epsilon:.6g}: e^ε is so large that the two inputs may be told apart with certainty "
+                "for every practical purpose"
+            )
+        return None
+
+    @property
     def vacuous(self) -> bool:
-        """True when δ = 1: the statement guarantees nothing."""
-        return self.delta >= 1.0
+        """True when the statement guarantees nothing (δ ≥ 1 or ε > 690; see :attr:`vacuous_reason`)."""
+        return self.vacuous_reason is not None
 
     def implied_dp(self) -> Guarantee:
         """Classic (ε', δ')-DP implied by the switch lemma (s = ⌈2/B⌉)."""
@@ -92,7 +110,15 @@ class Guarantee(Serializable):
         return switch_loss(self.epsilon, self.delta, self.b, distance)
 
     def headline(self) -> str:
-        """One line: the standard, its parameters and the unit."""
+        """One line: the standard, its parameters and the unit — prefixed "VACUOUS" when it guarantees nothing.
+
+        >>> Guarantee(31.9992, 1.0).headline()
+        'VACUOUS — guarantees nothing: (ε = 31.9992, δ = 1)-DP for one record (classic DP, B = 2)'
+        """
+        text = self._statement()
+        return f"VACUOUS — guarantees nothing: {text}" if self.vacuous else text
+
+    def _statement(self) -> str:
         if self.relation == "element":
             return f"(ε = {self.epsilon:.6g}, δ = {self.delta:.3g})-DP for a bounded change of one entry"
         if self.is_classic_dp:
@@ -109,9 +135,15 @@ class Guarantee(Serializable):
                 f"Records whose prepared rows differ by less than B = {self.b:g} cannot be told apart beyond "
                 f"(ε, δ); records further apart are protected less: any two records at most "
                 f"(ε' = {dp.epsilon:.4g}, δ' = {dp.delta:.3g}) apart (switch lemma, s = {steps(2.0, self.b)})."
+                + (
+                    f" That implied classic-DP statement is VACUOUS ({dp.vacuous_reason}): nothing is guaranteed "
+                    f"for two records more than B = {self.b:g} apart."
+                    if dp.vacuous and not self.vacuous
+                    else ""
+                )
             )
         if self.vacuous:
-            lines.append("δ = 1: this statement is VACUOUS — it guarantees nothing.")
+            lines.append(f"This statement is VACUOUS — it guarantees nothing ({self.vacuous_reason}).")
         lines.extend(self.notes)
         return lines
 

@@ -10,8 +10,11 @@ callback, never lost silently).
 from __future__ import annotations
 
 import math
+import os
+import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from engine.errors import CancelledError
@@ -81,3 +84,36 @@ class CancelToken:
     def raise_if_cancelled(self, what: str = "the computation") -> None:
         if self._event.is_set():
             raise CancelledError(f"{what} was cancelled; results finished before the cancel are kept")
+
+
+@contextmanager
+def cancel_on_interrupt(token: CancelToken, notice: Callable[[], None] | None = None) -> Iterator[CancelToken]:
+    """Within the block, the first Ctrl-C (SIGINT) sets ``token`` instead of raising; a second one raises
+    ``KeyboardInterrupt`` (stop at once).
+
+    For command-line work: the computation sees the token between units of work and raises
+    :class:`~engine.errors.CancelledError` with the finished part, which the command then writes. ``notice`` is
+    called once on the first Ctrl-C (e.g. to say "stopping after the running cell"). Only the process and thread
+    that entered the block react: worker processes forked inside it ignore SIGINT (their parent decides). Outside
+    the main thread (e.g. in the dashboard) this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield token
+        return
+    owner = os.getpid()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum, frame) -> None:  # noqa: ARG001 - the signal module's signature
+        if os.getpid() != owner:  # a forked worker: the parent handles Ctrl-C
+            return
+        if token.cancelled:
+            raise KeyboardInterrupt
+        token.cancel()
+        if notice is not None:
+            notice()
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield token
+    finally:
+        signal.signal(signal.SIGINT, previous)

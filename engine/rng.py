@@ -11,8 +11,8 @@ import numpy as np
 from engine.validation import check_integer
 
 SEEDED_WARNING = (
-    "Seeded output: anyone who knows the seed can regenerate the noise and undo it. Use a seed only for "
-    "simulations and tests, never for a real release."
+    "Simulation — not private: this output is seeded, and anyone who knows the seed can regenerate the noise and "
+    "undo it. Use a seed only for simulations and tests, never for a real release."
 )
 
 

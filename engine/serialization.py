@@ -29,6 +29,9 @@ class Serializable:
 
     #: Short tag written as ``"kind"`` so a Union-typed field knows which class to rebuild.
     KIND: ClassVar[str] = ""
+    #: Read-only properties written by :meth:`to_dict` for readers of the file (e.g. ``"vacuous"``) and ignored
+    #: when reading it back: they are recomputed from the fields, so an edited value cannot change the object.
+    DERIVED_KEYS: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -38,6 +41,8 @@ class Serializable:
             if not f.init:
                 continue
             out[f.name] = _encode(getattr(self, f.name))
+        for name in self.DERIVED_KEYS:
+            out[name] = _encode(getattr(self, name))
         return out
 
     @classmethod
@@ -79,7 +84,7 @@ def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
         raise InvalidParameterError(f"{where} must be a JSON object; got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    extra = set(data) - set(fields) - {"kind"}
+    extra = set(data) - set(fields) - {"kind"} - set(getattr(cls, "DERIVED_KEYS", ()))
     if extra:
         raise InvalidParameterError(
             f"{where} has unknown field(s) {sorted(extra)}; allowed: {sorted(fields)}"

@@ -78,10 +78,22 @@ def row_norms(data_key: str, spec_json: str, _x: np.ndarray) -> np.ndarray:
     return np.linalg.norm(_x, axis=1)
 
 
-def default_upload_spec(frame: pd.DataFrame) -> DataSpec:
-    """Starting point for an uploaded table: every numeric column is a feature, no target, 'clip'."""
-    numeric = tuple(str(c) for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]))
-    return DataSpec(numeric)
+@st.cache_data(max_entries=8, ttl="1h", show_spinner="Reading the columns…")
+def table_profile(data_key: str, _frame: pd.DataFrame) -> pd.DataFrame:
+    """What each column holds (``engine.data.profile.column_profile``), for the Data page's controls."""
+    from engine.data.profile import column_profile
+
+    return column_profile(_frame)
+
+
+@st.cache_data(max_entries=8, ttl="1h", show_spinner=False)
+def default_upload_spec(data_key: str, _frame: pd.DataFrame) -> DataSpec:
+    """Starting point for an uploaded table (``engine.data.profile.suggest_spec``): numeric columns and text
+    columns with few levels as features (levels flagged as read from the data), no identifiers, no target, rows
+    with a missing value dropped, 'clip'."""
+    from engine.data.profile import suggest_spec
+
+    return suggest_spec(_frame)
 
 
 @st.cache_data(max_entries=16, ttl="1h")
@@ -123,9 +135,9 @@ def current_data(state: StudioState) -> LoadedData | None:
     if table is None:
         return None
     frame, demo = table
-    default_spec = demo.spec if demo is not None else default_upload_spec(frame)
-    spec = state.spec if state.spec is not None else default_spec
     key = data_key(state)
+    default_spec = demo.spec if demo is not None else default_upload_spec(key, frame)
+    spec = state.spec if state.spec is not None else default_spec
     prepared = prepared_data(key, spec.to_json(), frame)
     title = demo.title if demo is not None else (state.upload_name or "uploaded file")
     if state.data_fingerprint != prepared.fingerprint:

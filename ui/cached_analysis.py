@@ -97,12 +97,12 @@ class MechanismRun:
 PAGE_REPETITIONS = 5
 
 
-def session_program(state: Any, loaded: Any) -> ProgramConfig | None:
-    """The session's program: the Data page's settings, else the demo's own program (with its population), else
-    None (an upload without a chosen program has nothing to score)."""
+def session_program(state: Any, default: ProgramConfig | None) -> ProgramConfig | None:
+    """The session's program: the Data page's settings, else ``default`` (the demo's own program with its
+    population, ``LoadedData.default_program``; None for an upload without chosen settings)."""
     if state.program is not None:
         return ProgramConfig.from_dict(state.program)
-    return getattr(loaded, "default_program", None)
+    return default
 
 
 @st.cache_data(max_entries=24, ttl="1h", show_spinner=False)

@@ -179,7 +179,9 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
         with st.expander("Share this scenario", icon=":material/share:"):
             st.caption(
                 "This link opens the same view for workshop participants: this page, the dataset name (or the "
-                "uploaded file's fingerprint — never its content), every parameter and the chosen point."
+                "uploaded file's fingerprint — never its content), every parameter and the chosen point. Share this "
+                "link, not the address bar: the address holds this session's private key ('sid'), which brings "
+                "back your data and results after a reload in this browser."
             )
             st.code(share_link(state, page), language=None, wrap_lines=True)
 
@@ -217,21 +219,13 @@ def program_table(program: Any, baseline: Any) -> pd.DataFrame:
 
 def distinguishing_basis(result: Any) -> str:
     """'exact' or 'bound': whether a distinguishing score is the mechanism's exact trade-off or a bound derived
-    from its guarantee (the engine's result says which)."""
-    basis = getattr(result, "basis", None)
-    if basis is None:
-        curve = getattr(result, "curve", None)
-        basis = "exact" if curve is not None and curve.method == "gaussian-exact" else "bound"
-        basis = "exact" if curve is None else basis
-    return str(basis)
+    from its guarantee (``DistinguishingResult.basis``)."""
+    return str(getattr(result, "basis", "exact"))
 
 
 def distinguishing_note(result: Any) -> str:
-    """One sentence saying what the distinguishing score is (exact, or a worst-case bound from the guarantee)."""
-    if distinguishing_basis(result) == "exact":
-        return "Exact: computed from the mechanism's own noise distribution."
-    return ("A worst-case bound derived from the guarantee (ε, δ): the mechanism may protect more than this, so it "
-            "is not comparable one-to-one with an exact score.")
+    """The engine's sentence saying what the distinguishing score is (``DistinguishingResult.basis_text``)."""
+    return str(getattr(result, "basis_text", "Exact: the data themselves are told apart without error."))
 
 
 def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:

@@ -163,6 +163,21 @@ def seed_widget(key: str, value: Any) -> None:
         st.session_state[key] = value
 
 
+def parse_seed(text: str) -> int | None:
+    """"" → None (fresh randomness from the OS); otherwise a whole number ≥ 0 (a simulation seed)."""
+    from engine.errors import InvalidParameterError
+    from engine.validation import check_integer
+
+    text = str(text or "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidParameterError(f"seed must be a whole number ≥ 0, or empty for fresh randomness; got {text!r}") from None
+    return check_integer("seed", value, 0, None)
+
+
 def persist(key: str, target: str | Callable[[StudioState, Any], None]) -> None:
     """``on_change`` callback: copy the widget value under ``key`` into ``StudioState``.
 
@@ -379,13 +394,13 @@ def record_from_state(
     ``sweeps`` defaults to ``(state.sweep_result,)`` when a sweep was run (pages pass :func:`session_sweeps`).
     """
     from engine.decision_record import build_decision_record
-    from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
+    from engine.evaluation.programs import ProgramConfig
 
     candidate = state.candidate_or_default()
     if state.program is not None:
         program = ProgramConfig.from_dict(state.program)
-    elif isinstance(loaded.program, str) and loaded.program in PROGRAM_KINDS:
-        program = ProgramConfig(kind=loaded.program)
+    elif getattr(loaded, "default_program", None) is not None:
+        program = loaded.default_program
     else:
         program = ProgramConfig()
     return build_decision_record(

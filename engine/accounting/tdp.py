@@ -21,7 +21,10 @@ import numpy as np
 from engine.validation import check_array_interval
 
 #: Tolerance of :func:`tolerant_ceil`, used ONLY where rounding down is the conservative direction (Theorem 1's
-#: right-hand side ⌈ln Q/ε⌉): ratios within this relative distance above a whole number count as that number.
+#: right-hand side ⌈ln Q/ε⌉): ratios within this ABSOLUTE distance above a whole number count as that number.
+#: Absolute, not relative: a relative band grows with the ratio and once ln Q/ε exceeds 1e9 it swallowed whole
+#: steps (``min_steps(0.99, 1e-12, 0.0)`` came out 4,595 steps short). An absolute band below 1 can lower the
+#: ceiling by at most one, and only for a ratio within 1e-9 above a whole number.
 _STEP_TOLERANCE = 1e-9
 STEP_TOLERANCE = _STEP_TOLERANCE
 
@@ -31,10 +34,12 @@ MAX_STEPS = 2**62
 
 
 def tolerant_ceil(ratio):
-    r"""Ceiling that treats a ratio within a relative ``STEP_TOLERANCE`` above a whole number as that number.
+    r"""Ceiling that treats a ratio within an absolute ``STEP_TOLERANCE`` above a whole number as that number.
 
-    :math:`\lceil r - \tau \max(r, 1) \rceil` with :math:`\tau` = ``STEP_TOLERANCE``, never below 0, as a
-    float array (exact for whole numbers up to 2**53; saturates at :data:`MAX_STEPS`). Theorem 1's ⌈ln Q/ε⌉
+    :math:`\lceil r - \tau \rceil` with :math:`\tau` = ``STEP_TOLERANCE`` = 1e-9, never below 0, as a float
+    array (exact for whole numbers up to 2**53; saturates at :data:`MAX_STEPS`). The result is never more than
+    one below the exact ceiling :math:`\lceil r \rceil`, and equals it unless r lies in (n, n + 1e-9] for a
+    whole n; above r ≈ 1e7 the band is smaller than the spacing of floats, so the ceiling is exact there. Theorem 1's ⌈ln Q/ε⌉
     (:mod:`engine.theory.feasibility`) uses it, so a ratio that is a whole number in exact arithmetic is
     never pushed to the next whole number by floating-point noise. Rounding down is the conservative direction
     only for Theorem 1's right-hand side (fewer parameters ruled out); :func:`steps` therefore does NOT use it.
@@ -43,10 +48,12 @@ def tolerant_ceil(ratio):
     5.0
     >>> float(tolerant_ceil(5.0001))
     6.0
+    >>> float(tolerant_ceil(4.6e12 + 0.5))  # no whole steps lost for huge ratios
+    4600000000001.0
     """
     r = np.asarray(ratio, dtype=float)
     with np.errstate(invalid="ignore"):  # inf − inf: handled on the next line
-        out = np.ceil(r - _STEP_TOLERANCE * np.maximum(r, 1.0))
+        out = np.ceil(r - _STEP_TOLERANCE)
     out = np.where(np.isposinf(r), float(MAX_STEPS), out)
     return np.clip(out, 0.0, float(MAX_STEPS))
 
@@ -98,7 +105,8 @@ def switch_loss(epsilon, delta, b, distance):
     eps = check_array_interval("epsilon", epsilon, 0, None, closed="neither")
     dlt = check_array_interval("delta", delta, 0, 1, closed="both")
     s = np.asarray(steps(distance, b))
-    eps_prime = s * eps
+    with np.errstate(over="ignore"):  # s·ε beyond the float range is ε' = ∞ (no protection), not a warning
+        eps_prime = s * eps
     # growth = (e^{sε} − 1)/(e^ε − 1), in log space so that huge sε neither overflows nor gives inf/inf:
     # log growth = sε + log(1 − e^{−sε}) − ε − log(1 − e^{−ε}). δ = 0 stays exactly 0 (no inf·0).
     with np.errstate(divide="ignore", invalid="ignore"):

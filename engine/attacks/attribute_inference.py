@@ -22,9 +22,11 @@ The two are the same quantity up to the Wilson smoothing: 1 − (a − c)/(1 −
 
 Nearest neighbours follow Anonymeter's ``MixedTypeKNeighbors`` for numerical columns: L1 distance after
 dividing each column by its range over the release and the targets; the nearest row is the one with the smallest
-distance, the LOWEST row index on exact ties (Anonymeter leaves ties to its sort). The search is exact and
-vectorised: sorting for one known column, blocked ``cdist`` scans beyond, and for the all-but-one adversary one
-pair of scans for all secret columns together (:func:`_nearest_all_but_one`).
+distance, the LOWEST row index on exact ties (Anonymeter leaves ties to its sort). The search is exact
+(:mod:`engine.attacks._neighbours`): sorting for one known column; beyond, the targets are split into compact
+groups whose bounding boxes give a lower bound on every row's distance for all known-column sets at once (one
+matrix product), and only the rows that can be nearest are scanned. Each distinct known-column set is searched
+once (the all-but-one sets are shared by every adversary that draws them).
 Anonymeter recomputes the ranges for the main and the control targets separately; here one range over the
 release and both target groups serves both, so the two groups are searched with the same metric.
 
@@ -49,9 +51,8 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from scipy.spatial import cKDTree
-from scipy.spatial.distance import cdist
 
+from engine.attacks._neighbours import nearest_on_column_sets
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
 from engine.errors import InsufficientDataError, InvalidParameterError
 from engine.serialization import Serializable
@@ -449,17 +450,15 @@ def attribute_inference(
             others = np.delete(np.arange(d), j)
             knowns.append(others if h == d - 1 else np.sort(rng.choice(others, size=h, replace=False)))
         plan.append((knowledge, h, knowns))
-    view_scaled = view / ranges
-    targets_scaled = targets / ranges
+    # One search per DISTINCT known-column set (the all-but-one sets, and any random set drawn twice, are shared).
+    distinct: dict[tuple[int, ...], int] = {}
+    for _, _, knowns in plan:
+        for known in knowns:
+            distinct.setdefault(tuple(int(k) for k in known), len(distinct))
+    found = nearest_on_column_sets(view / ranges, targets / ranges, [np.array(key) for key in distinct])
     cells: list[InferenceCell] = []
-    all_but_one: np.ndarray | None = None
     for knowledge, h, knowns in plan:
-        if h == d - 1 and d > 2:
-            if all_but_one is None:
-                all_but_one = _nearest_all_but_one(view_scaled, targets_scaled)
-            nearest_per_secret = [all_but_one[:, j] for j in range(d)]
-        else:
-            nearest_per_secret = [_nearest_scaled(view_scaled, targets_scaled, known) for known in knowns]
+        nearest_per_secret = [found[distinct[tuple(int(k) for k in known)]] for known in knowns]
         for j, (known, nearest) in enumerate(zip(knowns, nearest_per_secret, strict=True)):
             ok = inference_success(
                 view[nearest, j], targets[:, j], tolerance=config.tolerance, rule=config.success_rule,
@@ -498,161 +497,6 @@ def attribute_inference(
         release_scale=scale,
         confidence_level=config.confidence_level,
     )
-
-
-def _nearest_l1(candidates: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Index of the L1-nearest candidate for every query (exact; ties go to the lowest candidate index).
-
-    The distance is the canonical one of :func:`_canonical_nearest` (terms summed in column order); see
-    :func:`_nearest_scaled` for how it is found fast.
-    """
-    cand = np.ascontiguousarray(candidates, dtype=float)
-    return _nearest_scaled(cand, np.asarray(queries, dtype=float), np.arange(cand.shape[1]))
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Nearest neighbours. The distance between a target t and a released row v on the known columns S is the
-# canonical L1 sum  D_S = (…((|t_k1 − v_k1| + |t_k2 − v_k2|) + …) + |t_kh − v_kh|)  over k1 < k2 < … < kh, and
-# the nearest row is the one with the smallest D_S, the LOWEST row index on ties. The fast paths below compute
-# the same terms but sum them in other orders (scipy's unrolled cdist, a total minus one column), which can
-# move a distance by a few ulps; a query whose best and second-best rows are that close is re-solved with the
-# canonical sum, so the answer never depends on the summation order. The previous implementation (a k-d tree
-# up to 6 known columns, scikit-learn's argmin reduction beyond) returned the same rows except on exact ties,
-# which it broke arbitrarily.
-# ------------------------------------------------------------------------------------------------------------
-#: Relative slack that covers every summation-order rounding (≈ d·2⁻⁵³) many times over: a query whose two best
-#: distances are within it is re-solved canonically; candidate sets are widened by it.
-_SLACK = 1e-9
-#: Query rows per block: blocks of about this many (query, release row) distances (8 MB of float64).
-_BLOCK = 1 << 20
-#: Smaller blocks for the per-column-set scans, whose argmin and second-minimum passes then run in cache.
-_SCAN_BLOCK = 1 << 16
-#: Up to this many known columns a k-d tree (two nearest rows per query) beats the scan.
-_TREE_MAX_COLUMNS = 4
-#: k-d tree layout (sliding-midpoint splits, small leaves): faster than scipy's defaults on noisy releases.
-_TREE_OPTIONS = {"leafsize": 16, "balanced_tree": False}
-
-
-def _block_size(n_rows: int) -> int:
-    return max(1, _BLOCK // max(1, n_rows))
-
-
-def _canonical_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """Reference search: canonical L1 distance on the columns ``known`` (ascending), lowest index on ties."""
-    out = np.empty(queries.shape[0], dtype=np.intp)
-    step = _block_size(rows.shape[0])
-    for start in range(0, queries.shape[0], step):
-        block = queries[start : start + step]
-        dist = np.zeros((block.shape[0], rows.shape[0]))
-        for k in known:  # sequential sum in column order: the canonical rounding
-            dist += np.abs(block[:, k, None] - rows[None, :, k])
-        out[start : start + step] = np.argmin(dist, axis=1)  # argmin: first (lowest) index on ties
-    return out
-
-
-def _nearest_1d(values: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Canonical nearest neighbour on one column by sorting: O((n + q) log n)."""
-    n = values.shape[0]
-    order = np.argsort(values, kind="stable")
-    sorted_values = values[order]
-    pos = np.searchsorted(sorted_values, queries, side="left")
-    left = np.clip(pos - 1, 0, n - 1)
-    right = np.clip(pos, 0, n - 1)
-    d_left = np.where(pos > 0, np.abs(queries - sorted_values[left]), np.inf)
-    d_right = np.where(pos < n, np.abs(queries - sorted_values[right]), np.inf)
-    best = np.minimum(d_left, d_right)
-    nearest = order[np.where(d_left <= d_right, left, right)]
-    # Any other row (a duplicate value, or one at the same distance on the other side) within the slack?
-    pad = _SLACK * (best + np.abs(queries)) + np.finfo(float).tiny
-    lo = np.searchsorted(sorted_values, queries - best - pad, side="left")
-    hi = np.searchsorted(sorted_values, queries + best + pad, side="right")
-    unsure = np.flatnonzero(hi - lo != 1)
-    if unsure.size:
-        nearest[unsure] = _canonical_nearest(values[:, None], queries[unsure, None], np.array([0]))
-    return nearest
-
-
-def _nearest_scaled(rows: np.ndarray, queries: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """Canonical nearest released row for every query on the columns ``known``.
-
-    One column: :func:`_nearest_1d`. Up to ``_TREE_MAX_COLUMNS``: a k-d tree's two nearest rows. More: blocked
-    ``scipy.spatial.distance.cdist`` (cityblock) and argmin. Queries whose second-best distance is within the
-    slack of the best are re-solved canonically, so the answer is the canonical one in every case.
-    """
-    known = np.asarray(known, dtype=np.intp)
-    if known.size == 1:
-        k = int(known[0])
-        return _nearest_1d(np.ascontiguousarray(rows[:, k]), np.ascontiguousarray(queries[:, k]))
-    sub_rows = np.ascontiguousarray(rows[:, known])
-    sub_queries = np.ascontiguousarray(queries[:, known])
-    if known.size <= _TREE_MAX_COLUMNS and rows.shape[0] > 1:
-        dist, idx = cKDTree(sub_rows, **_TREE_OPTIONS).query(sub_queries, k=2, p=1)
-        out = idx[:, 0].astype(np.intp)
-        redo = np.flatnonzero(dist[:, 1] <= dist[:, 0] * (1.0 + _SLACK))
-        if redo.size:
-            out[redo] = _canonical_nearest(rows, queries[redo], known)
-        return out
-    out = np.empty(queries.shape[0], dtype=np.intp)
-    unsure: list[np.ndarray] = []
-    step = max(1, _SCAN_BLOCK // rows.shape[0])
-    for start in range(0, queries.shape[0], step):
-        dist = cdist(sub_queries[start : start + step], sub_rows, "cityblock")
-        at = np.arange(dist.shape[0])
-        best = np.argmin(dist, axis=1)
-        best_dist = dist[at, best]
-        dist[at, best] = np.inf
-        second = np.min(dist, axis=1)
-        out[start : start + step] = best
-        unsure.append(start + np.flatnonzero(second <= best_dist * (1.0 + _SLACK)))
-    redo = np.concatenate(unsure)
-    if redo.size:
-        out[redo] = _canonical_nearest(rows, queries[redo], known)
-    return out
-
-
-def _nearest_all_but_one(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Canonical nearest row on every column but j, for every secret column j at once: shape (q, d).
-
-    With t(i) the L1 distance on all d columns and m(i) the largest single-column term (Chebyshev distance),
-    the distance without column j is t(i) − |t_j − v_ij| ≥ t(i) − m(i) for every j, while the best distance
-    without column j is at most min_i t(i). So only rows with t(i) − m(i) ≤ min_i t(i) can be nearest for any j
-    (a handful per query on real releases); their canonical distances are computed exactly. Two distance
-    passes instead of d.
-    """
-    n, d = rows.shape
-    out = np.empty((queries.shape[0], d), dtype=np.intp)
-    # Every term |t_k − v_k| is at most this: an absolute scale for the slack.
-    term_bound = float(np.max(np.abs(rows))) + float(np.max(np.abs(queries)))
-    step = _block_size(n)
-    for start in range(0, queries.shape[0], step):
-        block = queries[start : start + step]
-        total = cdist(block, rows, "cityblock")
-        t_min = np.min(total, axis=1)
-        bound = np.subtract(total, cdist(block, rows, "chebyshev"), out=total)
-        threshold = t_min + _SLACK * (t_min + term_bound)
-        qi, ii = np.nonzero(bound <= threshold[:, None])  # sorted by query, then by row index
-        terms = np.abs(block[qi] - rows[ii])
-        pair_total = terms.sum(axis=1)
-        starts = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # every query has ≥ 1 candidate (its argmin t)
-        sizes = np.diff(np.r_[starts, qi.size])
-        for j in range(d):
-            # Total minus column j approximates the distance without j to a few ulps of the total; only the
-            # candidates within the slack of their query's approximate minimum need the canonical sum.
-            approx = pair_total - terms[:, j]
-            approx_min = np.repeat(np.minimum.reduceat(approx, starts), sizes)
-            near = np.flatnonzero(approx <= approx_min + _SLACK * (approx_min + term_bound))
-            dist = np.zeros(near.size)
-            for k in range(d):
-                if k != j:
-                    dist += terms[near, k]
-            q_near = qi[near]
-            near_starts = np.flatnonzero(np.r_[True, q_near[1:] != q_near[:-1]])
-            near_sizes = np.diff(np.r_[near_starts, near.size])
-            is_min = dist == np.repeat(np.minimum.reduceat(dist, near_starts), near_sizes)
-            first = near[is_min]
-            keep = np.r_[True, qi[first[1:]] != qi[first[:-1]]]  # first (lowest row index) per query
-            out[start + qi[first[keep]], j] = ii[first[keep]]
-    return out
 
 
 def attribute_inference_baseline(

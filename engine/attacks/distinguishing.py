@@ -34,6 +34,13 @@ Two views, both computed from the mechanism's configuration alone (no data):
      composition of the two steps translated separately, (ε̂1 + ε̂2, δ̂1 + δ̂2), and (b) the mechanism's whole
      guarantee translated (``Guarantee.loss_at_distance``). Each is valid, so their maximum is.
 
+   * element-wise JL (one entry changed by at most ``element_bound``): the element-level (ε, δ) covers ONE
+     entry; two whole records t apart differ by at most s = ⌈t√d/bound⌉ + d − 1 such changes, so the record-level
+     statement is group privacy over s steps (:func:`engine.mechanisms.jl_laplace.element_record_loss`).
+
+   Every :class:`DistinguishingResult` says whether its score is ``"exact"`` (Gaussian) or a ``"bound"``
+   derived from a guarantee (:attr:`DistinguishingResult.basis`).
+
    Scalar summary (:attr:`DistinguishingResult.protection`): the smallest total error any test can reach,
    :math:`\min_\alpha \alpha + \beta(\alpha) = 1 - \text{max advantage}` — 1 means no test beats a coin flip,
    0 means the two records can be told apart without error. For one (ε, δ): 2(1 − δ)/(1 + e^ε); for the
@@ -52,6 +59,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy.stats import norm
@@ -315,14 +323,26 @@ def _kind(mechanism) -> str:
     return kind
 
 
+def _element_record_statement(mechanism, guarantee, distance: float) -> tuple[float, float, int]:
+    """Record-level (ε', δ', s) implied by an element-level guarantee (group privacy; see jl_laplace)."""
+    from engine.mechanisms.jl_laplace import element_record_loss, element_steps_for_record
+
+    d, bound = int(mechanism.d), float(mechanism.element_bound)
+    eps, dlt = element_record_loss(float(guarantee.epsilon), float(guarantee.delta), d, bound, distance)
+    return float(eps), float(dlt), element_steps_for_record(d, bound, distance)
+
+
 def _statements(mechanism, distance: float) -> tuple[list[tuple[float, float]], str]:
     """Valid (ε, δ) statements for two records ``distance`` apart, and a description."""
     guarantee = mechanism.guarantee()
     if getattr(guarantee, "relation", "row") == "element":
+        eps, dlt, s = _element_record_statement(mechanism, guarantee, distance)
         return (
-            [(float(guarantee.epsilon), float(guarantee.delta))],
-            "element-level guarantee as stated (one entry changed by at most "
-            f"{getattr(mechanism, 'element_bound', 1.0):g}); a whole record is not covered",
+            [(eps, dlt)],
+            f"the element-level guarantee (ε = {float(guarantee.epsilon):.4g}, δ = {float(guarantee.delta):.3g}) "
+            f"covers ONE entry changed by at most {float(mechanism.element_bound):g}; for two whole records "
+            f"{distance:g} apart it implies only (ε = {eps:.4g}, δ = {dlt:.3g}) by group privacy over "
+            f"s = ⌈{distance:g}·√d/{float(mechanism.element_bound):g}⌉ + d − 1 = {s} entry changes (d = {mechanism.d})",
         )
     whole = guarantee.loss_at_distance(distance)
     statements = [(float(whole[0]), float(whole[1]))]
@@ -395,7 +415,7 @@ def tradeoff_curve(mechanism, alphas=None, distance: float = 2.0) -> TradeoffCur
             min_total_error=0.0,
             distance=t,
             mu=math.nan,
-            description="no (ε, δ) bound holds: an attacker may tell the two records apart without error",
+            description=f"no (ε, δ) bound holds — {text} — so an attacker may tell the two records apart without error",
         )
     lines = [line for e, d in finite for line in _eps_delta_lines(e, d)]
     betas = _lines_curve(lines, alph)
@@ -434,6 +454,12 @@ class DistinguishingResult:
     distance : float
     mechanism : str
         The mechanism's KIND.
+    basis : {"exact", "bound"}
+        ``"exact"``: ``protection`` is the exact value for this mechanism (the Gaussian mechanism's
+        Neyman–Pearson trade-off); ``"bound"``: a guaranteed floor derived from a stated (ε, δ) guarantee —
+        the mechanism may protect more. The UI must label the number accordingly.
+    basis_text : str
+        One sentence saying which, for labels and exports.
     """
 
     protection: float
@@ -444,6 +470,8 @@ class DistinguishingResult:
     curve: TradeoffCurve
     distance: float
     mechanism: str
+    basis: Literal["exact", "bound"]
+    basis_text: str
 
 
 def distinguishing(mechanism, *, distance: float = 2.0, alphas=None) -> DistinguishingResult:
@@ -474,12 +502,22 @@ def distinguishing(mechanism, *, distance: float = 2.0, alphas=None) -> Distingu
     else:
         guarantee = mechanism.guarantee()
         if getattr(guarantee, "relation", "row") == "element":
-            eps, dlt = float(guarantee.epsilon), float(guarantee.delta)
+            eps, dlt, _ = _element_record_statement(mechanism, guarantee, t)
         else:
             eps, dlt = (float(v) for v in guarantee.loss_at_distance(t))
         loss = float(guarantee_expected_loss(eps, dlt)) if math.isfinite(eps) and dlt < 1 else math.inf
         method = "expected loss attributed to the translated guarantee (guarantee_expected_loss)"
     score = 0.0 if math.isinf(loss) else 1.0 / (1.0 + loss)
+    if curve.method == "gaussian-exact":
+        basis, basis_text = "exact", (
+            f"Exact: the best possible test between two records {t:g} apart under this Gaussian noise "
+            "(Neyman–Pearson); no attacker does better and the optimal one reaches it."
+        )
+    else:
+        basis, basis_text = "bound", (
+            f"Bound: the least protection the stated guarantee allows for two records {t:g} apart ({curve.description}); "
+            "the mechanism may protect more."
+        )
     return DistinguishingResult(
         protection=curve.min_total_error,
         max_advantage=curve.max_advantage,
@@ -489,6 +527,8 @@ def distinguishing(mechanism, *, distance: float = 2.0, alphas=None) -> Distingu
         curve=curve,
         distance=t,
         mechanism=kind,
+        basis=basis,
+        basis_text=basis_text,
     )
 
 

@@ -297,9 +297,17 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
     tree = cKDTree(xs, **_TREE_OPTIONS)
     k = min(2, xa.shape[0])
-    dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=c_max + 2.0 * tau(c_max))
-    dist = dist.reshape(zs.shape[0], k)
-    nearest = nearest.reshape(zs.shape[0], k)
+    reach = c_max + 2.0 * tau(c_max)
+    # Only centres within `reach` (L∞) of the data's bounding box can have a row in any of their boxes; on a
+    # noisy release most cannot, and the tree query (the cost of the attack) is spent on the others only.
+    dist = np.full((zs.shape[0], k), np.inf)
+    nearest = np.full((zs.shape[0], k), xa.shape[0], dtype=np.intp)
+    gap = np.maximum(xs.min(axis=0) - zs, zs - xs.max(axis=0))
+    near = np.flatnonzero(np.max(gap, axis=1, initial=-np.inf) <= reach)
+    if near.size:
+        d_near, i_near = tree.query(zs[near], k=k, p=np.inf, distance_upper_bound=reach)
+        dist[near] = d_near.reshape(near.size, k)
+        nearest[near] = i_near.reshape(near.size, k)
     second = dist[:, 1] if k == 2 else np.full(zs.shape[0], np.inf)
     out = []
     for c in sizes:

@@ -3,6 +3,10 @@
 Each subcommand lives in its own module of this package and exposes ``register(subparsers)``, which adds its
 parser and sets ``func`` (``args -> int``). Errors the engine raises on purpose (:class:`EngineError`) are printed
 as one line on stderr with exit code 2; anything else is a bug and keeps its traceback.
+
+Start-up: :func:`main` imports only the module of the subcommand on the command line; the others appear in
+``--help`` through their one-line summaries (:data:`SUMMARIES`, checked against each module's own ``help`` by a
+test), so ``python -m engine --help`` imports neither numpy, pandas, scipy nor scikit-learn.
 """
 
 from __future__ import annotations
@@ -18,7 +22,18 @@ from engine.errors import EngineError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("feasibility", "policy", "privatize", "evaluate", "sweep", "blob-experiment")
+COMMANDS: tuple[str, ...] = ("feasibility", "policy", "privatize", "evaluate", "sweep", "blob-experiment", "counts")
+
+#: One-line summary of every subcommand, as its module registers it (``help=``), for the top-level ``--help``.
+SUMMARIES: dict[str, str] = {
+    "feasibility": "Theorem 1: which target distances B are ruled out for γ-accurate targeting",
+    "policy": "per-record privacy loss of record values under a per-record sum mechanism",
+    "privatize": "release a privatized copy of a table's feature columns, with its guarantee",
+    "evaluate": "re-run a decision record's analysis: program, measured γ, attacks",
+    "sweep": "program effectiveness vs. protection over a grid of (B, ε, δ)",
+    "blob-experiment": "JL + Laplace release: k-means accuracy on two Gaussian blobs (the paper's Table 1)",
+    "counts": "release a region × period count table subject to public totals / last period / sub-count ≤ count",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,7 +43,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _register(sub, name: str) -> None:
+    importlib.import_module(f"engine.cli.{name.replace('-', '_')}").register(sub)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser.
+
+    Parameters
+    ----------
+    command : str, optional
+        None (default): every subcommand fully registered (imports all their modules). A name from
+        :data:`COMMANDS`: that subcommand fully registered, the others as summaries only. ``""``: summaries only
+        (enough for ``--help``, ``--version`` and error messages).
+    """
     parser = _Parser(
         prog="python -m engine",
         description="Privacy Parameter Studio engine: feasibility, private releases, sweeps and policies.",
@@ -38,15 +66,30 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:
-        importlib.import_module(f"engine.cli.{name.replace('-', '_')}").register(sub)
+        if command is None or name == command:
+            _register(sub, name)
+        else:
+            sub.add_parser(name, help=SUMMARIES[name])
     return parser
 
 
+def _command_in(argv: Sequence[str]) -> str:
+    """The subcommand named on the command line ('' if none): the first argument that is not an option."""
+    for token in argv:
+        if not token.startswith("-"):
+            return token if token in COMMANDS else ""
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_in(args_list))
+    args = parser.parse_args(args_list)
     try:
         return int(args.func(args) or 0)
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C outside a cancellable step (or a second Ctrl-C): one line, no traceback
+        print("error: interrupted (Ctrl-C); nothing more was written", file=sys.stderr)
+        return 130

@@ -1,4 +1,8 @@
-"""Helpers shared by the subcommands: JSON output and list parsing."""
+"""Helpers shared by the subcommands: JSON output and list parsing.
+
+Nothing heavy at import time (every ``python -m engine …`` loads this module): numpy is never imported here;
+:func:`_jsonable` converts numpy values only when numpy is already loaded (if it is not, there are none).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,6 @@ import json
 import math
 import sys
 from typing import Any
-
-import numpy as np
 
 from engine.errors import InvalidParameterError
 
@@ -17,10 +19,12 @@ def _jsonable(value: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(value, np.ndarray):
+            return [_jsonable(v) for v in value.tolist()]
+        if isinstance(value, np.generic):
+            return _jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value

@@ -13,8 +13,9 @@ Reads the table, prepares the feature columns (into the unit L2 ball, as ``--nor
 mechanism, writes the privatized features (CSV, or Parquet for ``.parquet``/``.pq``; same column names, values on
 the prepared scale) and prints a JSON summary: the guarantee, the noise scale, the time taken, the data
 fingerprint (never the data) and the full configuration, which ``--config`` reads back. Flags override the
-configuration's fields. Without ``--seed`` the noise comes from the operating system's entropy; with it the
-output is reproducible and NOT private.
+configuration's fields. Without ``--seed`` the noise comes from the operating system's entropy — for the Gaussian
+mechanism drawn by OpenDP's vetted sampler (``--sampler opendp``, the default there); with a seed the output is
+reproducible and NOT private (numpy's sampler; ``--sampler opendp`` with a seed is refused).
 """
 
 from __future__ import annotations
@@ -37,9 +38,13 @@ from engine.data.preparation import (
     load_table,
 )
 from engine.errors import InvalidParameterError
+from engine.export_csv import write_safe_csv
 from engine.mechanisms import MECHANISMS
-from engine.release import ReleaseConfig, release_frame, release_summary, run_release
-from engine.rng import make_rng
+from engine.mechanisms.samplers import resolve_sampler, run_release_with_sampler, sampler_note
+from engine.output_files import check_output_path
+from engine.release import ReleaseConfig, release_frame, release_summary
+from engine.scale.command import add_arguments as add_engine_arguments
+from engine.scale.command import check_engine_flags, run_dask_release
 
 #: Command-line flag (argparse dest) → (mechanism field, type, help).
 PARAMETER_FLAGS: dict[str, tuple[str, type, str]] = {
@@ -111,29 +116,22 @@ def register(subparsers) -> None:
     prep.add_argument("--upper", metavar="LIST", help="public upper bounds, comma-separated, one per numeric feature")
     add_data_flags(parser)
     parser.add_argument("--seed", type=int, default=None, help="seed (simulations only: seeded output is not private)")
+    parser.add_argument(
+        "--sampler", choices=("opendp", "numpy"), default=None,
+        help="noise sampler: opendp (vetted, OS entropy; the default for --mechanism gaussian without --seed) or "
+        "numpy (floating point; the only choice with --seed or for the other mechanisms)",
+    )
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
+    add_engine_arguments(parser)  # --engine dask and its flags (engine.scale)
     parser.set_defaults(func=run)
 
 
 def _read_config(path: str) -> ReleaseConfig:
-    """A :class:`ReleaseConfig` from JSON: the object itself, or a record holding it as one of its values."""
-    file = Path(path)
-    if not file.is_file():
-        raise InvalidParameterError(f"there is no configuration file at {path!r} — check the path")
-    text = file.read_text(encoding="utf-8", errors="replace")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidParameterError(
-            f"the configuration file {path!r} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    if isinstance(data, dict) and not {"data", "mechanism"} <= set(data):
-        # A decision record that embeds the release configuration as one of its values.
-        nested = [v for v in data.values() if isinstance(v, dict) and {"data", "mechanism"} <= set(v)]
-        if len(nested) == 1:
-            data = nested[0]
-    return ReleaseConfig.from_dict(data)
+    """A :class:`ReleaseConfig` from a decision record (schema and version checked) or a saved configuration."""
+    from engine.decision_record import load_release_config_file
+
+    return load_release_config_file(path)
 
 
 def _mechanism_dict(args: argparse.Namespace, base: dict[str, Any] | None, n_features: int) -> dict[str, Any]:
@@ -268,19 +266,24 @@ def _write(frame, path: Path) -> None:
         if path.suffix.lower() in PARQUET_EXTENSIONS:
             frame.to_parquet(path, index=False)
         else:
-            frame.to_csv(path, index=False)
+            write_safe_csv(frame, path)  # formula-like headers and text cells neutralised (OWASP)
     except OSError as exc:
         raise InvalidParameterError(f"cannot write the output file {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
+    check_engine_flags(args)
+    if args.engine == "dask":
+        return run_dask_release(args)
     started = time.perf_counter()
     config = _read_config(args.config) if args.config else None
     output = Path(args.output)
     if output.suffix.lower() not in PARQUET_EXTENSIONS | {".csv"}:
         raise InvalidParameterError(f"--output must end in .csv, .parquet or .pq; got {args.output!r}")
-    if args.input and Path(args.input).resolve() == output.resolve():
-        raise InvalidParameterError("--output must differ from --input (the input would be overwritten)")
+    inputs = [("--input", args.input), ("--config", args.config), ("--bounds-file", args.bounds_file)]
+    check_output_path(output, inputs=inputs)  # writable and not an input — before any work
+    if args.save_config:
+        check_output_path(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", output)])
 
     dataset = args.dataset if args.dataset else (None if args.input else (config.dataset if config else None))
     base_spec = config.data if config else None
@@ -301,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
     mechanism = _mechanism_dict(args, config.mechanism if config else None, feature_width(frame, spec))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
+    resolve_sampler(args.sampler, seed=seed, kind=release_config.kind)  # refuse before any work
     if args.save_config:
         try:
             Path(args.save_config).write_text(release_config.to_json(indent=2) + "\n", encoding="utf-8")
@@ -308,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidParameterError(f"cannot write {args.save_config!r}: {exc.strerror or exc}") from None
 
     t0 = time.perf_counter()
-    prepared, release = run_release(frame, release_config, rng=make_rng(seed))
+    prepared, release, sampler = run_release_with_sampler(frame, release_config, sampler=args.sampler)
     seconds = time.perf_counter() - t0
     released = release_frame(prepared, release)
     _write(released, output)
@@ -319,6 +323,10 @@ def run(args: argparse.Namespace) -> int:
         "rows": prepared.n,
         "columns": [str(c) for c in released.columns],
         **summary,
+        "sampler": {
+            "name": sampler,
+            "note": sampler_note(sampler, kind=release_config.kind, seeded=release_config.seeded),
+        },
         "seconds_total": time.perf_counter() - started,
         "notes": notes,
     }

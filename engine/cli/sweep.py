@@ -22,8 +22,11 @@ from pathlib import Path
 from engine.cli._common import parse_float_list, print_json
 from engine.cli._data_flags import add_data_flags, apply_data_flags, preparation_summary
 from engine.cli._program import add_program_arguments, program_overrides
-from engine.errors import InvalidParameterError
+from engine.errors import CancelledError, InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
+from engine.export_csv import write_safe_csv
+from engine.output_files import check_output_path
+from engine.progress import CancelToken, cancel_on_interrupt, format_seconds
 from engine.rng import fresh_seed
 from engine.sweeps import ATTACKS, JL_DEFAULT_K, SWEEP_MECHANISMS, preset, released_rows, run_sweep
 
@@ -134,6 +137,8 @@ def _load(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    dataset_file = args.dataset if Path(args.dataset).is_file() else None
+    output = check_output_path(args.output, inputs=[("--dataset", dataset_file)])  # before any work
     data, program = _load(args)
     attacks = tuple(a.strip() for a in args.attacks.split(",") if a.strip())
     seed = fresh_seed() if args.seed is None else args.seed
@@ -163,16 +168,26 @@ def run(args: argparse.Namespace) -> int:
         partitions=args.partitions,
         **overrides,  # type: ignore[arg-type]
     )
-    output = Path(args.output)
-    if output.parent and not output.parent.exists():
-        raise InvalidParameterError(f"--output: the folder {str(output.parent)!r} does not exist")
     print(f"{config.describe()}; {data.n} rows", file=sys.stderr)
 
     def report(p) -> None:
-        print(f"[{p.done}/{p.total}] {p.message}", file=sys.stderr, flush=True)
+        eta = p.eta_seconds
+        left = f" about {format_seconds(eta)} left —" if eta == eta else ""
+        print(f"[{p.done}/{p.total}]{left} {p.message}", file=sys.stderr, flush=True)
 
-    result = run_sweep(data, config, progress=report, workers=args.workers)
-    result.table.to_csv(output, index=False)
+    def notice() -> None:
+        print("stopping after the running cell(s); the finished rows will be written (Ctrl-C again: stop at once)",
+              file=sys.stderr, flush=True)
+
+    try:
+        with cancel_on_interrupt(CancelToken(), notice) as token:
+            result = run_sweep(data, config, progress=report, workers=args.workers, cancel=token)
+    except CancelledError as err:  # Ctrl-C: keep what finished
+        partial = err.partial  # type: ignore[attr-defined]
+        write_safe_csv(partial.table, output)
+        print(f"error: {err}; {len(partial.table)} rows written to {output} (seed {seed})", file=sys.stderr)
+        return 130
+    write_safe_csv(result.table, output)
     summary = result.summary()
     summary["no_better_than"] = result.no_better_than_trivial().to_numpy()
     print_json(

@@ -54,4 +54,7 @@ def mechanism_from_dict(data: Any) -> RecordMechanism:
     kind = data["kind"]
     if kind not in MECHANISMS:
         raise InvalidParameterError(f"mechanism must be one of {sorted(MECHANISMS)}; got {kind!r}")
+    from engine.limits import check_privacy_parameters
+
+    check_privacy_parameters(data, owner=f"the {kind} mechanism")  # before building: no overflow on the way
     return MECHANISMS[kind].from_dict(data)

@@ -121,6 +121,54 @@ def l1_tail_bound(threshold, k: int, scale: float):
     return float(out[0]) if np.ndim(threshold) == 0 else out
 
 
+def element_steps_for_record(d: int, element_bound: float, distance: float = 2.0) -> int:
+    r"""Most element-wise steps needed to turn one record into another at L2 distance ≤ ``distance``.
+
+    An element-wise neighbour changes ONE entry by at most ``element_bound`` (bound b). Two rows x, x' with
+    ‖x − x'‖₂ ≤ t are joined by a chain of :math:`\sum_j \lceil |x_j - x'_j| / b \rceil` such steps, and
+
+    .. math:: \sum_{j=1}^d \Bigl\lceil \frac{|x_j - x'_j|}{b} \Bigr\rceil \;<\; \frac{\|x - x'\|_1}{b} + d
+              \;\le\; \frac{t\sqrt d}{b} + d, \qquad\text{so}\qquad s \le \Bigl\lceil \frac{t\sqrt d}{b}\Bigr\rceil + d - 1.
+
+    The ceiling is exact (compared in rational arithmetic on t²d/b²). For t = 2 this covers any two records
+    of the unit L2 ball. A bound, not always attained (it is for d = 1).
+
+    >>> element_steps_for_record(1, 2.0), element_steps_for_record(1, 0.1), element_steps_for_record(4, 1.0)
+    (1, 20, 7)
+    """
+    from fractions import Fraction
+
+    d = check_integer("d", d, 1, None)
+    bound = check_interval("element_bound", element_bound, 0, None, closed="neither")
+    t = check_interval("distance", distance, 0, 2, closed="right")
+    if not math.isfinite(bound):
+        raise InvalidParameterError(f"element_bound must be finite; got {bound}")
+    target = Fraction(t) ** 2 * d / Fraction(bound) ** 2  # X² with X = t√d/b, exactly
+    n = max(0, math.floor(t * math.sqrt(d) / bound) - 2)
+    while Fraction(n) ** 2 < target:
+        n += 1
+    return n + d - 1
+
+
+def element_record_loss(epsilon: float, delta: float, d: int, element_bound: float,
+                        distance: float = 2.0) -> tuple[float, float]:
+    r"""Record-level (ε', δ') implied by an element-wise (ε, δ) guarantee, by group privacy over the chain of
+    :func:`element_steps_for_record` steps: :math:`\varepsilon' = s\varepsilon`,
+    :math:`\delta' = \min\{1, \delta (e^{s\varepsilon} - 1)/(e^\varepsilon - 1)\}` (as in the switch lemma).
+
+    A valid upper bound on what an adversary who must tell two whole records ``distance`` apart can learn —
+    the element-wise statement alone covers ONE entry only.
+
+    >>> eps, dlt = element_record_loss(1.0, 0.0, 3, 1.0)
+    >>> eps, dlt
+    (6.0, 0.0)
+    """
+    from engine.accounting.tdp import switch_loss
+
+    s = element_steps_for_record(d, element_bound, distance)
+    return switch_loss(epsilon, delta, 1.0, float(s))
+
+
 def per_pair_delta(c, k: int, relation: Relation, *, b: float = 2.0, element_bound: float = 1.0):
     """Rigorous per-pair upper bound on δ_fail (see :attr:`JLLaplace.delta_fail`). Vectorised over ``c``."""
     c_arr = check_array_interval("c", c, 0, None, closed="neither")
@@ -256,6 +304,10 @@ class JLLaplace(RecordMechanism):
     def __post_init__(self) -> None:
         check_integer("k", self.k, 1, 10_000)
         check_interval("epsilon", self.epsilon, 0, None, closed="neither")
+        from engine.limits import check_privacy_parameters
+
+        if self.epsilon < 1.0:  # ε = 1e-300 overflowed the noise variance; a huge ε is harmless here
+            check_privacy_parameters({"epsilon": self.epsilon}, owner="the jl-laplace mechanism")
         check_integer("d", self.d, 1, None)
         check_choice("relation", self.relation, ["row", "element"])
         check_interval("b", self.b, 0, 2, closed="right")
@@ -368,6 +420,14 @@ class JLLaplace(RecordMechanism):
         ]
         if self.relation == "element":
             notes.append(f"Protects a change of one entry by at most {self.element_bound:g} (element-wise).")
+            s_steps = element_steps_for_record(self.d, self.element_bound, 2.0)
+            eps_r, dlt_r = element_record_loss(self.epsilon, delta, self.d, self.element_bound, 2.0)
+            notes.append(
+                f"ONE entry only: for a whole record (rows in the unit L2 ball, any two records) this implies at most "
+                f"(ε = {eps_r:.4g}, δ = {min(1.0, dlt_r):.3g}) by group privacy over s = ⌈2√d/{self.element_bound:g}⌉ "
+                f"+ d − 1 = {s_steps} entry changes — a bound"
+                + (" that guarantees nothing (δ = 1)." if dlt_r >= 1.0 else ".")
+            )
         notes.extend(self.warnings())
         return Guarantee(
             epsilon=self.epsilon,

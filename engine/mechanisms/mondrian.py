@@ -78,6 +78,7 @@ class KAnonymityGuarantee(Serializable):
     """
 
     KIND: ClassVar[str] = "k-anonymity"
+    DERIVED_KEYS: ClassVar[tuple[str, ...]] = ("vacuous",)
 
     k: int
     quasi_identifiers: tuple[str, ...] = ()

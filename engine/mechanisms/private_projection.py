@@ -300,6 +300,13 @@ class PrivateProjection(RecordMechanism):
             ),
         )
         put("delta2", check_interval("delta2", self.delta2, 0, 1, closed="neither", hint="typically ≤ 1/n"))
+        from engine.limits import check_privacy_parameters
+
+        # ε1 = 1e-300 overflowed (kσ1)² in the release, and a subnormal δ gave NaN; a huge ε only means negligible
+        # noise here (tests use it), so large ε is limited where configurations come in (mechanism_from_dict).
+        tiny = {n: v for n, v in (("epsilon1", self.epsilon1), ("epsilon2", self.epsilon2)) if v < 1.0}
+        check_privacy_parameters({**tiny, "delta1": self.delta1, "delta2": self.delta2},
+                                 owner="the projection mechanism")
         if self.delta1 + self.delta2 >= 1:
             raise InvalidParameterError(
                 f"delta1 + delta2 must be < 1; got {self.delta1 + self.delta2:g} — a total δ near 1 guarantees "
@@ -534,8 +541,17 @@ def _covariance_basis(
     x: np.ndarray, rank: int, sigma2: float, covariance: str, rng: np.random.Generator
 ) -> np.ndarray:
     """Steps 4–5: the top ``rank`` right singular vectors of C_priv, as the columns of a d × rank matrix V."""
-    d = x.shape[1]
     c = x.T @ x if covariance == "gram" else np.atleast_2d(np.cov(x.T))
+    return noisy_covariance_basis(c, rank, sigma2, rng)
+
+
+def noisy_covariance_basis(c: np.ndarray, rank: int, sigma2: float, rng: np.random.Generator) -> np.ndarray:
+    """Steps 4–5 from the covariance matrix C (d × d, XᵀX or the centred covariance): add the symmetric noise G'
+    (i.i.d. N(0, σ2²) upper triangle) and return the top ``rank`` right singular vectors of C_priv (d × rank).
+
+    Shared by the in-memory release and the out-of-core one (``engine.scale``), which computes C by a reduction.
+    """
+    d = c.shape[0]
     g = rng.normal(0.0, sigma2, size=(d, d))
     upper = np.triu(g)
     c_priv = c + upper + np.triu(g, 1).T
@@ -580,6 +596,26 @@ def _fast_release(
     """
     k = r_mat.shape[1]
     a, f = _projection_operators(r_mat, v)
+    return fast_release_with_operators(x, a, f, k, sigma1, multiplier, rng, out=out)
+
+
+def fast_release_with_operators(
+    x: np.ndarray,
+    a: np.ndarray | None,
+    f: np.ndarray,
+    k: int,
+    sigma1: float,
+    multiplier: float,
+    rng: np.random.Generator,
+    *,
+    out: np.ndarray,
+) -> np.ndarray:
+    """The fast path's row loop for given operators (A, F) = ``_projection_operators(R, V)``.
+
+    out = multiplier·(X A / k + σ1 Z F), Z standard normal drawn in chunks of rows; returns diag(FᵀF). The rows of
+    ``x`` are treated independently, so the out-of-core release (``engine.scale``) calls it once per partition with
+    A and F computed once and broadcast: the output has exactly the in-memory fast path's distribution.
+    """
     # Work on the unbiased scale (X A + kσ1 Z F) and rescale blocks for the paper's scale: no n × d temporaries,
     # one reusable chunk buffer for the standard normals.
     noise_factor = (k * sigma1) * f

@@ -14,10 +14,12 @@ the holdout as control, distinguishing) and records one tidy row. Two reference 
 Design
 ------
 * Holdout. One holdout of ``holdout`` rows (default :func:`~engine.attacks.attribute_inference.
-  default_holdout_size`) is drawn per sweep from the sweep seed, BEFORE privatizing; every cell privatizes the
+  default_holdout_size`) is drawn per sweep from the analysis configuration's holdout seed, BEFORE privatizing; every cell privatizes the
   same released rows, so the non-private program baseline, the non-private singling-out baseline and the CV folds
   are computed once, and repetitions vary the mechanism's noise and the attack's random choices only.
-* Seeds. ``engine.rng.spawn_seeds(seed, 1 + cells)``: child 0 draws the holdout, child i + 1 drives cell i
+* Seeds. The holdout is drawn from the analysis configuration's ``holdout_seed`` (the same rows for every sweep
+  of the same data, so the non-private reference is one number on every page). ``engine.rng.spawn_seeds(seed,
+  1 + cells)``: child 0 is left unused (it drew the holdout before), child i + 1 drives cell i
   (grid points in order — non-private, then each budget × B, then extra classic-DP points — repetitions inner).
   Rows are returned in cell order, so the same seed gives the same table whatever the number of workers.
 * Parallelism. ``workers > 1`` runs cells in a ``ProcessPoolExecutor`` (``fork`` from a single-threaded caller such

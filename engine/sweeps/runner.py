@@ -220,7 +220,7 @@ def run_sweep(
     points = config.points()
     tasks = [(p.index, rep) for p in points for rep in range(config.repetitions)]
     seeds = spawn_seeds(config.seed, len(tasks) + 1)
-    ctx = _build_context(data, config, seeds[0])
+    ctx = _build_context(data, config, None)  # the holdout comes from the analysis configuration's holdout_seed
     total = len(tasks)
     rows: dict[int, dict] = {}
 
@@ -324,12 +324,11 @@ def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetit
     sweep's released rows and holdout, with ``repetitions`` (default: the sweep's) releases, so its marker sits on
     the same axes as the sweep's points.
 
-    Seeds: the sweep's holdout seed (child 0 of the sweep seed), and releases from a stream spawned from the sweep
-    seed that no cell uses.
+    Seeds: the sweep's holdout (the analysis configuration's holdout_seed), and releases from a stream spawned from
+    the sweep seed that no cell uses.
     """
     reps = config.repetitions if repetitions is None else check_integer("repetitions", repetitions, 1, 10_000)
-    holdout_seed = spawn_seeds(config.seed, 1)[0]
-    built = AnalysisData.build(data, config.analysis_config(), holdout_seed=holdout_seed)
+    built = AnalysisData.build(data, config.analysis_config())
     seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
     first = analyse(built, mechanism, seed=seeds[0])
     rows = [first.row()] + [analyse(built, mechanism, seed=s).row() for s in seeds[1:]]
@@ -343,7 +342,7 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
     total = 0.0
     for config in configs:
         point = next(p for p in config.points() if p.budget is not None)
-        built = AnalysisData.build(data, config.analysis_config(), holdout_seed=0)
+        built = AnalysisData.build(data, config.analysis_config())
         mechanism = config.mechanism_for(point.b, cast(Budget, point.budget), d=built.x_rel.shape[1])
         started = time.perf_counter()
         analyse(built, mechanism, seed=0)

@@ -26,8 +26,10 @@ Conventions
 * Rounding: Theorem 1 is a negative result, so each side is rounded in the direction that rules out less.
   The left side ⌈2/B⌉ is the exact ceiling of the exact ratio of the floats (:func:`engine.accounting.tdp.steps`,
   never rounded down); the right side ⌈ln Q/ε⌉ uses :func:`engine.accounting.tdp.tolerant_ceil` (a ratio within
-  a relative 1e-9 above a whole number counts as that number). Floating-point noise therefore never rules out
-  a parameter (and never pushes a designer towards a smaller, less protective B).
+  an absolute 1e-9 above a whole number counts as that number, so at most one step is forgiven and only at a
+  whole number). Floating-point noise therefore never rules out a parameter (and never pushes a designer
+  towards a smaller, less protective B). :func:`min_epsilon` is the exception in the other direction: it
+  returns an ε that passes the predicate in exact arithmetic, not only with the tolerance.
 
 References
 ----------
@@ -116,6 +118,16 @@ def _feasible(s, gamma, epsilon, delta):
     return s >= _m_float(gamma, epsilon, delta)
 
 
+#: Relative margin of :func:`_strictly_feasible`: larger than the floating-point error of ln(Q)/ε (a few ulps).
+_STRICT_MARGIN = 1e-12
+
+
+def _strictly_feasible(s, gamma, epsilon, delta):
+    """ln Q/ε ≤ s·(1 − 1e-12), with no tolerance: True only where the predicate also holds in exact arithmetic."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _log_q(gamma, epsilon, delta) / epsilon <= s * (1.0 - _STRICT_MARGIN)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # public functions
 
@@ -178,9 +190,10 @@ def min_steps(gamma, epsilon, delta):
 
     Notes
     -----
-    A ratio ln(Q)/ε within a relative 1e-9 above a whole number counts as that whole number
+    A ratio ln(Q)/ε within an absolute 1e-9 above a whole number counts as that whole number
     (:func:`engine.accounting.tdp.tolerant_ceil`): floating-point noise never makes the theorem rule out more
-    than it does in exact arithmetic. Values saturate at 2**62 (ε so small that no representable B works).
+    than it does in exact arithmetic, and the result is never more than one below the exact ceiling (exactly
+    the exact ceiling unless the ratio lies within 1e-9 above a whole number). Values saturate at 2**62 (ε so small that no representable B works).
 
     References
     ----------
@@ -192,6 +205,8 @@ def min_steps(gamma, epsilon, delta):
     (5, 2)
     >>> min_steps(0.5, 1.0, 1e-4)
     0
+    >>> min_steps(0.99, 1e-12, 0.0)  # ⌈ln 99 / 1e-12⌉, no whole steps lost
+    4595119850135
     """
     g, e, d = _gamma(gamma), _epsilon(epsilon), _delta(delta)
     m = _m_float(g, e, d).astype(np.int64)
@@ -317,10 +332,8 @@ def min_epsilon(b, gamma, delta):
     .. math:: g(\varepsilon) = e^{s\varepsilon}(1-\gamma) + \delta \sum_{i=0}^{s-1} e^{i\varepsilon} \;\ge\; \gamma,
 
     and g is strictly increasing in ε (each term is, and 1 − γ > 0). So the condition IS monotone in ε: if ε is
-    not ruled out, no larger ε is, and the feasible set is an interval [ε*, ∞). (The same holds for the
-    implemented predicate with its rounding tolerance: it equals f ≤ s/(1 − 1e-9) for ln(Q)/ε = f ≥ 1, and
-    (e^{tε} − 1)/(e^ε − 1) is increasing in ε for every real t ≥ 1.) Note that ln(Q)/ε itself need not be
-    monotone; its ceiling compared with a whole number s is.
+    not ruled out, no larger ε is, and the feasible set is an interval [ε*, ∞). Note that ln(Q)/ε itself need
+    not be monotone; its ceiling compared with a whole number s is.
 
     Parameters
     ----------
@@ -334,16 +347,20 @@ def min_epsilon(b, gamma, delta):
     Returns
     -------
     epsilon_min : float or ndarray
-        ε* — the predicate holds at the returned value (``is_feasible(b, gamma, epsilon_min, delta)`` is True)
-        and fails below it by more than a relative ~1e-15. 0.0 when no ε > 0 is ruled out, which happens exactly
-        when s·δ ≥ 2γ − 1 (the infimum; ε must still be positive).
+        ε* — never a value the theorem rules out: the predicate holds at the returned value both as implemented
+        (``is_feasible(b, gamma, epsilon_min, delta)`` is True) and in exact arithmetic (ln Q/ε ≤ s, checked
+        against 50-digit mpmath in the tests), and the exact boundary lies at most a relative ~1e-11 below it.
+        (:func:`is_feasible` forgives an absolute 1e-9 in ln Q/ε, so it may also accept values up to about a
+        relative 1e-9/s below the returned one.) 0.0 when no ε > 0 is ruled out, which happens exactly when
+        s·δ ≥ 2γ − 1 (the infimum; ε must still be positive).
 
     Notes
     -----
     Closed form for δ = 0: ε* = ln(γ/(1 − γ))/s. For δ > 0 the boundary is a root of a degree-s polynomial in
-    e^ε; we bisect the predicate itself (vectorised) between 0 and the δ = 0 root, which bounds it from above,
-    keeping the feasible end of the bracket. Rounding therefore goes the defensible way: the answer is never a
-    value the theorem rules out.
+    e^ε; we bisect a STRICT form of the predicate (vectorised), ln Q/ε ≤ s·(1 − 1e-12) with no tolerance, between
+    0 and the δ = 0 root, which bounds it from above, keeping the feasible end of the bracket. The 1e-12 margin
+    exceeds the floating-point error of ln Q/ε, so the answer is never a value the theorem rules out, even by
+    rounding error.
 
     References
     ----------
@@ -354,7 +371,7 @@ def min_epsilon(b, gamma, delta):
     >>> round(min_epsilon(2.0, 0.99, 0.0), 6)  # ln 99
     4.59512
     >>> eps = min_epsilon(0.4, 0.99, 1e-4)
-    >>> is_feasible(0.4, 0.99, eps, 1e-4), is_feasible(0.4, 0.99, eps * (1 - 1e-9), 1e-4)
+    >>> is_feasible(0.4, 0.99, eps, 1e-4), is_feasible(0.4, 0.99, eps * (1 - 1e-8), 1e-4)
     (True, False)
     >>> min_epsilon(2.0, 0.5, 1e-4)
     0.0
@@ -363,14 +380,14 @@ def min_epsilon(b, gamma, delta):
     bb, g, d = np.broadcast_arrays(bb, g, d)
     s = np.asarray(steps(2.0, bb), dtype=float)
     # ε → 0: ln(Q)/ε → (2γ − 1)/δ. No ε > 0 is ruled out iff that limit passes (s·δ ≥ 2γ − 1, same tolerance).
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # subnormal δ: the limit is +inf
         limit = np.where(2.0 * g - 1.0 > 0, (2.0 * g - 1.0) / d, 0.0)
     everything = tolerant_ceil(limit) <= s
     with np.errstate(divide="ignore"):
         hi = np.log(g / (1.0 - g)) / s  # the δ = 0 root: an upper bound on ε* for δ ≥ 0
     hi = np.where(everything, 1.0, np.maximum(hi * (1.0 + 1e-9), np.finfo(float).tiny))
     for _ in range(64):  # safety: guarantee the upper end is feasible
-        ok = _feasible(s, g, hi, d)
+        ok = _strictly_feasible(s, g, hi, d)
         if ok.all():
             break
         hi = np.where(ok, hi, 2.0 * hi)
@@ -380,7 +397,7 @@ def min_epsilon(b, gamma, delta):
         done = (mid <= lo) | (mid >= hi)
         if done.all():
             break
-        ok = _feasible(s, g, np.where(mid > 0, mid, hi), d) & (mid > 0)
+        ok = _strictly_feasible(s, g, np.where(mid > 0, mid, hi), d) & (mid > 0)
         hi = np.where(ok & ~done, mid, hi)
         lo = np.where(~ok & ~done, mid, lo)
     return _float(np.where(everything, 0.0, hi))

@@ -9,9 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from engine.data.demos import demo_names
-from engine.data.preparation import DataSpec, Normalization, privacy_note, table_problems
+from engine.data.preparation import Normalization, preparation_notes, privacy_note, table_problems
 from engine.errors import EngineError
-from engine.evaluation.programs import LENDING_ROLES, PROGRAM_KINDS, ProgramConfig
 from ui.cached import (
     MAX_UPLOAD_MB,
     current_data,
@@ -21,9 +20,21 @@ from ui.cached import (
     observed_bounds,
     raw_table,
     sha256_bytes,
+    table_profile,
     uploaded_table,
 )
+from ui.cached_analysis import session_program
 from ui.common import DATA_DEPENDENT_NOTE, HELP, b_in_data_units, field_error, user_errors
+from ui.data_controls import (
+    build_spec,
+    categorical_controls,
+    feature_picker,
+    missing_controls,
+    positive_class_control,
+    program_controls,
+    reset_column_widgets,
+    role_controls,
+)
 from ui.figures.data import row_norm_figure
 from ui.figures.theme import fmt
 from ui.state import get_state, seed_widget
@@ -31,28 +42,11 @@ from ui.state import get_state, seed_widget
 state = get_state()
 
 DEMO, UPLOAD = "Built-in demo", "Upload a file"
-NO_COLUMN = "(none)"
-#: Widget keys that describe the columns of ONE table; cleared when the table changes so they reseed.
-COLUMN_KEYS = (
-    "data.features", "data.target", "data.program", "data.norm_method", "data.standardize", "data.bounds",
-    *(f"data.role.{role}" for role in LENDING_ROLES),
-)
 METHOD_LABELS = {
     "clip": "clip — standardise, shrink rows longer than 1 (default)",
     "maxnorm": "maxnorm — divide by the largest row norm (the paper's case studies)",
     "bounds": "bounds — public bounds per feature (data-independent)",
 }
-PROGRAM_LABELS = {
-    "targeting": "targeting — rank people by predicted outcome, select the poorest share",
-    "lending": "lending — approve applicants predicted to repay; score profit",
-    "classification": "classification — predict a yes/no label",
-    "regression": "regression — predict a number",
-}
-
-
-def _reset_column_widgets() -> None:
-    for key in (*COLUMN_KEYS, "data.bounds_base"):
-        st.session_state.pop(key, None)
 
 
 def on_source_change() -> None:
@@ -66,7 +60,7 @@ def on_source_change() -> None:
         return  # nothing uploaded yet: keep the current data until a file arrives
     state.spec = None
     state.switch_data()
-    _reset_column_widgets()
+    reset_column_widgets()
 
 
 def on_demo_change() -> None:
@@ -75,15 +69,14 @@ def on_demo_change() -> None:
     state.spec = None
     state.program = None
     state.switch_data()
-    _reset_column_widgets()
+    reset_column_widgets()
 
 
-def fill_bounds_from_data() -> None:
+def fill_bounds_from_data(features: tuple[str, ...]) -> None:
     """Put the data's own min and max in the bounds table (exploration only; flagged as not private)."""
     table = raw_table(state)
     if table is None:
         return
-    features = tuple(st.session_state.get("data.features", ()))
     lower, upper = observed_bounds(data_key(state), features, table[0])
     st.session_state["data.bounds_base"] = pd.DataFrame({"feature": list(features), "lower": lower, "upper": upper})
     st.session_state.pop("data.bounds", None)
@@ -118,9 +111,10 @@ def handle_upload(file: object) -> str | None:
     state.upload_name = name
     state.upload_fingerprint = fingerprint
     if not linked:
-        state.spec = default_upload_spec(frame)
+        state.spec = default_upload_spec(f"upload:{fingerprint}", frame)
+        state.program = None
     state.switch_data()
-    _reset_column_widgets()
+    reset_column_widgets()
     return None
 
 
@@ -171,7 +165,7 @@ else:
 table_box = st.container()
 
 # ----------------------------------------------------------------------------------------------------------------
-# Columns and normalisation
+# Columns, preparation and the program
 # ----------------------------------------------------------------------------------------------------------------
 with user_errors():
     table = raw_table(state)
@@ -179,41 +173,45 @@ if table is None:
     st.info("Upload a file, or switch back to a built-in demo, to choose columns.")
 else:
     frame, demo = table
-    active_spec = state.spec if state.spec is not None else (demo.spec if demo is not None else default_upload_spec(frame))
-    columns = [str(c) for c in frame.columns]
+    key = data_key(state)
+    active_spec = state.spec if state.spec is not None else (demo.spec if demo is not None
+                                                             else default_upload_spec(key, frame))
+    profile = table_profile(key, frame)
+    columns = list(profile["column"])
     label = demo.title if demo is not None else state.upload_name
     st.subheader(f"Columns of {label}")
     st.caption(f"{len(frame):,} rows × {len(columns)} columns.")
+    with st.expander("What each column holds", icon=":material/table_rows:"):
+        st.dataframe(profile.assign(examples=profile["examples"].map(lambda v: " | ".join(map(str, v)))),
+                     hide_index=True, width="stretch", key="data.profile")
 
     left, right = st.columns(2, gap="large")
+    spec = None
     with left:
-        seed_widget("data.features", [f for f in active_spec.features if f in columns])
-        st.multiselect("Feature columns (privatized)", columns, key="data.features", help=HELP["features"])
-        features_box = st.container()
-        target_options = [NO_COLUMN, *columns]
-        seed_widget("data.target", active_spec.target if active_spec.target in columns else NO_COLUMN)
-        st.selectbox("Target (outcome the program predicts)", target_options, key="data.target",
-                     help=HELP["target"])
         target_box = st.container()
-
-        demo_program = {"kind": demo.program} if demo is not None and demo.program in PROGRAM_KINDS else None
-        base_program = state.program or demo_program
-        seed_widget("data.program", (base_program or {}).get("kind", "targeting"))
-        st.selectbox("Program", PROGRAM_KINDS, key="data.program", format_func=PROGRAM_LABELS.get,
-                     help="What the program official does with the released features; the Mechanisms and Tradeoffs "
-                     "pages score it.")
+        features, target = feature_picker(profile, active_spec, target_box)
+        features_box = st.container()
+        positive = positive_class_control(profile, active_spec, target, st.container())
+        prep_box = st.container()
+        try:
+            categorical = categorical_controls(profile, active_spec, features, prep_box)
+            missing, categorical = missing_controls(profile, active_spec, [*features, *([target] if target else [])],
+                                                    categorical, target, prep_box)
+        except EngineError as exc:
+            field_error(str(exc), prep_box)
+            categorical, missing = None, None
+        st.markdown("**The program**")
+        program = None
+        with user_errors():
+            program = program_controls(session_program(state, demo.program_config() if demo is not None else None),
+                                       demo.program if demo is not None else None,
+                                       len(frame), st.container())
         role_boxes = {}
         with st.expander("Program columns (loan amount, revenue, interest)",
                          expanded=st.session_state["data.program"] == "lending"):
             st.caption(HELP["roles"] + " Without them the lending program uses its default amounts.")
-            for role in LENDING_ROLES:
-                current = (active_spec.roles or {}).get(role)
-                seed_widget(f"data.role.{role}", current if current in columns else NO_COLUMN)
-                st.selectbox(role.replace("_", " ").capitalize() + " column", target_options,
-                             key=f"data.role.{role}",
-                             help=f"The column holding each applicant's {role.replace('_', ' ')} (numbers ≥ 0), "
-                             "read by the lending program to score profit; never privatized.")
-                role_boxes[role] = st.container()
+            roles = role_controls(columns, active_spec, features, st.container())
+            role_boxes = {f"role:{r}": st.container() for r in roles}
     with right:
         seed_widget("data.norm_method", active_spec.normalization.method)
         st.radio("Normalisation into the unit ball", list(METHOD_LABELS), key="data.norm_method",
@@ -223,19 +221,21 @@ else:
         lower: tuple[float, ...] = ()
         upper: tuple[float, ...] = ()
         bounds_from_data = False
-        features = list(st.session_state["data.features"])
+        kinds = dict(zip(profile["column"], profile["kind"], strict=True))
+        numeric_features = [f for f in features if kinds.get(f) in ("numeric", "boolean", "date")]
         if st.session_state["data.norm_method"] == "bounds":
-            st.caption("Public bounds per feature — from a codebook, legal limits or published ranges, never from "
-                       "these data. Values outside are clipped to the bounds.")
+            st.caption("Public bounds per numeric feature — from a codebook, legal limits or published ranges, never "
+                       "from these data. Values outside are clipped to the bounds. Encoded text columns are 0/1 and "
+                       "need no bounds.")
             base = st.session_state.get("data.bounds_base")
-            if base is None or list(base["feature"]) != features:
-                known = dict(zip(active_spec.features, zip(active_spec.normalization.lower,
-                                                            active_spec.normalization.upper, strict=False),
+            if base is None or list(base["feature"]) != numeric_features:
+                known = dict(zip(active_spec.numeric_features, zip(active_spec.normalization.lower,
+                                                                    active_spec.normalization.upper, strict=False),
                                  strict=False))
                 base = pd.DataFrame(
-                    {"feature": features,
-                     "lower": [known.get(f, (math.nan, math.nan))[0] for f in features],
-                     "upper": [known.get(f, (math.nan, math.nan))[1] for f in features]}
+                    {"feature": numeric_features,
+                     "lower": [known.get(f, (math.nan, math.nan))[0] for f in numeric_features],
+                     "upper": [known.get(f, (math.nan, math.nan))[1] for f in numeric_features]}
                 )
                 st.session_state["data.bounds_base"] = base
                 st.session_state.pop("data.bounds", None)
@@ -244,11 +244,12 @@ else:
             lower = tuple(float(v) for v in edited["lower"])
             upper = tuple(float(v) for v in edited["upper"])
             st.button("Fill with the data's own min and max (exploration only)", key="data.fill_bounds",
-                      on_click=fill_bounds_from_data, icon=":material/warning:",
+                      on_click=fill_bounds_from_data, args=(tuple(numeric_features),), icon=":material/warning:",
                       help="Reads the bounds from the sensitive data itself, so the preparation is no longer "
-                      "data-independent. Use it to explore; enter public bounds before a real release.")
-            bounds_from_data = bool(features) and (lower, upper) == observed_bounds(
-                data_key(state), tuple(features), frame)
+                      "data-independent, and the extreme values would appear in the decision record. Use it to "
+                      "explore; enter public bounds before a real release.")
+            bounds_from_data = bool(numeric_features) and (lower, upper) == observed_bounds(
+                key, tuple(numeric_features), frame)
             if bounds_from_data:
                 st.warning("These bounds are the data's own minimum and maximum: they reveal the most extreme "
                            "records and are NOT public bounds. Replace them before a real release.",
@@ -257,30 +258,29 @@ else:
 
     # Build the spec from the controls; put every problem next to the control that fixes it.
     boxes = {"features": features_box, "target": target_box, "normalization": norm_box, "table": table_box,
-             "file": table_box, **{f"role:{r}": b for r, b in role_boxes.items()}}
-    spec = None
-    roles = {r: st.session_state[f"data.role.{r}"] for r in LENDING_ROLES
-             if st.session_state[f"data.role.{r}"] != NO_COLUMN}
-    target = st.session_state["data.target"]
+             "file": table_box, "missing": prep_box, "categorical": prep_box, **role_boxes}
     try:
         if any(math.isnan(v) for v in (*lower, *upper)):
-            raise EngineError("enter a lower and an upper public bound for every feature (empty cells remain)")
+            raise EngineError("enter a lower and an upper public bound for every numeric feature (empty cells remain)")
+        if categorical is None or missing is None:
+            raise EngineError("fix the encoding and missing-value settings above")
         normalization = Normalization(
             st.session_state["data.norm_method"], standardize=bool(st.session_state["data.standardize"]),
             lower=lower, upper=upper,
         )
-        spec = DataSpec(tuple(features), target=None if target == NO_COLUMN else target, roles=roles or None,
-                        normalization=normalization)
+        spec = build_spec(features, target, roles, normalization, categorical, missing, positive, profile)
     except EngineError as exc:
         field_error(str(exc), norm_box)
+        spec = None
     problems = table_problems(frame, spec) if spec is not None else []
     for problem in problems:
         field_error(str(problem), boxes.get(problem.control, table_box))
     with norm_box:
-        chosen = spec.normalization if spec is not None else active_spec.normalization
+        chosen = spec if spec is not None else active_spec
         if not bounds_from_data:  # otherwise the warning under the bounds says what matters
-            (st.success if chosen.data_independent else st.warning)(privacy_note(chosen))
-        if not chosen.data_independent:
+            (st.success if chosen.data_independent else st.warning)(
+                " ".join(preparation_notes(chosen)) or privacy_note(chosen.normalization))
+        if not chosen.normalization.data_independent:
             st.caption(DATA_DEPENDENT_NOTE)
 
     if spec is not None and not problems:
@@ -289,11 +289,9 @@ else:
         if wanted != state.spec:
             state.spec = wanted
             state.forget_data_results()
-        program_kind = st.session_state["data.program"]
-        if base_program is None or base_program.get("kind") != program_kind:
-            merged = {**(base_program or {}), "kind": program_kind}
-            with user_errors():
-                state.program = ProgramConfig.from_dict(merged).to_dict()
+        if program is not None and program.to_dict() != state.program:
+            default_program = demo.program_config() if demo is not None else None
+            state.program = None if program == default_program else program.to_dict()
     else:
         st.caption(":material/info: Until these are fixed, the other pages keep using the last valid settings.")
 
@@ -318,17 +316,16 @@ else:
                   help="Rows whose length exceeded 1 and were scaled back onto the unit ball ('clip').")
         c4.metric("values clipped to bounds", f"{prepared.clipped_values:,}",
                   help="Cells outside their public bounds ('bounds').")
-        if prepared.clipped_rows > prepared.n / 2:
-            st.warning(
-                f"{prepared.clipped_rows:,} of {prepared.n:,} rows were longer than 1 and were shrunk onto the unit "
-                "sphere: clipping changes most records and discards how far out they were. 'maxnorm' (the "
-                "paper's case studies) or public bounds keep the rows' relative lengths.",
-                icon=":material/warning:",
-            )
+        for warning in prepared.warnings:  # the engine's: clipping that loses most rows' lengths, a maxnorm outlier
+            st.warning(warning[0].upper() + warning[1:] + " (internal: statistics of the data).",
+                       icon=":material/warning:")
+        if prepared.rows_dropped:
+            st.caption(f"{prepared.rows_dropped:,} of {prepared.rows_in_table:,} rows were dropped for missing "
+                       "values (internal count; the released n reveals it).")
         before, after = st.columns(2, gap="large")
         with before:
             st.markdown("**Before** (first rows, data units)")
-            st.dataframe(loaded.frame.loc[:, list(prepared.feature_names)].head(8), hide_index=True)
+            st.dataframe(loaded.frame.loc[:, list(prepared.spec.features)].head(8), hide_index=True)
         with after:
             st.markdown("**After** (prepared: every row in the unit ball)")
             st.dataframe(prepared.as_frame().head(8).round(4), hide_index=True)

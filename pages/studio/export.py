@@ -9,6 +9,7 @@ import streamlit as st
 
 from engine.decision_record import load_decision_record
 from engine.errors import EngineError
+from engine.export_csv import safe_csv_bytes
 from engine.release import cli_command
 from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceiling
 from ui.common import HELP, field_error, user_errors
@@ -132,8 +133,8 @@ if record is not None:
             tables.append((f"Measured tradeoffs, {result.config.mechanism} (mean per grid point)", result.summary()))
         return html_report(record, figures, tables)
 
-    def sweep_csv() -> str:
-        return pd.concat([r.table for r in sweeps], ignore_index=True).to_csv(index=False)
+    def sweep_csv() -> bytes:
+        return safe_csv_bytes(pd.concat([r.table for r in sweeps], ignore_index=True))
 
     d1, d2, d3, d4 = st.columns(4)
     d1.download_button("Decision record (JSON)", record_json, file_name="decision-record.json",

@@ -11,12 +11,12 @@ import streamlit as st
 
 from engine.analysis import AnalysisConfig
 from engine.comparison import same_guarantee
-from engine.errors import EngineError, InvalidParameterError
+from engine.errors import EngineError
 from engine.evaluation.programs import METRICS
+from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
 from engine.mechanisms import MECHANISMS, mechanism_from_dict
 from engine.rng import SEEDED_WARNING, fresh_seed
-from engine.validation import check_integer
 from ui.cached import current_data
 from ui.cached_analysis import (
     PAGE_REPETITIONS,
@@ -44,7 +44,7 @@ from ui.figures.mechanisms import (
     projected_columns_figure,
 )
 from ui.figures.theme import exact, fmt
-from ui.state import get_state, seed_widget
+from ui.state import get_state, parse_seed, seed_widget
 
 state = get_state()
 
@@ -113,18 +113,6 @@ def starting_config(kind: str, candidate: Guarantee) -> dict:
         if origin == here or (origin is None and matches_candidate(stored, candidate)):
             return {**candidate_mechanisms(candidate, prepared.d)[kind], **stored}
     return candidate_mechanisms(candidate, prepared.d)[kind]
-
-
-def parse_seed(text: str) -> int | None:
-    """"" → None (fresh randomness from the OS); otherwise a non-negative integer."""
-    text = str(text or "").strip()
-    if not text:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise InvalidParameterError(f"seed must be a whole number ≥ 0, or empty for fresh randomness; got {text!r}") from None
-    return check_integer("seed", value, 0, None)
 
 
 def build_from_widgets(kind: str) -> dict:
@@ -346,7 +334,7 @@ if not args:
 
 program = None
 with user_errors(prefix="Program: "):
-    program = session_program(state, loaded)
+    program = session_program(state, loaded.default_program)
 if prepared.y is None:
     program = None
 analysis = AnalysisConfig(program=program)
@@ -555,13 +543,14 @@ if run.program is not None and baseline is not None:
         verdicts = gamma_verdicts(state.gammas, g_lo, g_hi, at, mean=g_mean)
         for level, text in verdicts:
             (st.success if level == "ok" else st.warning)(text, icon=":material/target:")
-    beaters = run.program.beaten_by()
+    beaters = run.points[0].beaten_by()
     if beaters:
         rule = beaters[0]
         st.error(
-            f"**No better than a rule that uses no data.** {label} on this release is {fmt(run.program.headline)}; "
-            f"'{rule}' scores {fmt(run.program.baselines[rule][headline])}. At these settings the release does not "
-            "support the program: raise ε or B, or reconsider the program.", icon=":material/report:",
+            f"**No better than a rule that uses no data.** {label} on these releases is {fmt(mean)} (95 % interval "
+            f"{fmt(lo)} to {fmt(hi)}); '{rule}' scores {fmt(run.program.baselines[rule][headline])}. At these "
+            "settings the release does not support the program: raise ε or B, or reconsider the program.",
+            icon=":material/report:",
         )
     table = program_table(run.program, baseline)
     with st.expander("All program metrics, beside the rules that use no data", icon=":material/table_chart:"):
@@ -626,7 +615,7 @@ if run.kind == "jl-laplace":
     st.caption("The file holds the k projected columns z1 … zk (not your features). The projection P is not in it.")
 else:
     release_frame = prepared.as_frame(run.value)
-st.download_button("Download the release (CSV)", lambda: release_frame.to_csv(index=False).encode("utf-8"),
+st.download_button("Download the release (CSV)", lambda: safe_csv_bytes(release_frame),
                    file_name=f"private-{run.kind}.csv", mime="text/csv", on_click="ignore",
                    key="mechanisms.download", icon=":material/download:",
                    help="The privatized feature matrix of this run, one row per record, in input order.")

@@ -13,12 +13,14 @@ import streamlit as st
 
 from engine.data.establishments import CELL_COLUMNS, CELL_LEVELS, ID_COLUMN, table1_toy
 from engine.errors import EngineError
+from engine.export_csv import safe_csv_bytes
 from engine.per_record import SUM_MECHANISMS, sum_mechanism_from_dict
 from engine.per_record.cells import COUNTS_NOTE, observed_levels_note
 from engine.per_record.cells import SOURCE as CELLS_SOURCE
 from engine.per_record.losses import CONFIDENTIAL_NOTE
 from engine.per_record.tdp_losses import SOURCE as TDP_SOURCE
 from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
+from engine.rng import SEEDED_WARNING, fresh_seed
 from ui.cached import current_data, data_key, demo_dataset
 from ui.cached_analysis import (
     calibrated_sum_mechanisms,
@@ -37,7 +39,7 @@ from ui.figures.per_record import (
     tdp_policy_figure,
 )
 from ui.figures.theme import exact, fmt
-from ui.state import get_state, seed_widget
+from ui.state import get_state, parse_seed, seed_widget
 
 state = get_state()
 
@@ -122,7 +124,8 @@ st.info(
 )
 
 saved = state.per_record  # this page's durable settings (survive page switches; go into the decision record)
-seed_widget("per_record.source", saved.get("source", "establishments"))
+# An uploaded table is what the user came with: it is the default source (the payroll demo otherwise).
+seed_widget("per_record.source", saved.get("source", "loaded" if state.source == "upload" else "establishments"))
 source = st.radio("Data", tuple(SOURCES), key="per_record.source", format_func=SOURCES.get, horizontal=True,
                   help="The establishments demo is synthetic long-tailed payroll (ours). Table 1 is the paper's toy "
                   "data. The loaded dataset is whatever the Data page holds (any non-negative numeric column).")
@@ -176,9 +179,12 @@ with st.form("per_record.form"):
     seed_widget("per_record.target", saved.get("target", 0.01))
     f3.number_input("Target accuracy", key="per_record.target", min_value=0.0, format="%.4g",
                     help="E.g. 0.01 = 1 % relative standard deviation at the planning total.")
-    seed_widget("per_record.q_ref", saved.get("q_ref", 1e5 if source != "table1" else 1e4))
-    f4.number_input("Planning total q₀", key="per_record.q_ref", min_value=0.0, format="%.6g",
-                    help="A typical cell total you plan for (public knowledge, e.g. last year's published figure).")
+    demo_q_ref = {"establishments": 1e5, "table1": 1e4}.get(source, 0.0)  # the loaded data: the user types it
+    seed_widget("per_record.q_ref", saved.get("q_ref", demo_q_ref))
+    f4.number_input("Planning total q₀ (public)", key="per_record.q_ref", min_value=0.0, format="%.6g",
+                    help="A typical cell total you plan for — public knowledge, e.g. last year's published figure "
+                    "for this column; never the confidential total of these data. Every mechanism is calibrated to "
+                    "the target accuracy at this total, so it must be of the right order of magnitude.")
     g1, g2 = st.columns(2)
     seed_widget("per_record.unit", saved.get("unit", "rho"))
     g1.radio("Loss unit on the axis", tuple(UNIT_CHOICES), key="per_record.unit", format_func=UNIT_CHOICES.get,
@@ -212,6 +218,11 @@ state.per_record.update({
                       for name, default in params.items()} for kind, params in SHAPE_PARAMETERS.items()},
 })
 calibrated: list[dict] = []
+if float(st.session_state["per_record.q_ref"]) <= 0:
+    st.info("Type a **planning total q₀** for this column above (a public figure of the right order of magnitude, "
+            "e.g. last year's published total) and press **Compare**: the mechanisms are calibrated at it.",
+            icon=":material/edit:")
+    st.stop()
 with user_errors():
     shapes = mechanism_configs()
     if not shapes:
@@ -343,9 +354,11 @@ if mech_dict is not None and by:
             text = col_widget.text_area(
                 f"Public levels of '{col}'", key=f"per_record.levels.{col}", height=90,
                 placeholder="one level per line (empty: read from the data — NOT private)",
-                help="Levels separated by new lines or commas; write " + MISSING_LEVEL + " for the cell of rows "
-                "with no key. Leave empty to read them from the data; then the release reveals which levels occur "
-                "unless that list is itself public.")
+                help="Levels separated by new lines or commas. Leave empty to read them from the data; then the "
+                "release reveals which levels occur unless that list is itself public.")
+            if frame[col].isna().any():
+                col_widget.caption(f"'{col}' has rows without a value: list {MISSING_LEVEL} as a level to release "
+                                   "their cell.")
             parsed = [t.strip() for t in text.replace(",", "\n").splitlines() if t.strip()]
             if parsed:
                 observed = {str(v): v for v in pd.unique(frame[col].dropna())}
@@ -355,18 +368,39 @@ if mech_dict is not None and by:
         if undeclared:
             st.warning("**The level lists must be public.** " + observed_levels_note(undeclared),
                        icon=":material/warning:")
-    seed_widget("per_record.seed", 0)
-    st.number_input("Simulation seed for the cell release", key="per_record.seed", min_value=0, step=1,
-                    help="This panel simulates one release of the cell sums to show the errors; it is a "
-                    "simulation, not a release (" + HELP["seed"] + ")")
+    seed_widget("per_record.seed", "")
+    st.text_input("Seed (leave empty for a real release)", key="per_record.seed", help=HELP["seed"],
+                  placeholder="empty = fresh randomness from the operating system")
+    seed_text = str(st.session_state["per_record.seed"]).strip()
+    user_seed = None
+    with user_errors(prefix="Seed: "):
+        user_seed = parse_seed(seed_text)
+    if user_seed is None and st.session_state.get("per_record.fresh_seed") is None:
+        st.session_state["per_record.fresh_seed"] = fresh_seed()  # OS entropy; never shown or exported
+    draw_seed = user_seed if user_seed is not None else int(st.session_state["per_record.fresh_seed"])
+    st.button("Draw again", key="per_record.draw_again", icon=":material/casino:",
+              on_click=lambda: st.session_state.update({"per_record.fresh_seed": fresh_seed()}),
+              help="New noise from the operating system (when no seed is typed).")
     with user_errors():
-        cells = cell_release(key, value, tuple(by), json.dumps(mech_dict), int(st.session_state["per_record.seed"]),
-                             id_columns, frame, json.dumps(declared or None))
+        cells = cell_release(key, value, tuple(by), json.dumps(mech_dict), draw_seed, id_columns, frame,
+                             json.dumps(declared or None))
         public_notes = [n for n in cells.notes if n not in (CONFIDENTIAL_NOTE, COUNTS_NOTE)]
-        st.markdown(f"**Public table** — what may be published ({len(cells.published):,} cells): the noisy "
-                    "output, the unbiased and median-unbiased estimates, the "
-                    f"{fmt(100 * (1 - cells.beta))} % interval and the SD estimated from the output.")
+        what = (f"the noisy output, the unbiased and median-unbiased estimates, the {fmt(100 * (1 - cells.beta))} % "
+                "interval and the SD estimated from the output")
+        if user_seed is None:
+            st.markdown(f"**Public table** — what may be published ({len(cells.published):,} cells; noise from the "
+                        f"operating system's randomness): {what}.")
+            file_name = "cell-release.csv"
+        else:
+            st.markdown(f"**Simulated table — simulation, not private** ({len(cells.published):,} cells): drawn "
+                        f"with the seed {user_seed}, so anyone with the seed can regenerate the noise and recover "
+                        f"the exact sums. {what}. Clear the seed for a table that may be published.")
+            st.warning(SEEDED_WARNING, icon=":material/warning:")
+            file_name = f"cell-release-seed-{user_seed}-simulation-not-private.csv"
         st.dataframe(cells.published, hide_index=True, width="stretch", key="per_record.published")
+        st.download_button("Download this table (CSV)", lambda: safe_csv_bytes(cells.published),
+                           file_name=file_name, mime="text/csv", on_click="ignore", key="per_record.download",
+                           icon=":material/download:")
         for note in public_notes:
             (st.warning if "must be public" in note else st.caption)(note)
         with st.container(border=True):

@@ -15,8 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from engine.accounting.budget import default_delta, split_budget, split_delta
+from engine.analysis import gamma_check
 from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import METRICS
+from engine.export_csv import safe_csv_bytes
 from engine.progress import format_seconds
 from engine.sweeps import (
     ATTACKS,
@@ -107,7 +109,7 @@ def build_configs() -> list[SweepConfig]:
     if not mechanisms:
         raise InvalidParameterError("choose at least one mechanism to sweep")
     attacks = tuple(a for a in ATTACKS if a in s["tradeoffs.attacks"])
-    program = session_program(state, loaded)
+    program = session_program(state, loaded.default_program)
     if program is None:
         raise InvalidParameterError("choose a program on the Data page first (targeting, lending, …)")
     reps = int(s["tradeoffs.reps"])
@@ -636,6 +638,15 @@ if state.selected_point:
         f"Chosen: {MECH_LABELS.get(sp['mechanism'], sp['mechanism'])}, B = {sp['b']:g}, ε = {sp['epsilon']:.4g}, "
         f"δ = {sp['delta']:.3g} — now the candidate on every page.", icon=":material/check_circle:",
     )
+    for summary, config in zip(summaries, configs, strict=True):
+        rows = summary[summary["point"] == sp["point"]] if config.mechanism == sp["mechanism"] else summary.iloc[:0]
+        if rows.empty or "decision_agreement_mean" not in rows:
+            continue
+        row = rows.iloc[0]
+        measured = (row["decision_agreement_mean"], row["decision_agreement_lo"], row["decision_agreement_hi"])
+        for target in state.gammas:
+            check = gamma_check(float(target), measured, b=sp["b"], epsilon=sp["epsilon"], delta=sp["delta"])
+            (st.success if check.status == "met" else st.warning)(check.text, icon=":material/target:")
 
 # ---- the distinguishing attacker ----------------------------------------------------------------------------------
 st.subheader("What a distinguishing attacker can do")
@@ -698,7 +709,7 @@ if "decision_agreement_mean" in table:
                "non-private program's decision (Theorem 1's γ), with its 95 % interval over the repetitions.")
 st.dataframe(table[[c for c in shown_cols if c in table]], hide_index=True, width="stretch", key="tradeoffs.table")
 tidy = pd.concat([r.table for r in results], ignore_index=True)
-st.download_button("Download the tidy table (CSV)", lambda: tidy.to_csv(index=False).encode("utf-8"),
+st.download_button("Download the tidy table (CSV)", lambda: safe_csv_bytes(tidy),
                    file_name="sweep-results.csv", mime="text/csv", key="tradeoffs.download", on_click="ignore",
                    icon=":material/download:",
                    help="One row per cell (grid point × repetition) with every metric; seeds and configuration are on "

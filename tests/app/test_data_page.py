@@ -35,8 +35,8 @@ def test_demo_is_prepared_by_the_engine():
     assert metric(at, "rows clipped") == f"{prepared.clipped_rows:,}"
     assert studio(at).data_fingerprint == prepared.fingerprint
     assert any("synthetic" in m.value for m in at.markdown)
-    # The preview's "after" table is the engine's prepared matrix.
-    after = at.dataframe[1].value
+    # The preview's "after" table is the engine's prepared matrix (after the column profile and the "before" table).
+    after = at.dataframe[2].value
     np.testing.assert_allclose(after.to_numpy(), np.round(prepared.x[:8], 4))
 
 
@@ -53,18 +53,15 @@ def test_switching_demo_resets_the_spec_and_results():
     assert at.selectbox(key="data.role.loan_amount").value == "loan_amount"
 
 
-def test_target_that_is_also_a_feature_is_reported_next_to_the_target_control():
+def test_choosing_a_feature_as_target_moves_it_out_of_the_features():
     at = open_page(start_app(), "data")
-    before = studio(at).spec
-    fingerprint = studio(at).data_fingerprint
+    assert "calls_out" in at.multiselect(key="data.features").value
     at.selectbox(key="data.target").set_value("calls_out").run()
     assert_clean(at)
-    after = element_after(at, lambda e: getattr(e, "key", None) == "data.target")
-    assert type(after).__name__ == "Error"
-    assert "the target 'calls_out' is also chosen as a feature" in after.value
-    # Nothing the user already did is lost: the last valid settings stay in use.
-    assert studio(at).spec == before
-    assert studio(at).data_fingerprint == fingerprint
+    assert "calls_out" not in at.multiselect(key="data.features").value
+    assert "calls_out" not in at.multiselect(key="data.features").options
+    spec = studio(at).spec
+    assert spec.target == "calls_out" and "calls_out" not in spec.features
 
 
 def test_no_features_is_reported_next_to_the_features_control():
@@ -165,16 +162,22 @@ def test_parquet_upload_is_read():
     assert studio(at).source == "upload" and studio(at).n == 30 and studio(at).d == 4
 
 
-def test_upload_without_numeric_columns_is_explained_and_every_page_still_works():
+def test_upload_without_numeric_columns_is_encoded_and_every_page_still_works():
+    """A table of text only: the identifier-like column is left out, the text column is one-hot encoded with its
+    levels read from the data (flagged as not private), and every page opens."""
     at = open_page(start_app(), "data")
     at.radio(key="data.source").set_value("Upload a file").run()
     content = ("name,city\n" + "\n".join(f"p{i},c{i % 3}" for i in range(30))).encode()
     at.file_uploader(key="data.upload").set_value(("names.csv", content, "text/csv")).run()
     assert_clean(at)
+    assert at.multiselect(key="data.features").value == ["city"]
+    spec = studio(at).spec
+    assert spec.categorical["city"].levels_from_data
+    assert studio(at).feature_names == ("city=c0", "city=c1", "city=c2")
+    assert any("not private" in w.value.lower() or "read from the data" in w.value for w in at.warning)
+    at.multiselect(key="data.features").set_value([]).run()
     after = element_after(at, lambda e: getattr(e, "key", None) == "data.features")
     assert type(after).__name__ == "Error" and "choose at least one feature column" in after.value
-    assert [e.value for e in at.error].count("choose at least one feature column") == 1
-    assert studio(at).data_fingerprint is None  # the sidebar does not show the previous data's size
     for page in ("feasibility", "mechanisms", "tradeoffs", "per_record", "export", "start"):
         open_page(at, page)
 

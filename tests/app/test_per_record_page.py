@@ -126,3 +126,34 @@ def test_settings_survive_a_page_switch():
     open_page(at, "start")
     open_page(at, "per_record")
     assert at.number_input(key="per_record.target").value == 0.05
+
+
+def test_public_table_uses_os_randomness_and_a_typed_seed_is_labelled_a_simulation():
+    """Issue 15: the table labelled publishable was drawn with the default seed 0 (anyone could regenerate the
+    noise). Now it is drawn from the operating system's randomness unless a seed is typed, and a seeded table is
+    labelled a simulation, not private, next to the table and in the CSV name."""
+    at = open_page(start_app(), "per_record")
+    assert at.text_input(key="per_record.seed").value == ""
+    assert any(m.value.startswith("**Public table**") for m in at.markdown)
+    assert not any("simulation, not private" in m.value for m in at.markdown)
+    at.text_input(key="per_record.seed").set_value("0").run()
+    assert_clean(at)
+    assert any(m.value.startswith("**Simulated table — simulation, not private**") for m in at.markdown)
+    assert not any(m.value.startswith("**Public table**") for m in at.markdown)
+    assert any("not private" in w.value for w in at.warning)
+    seeded = published(at)
+    at.text_input(key="per_record.seed").set_value("0").run()
+    assert published(at).equals(seeded)  # a seed reproduces the same draw: exactly why it is not private
+
+
+def test_an_upload_is_the_default_source_and_asks_for_a_public_planning_total():
+    from tests.real_data import slid
+
+    at = open_page(start_app(), "data")
+    content = slid().to_csv(index=False).encode()
+    at.radio(key="data.source").set_value("Upload a file").run()
+    at.file_uploader(key="data.upload").set_value(("slid.csv", content, "text/csv")).run()
+    open_page(at, "per_record")
+    assert at.session_state["per_record.source"] == "loaded"
+    assert at.session_state["per_record.q_ref"] == 0.0
+    assert any("planning total q₀" in i.value for i in at.info)

@@ -42,6 +42,7 @@ def test_scenario_link_round_trip():
     at.number_input(key="feasibility.epsilon").set_value(2.0).run()
     assert_clean(at)
     params = dict(at.query_params)
+    params.pop("sid")  # the session's private key: a shared link never carries it
     assert params["data"] == "togo-demo"
     assert params["gamma"] == "0.99,0.95"
     assert float(params["eps"]) == 2.0
@@ -98,9 +99,39 @@ def test_link_made_on_an_upload_restores_its_settings_once_the_same_file_is_uplo
 def test_link_opens_the_page_it_was_made_on():
     at = open_page(start_app(), "feasibility")
     params = dict(at.query_params)
+    params.pop("sid")
     assert params["page"] == "feasibility"
     other = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
     other.query_params.update(params)
     other.run()
     assert_clean(other)
     assert other.title[0].value == "Accuracy targets & feasibility"
+
+
+def test_a_reload_keeps_the_upload_and_the_results_and_a_shared_link_does_not():
+    """Issue 9: a page reload used to drop the upload, every run and a long sweep. The session is kept in memory
+    under the address's private key; the share link carries the scenario only."""
+    from tests.real_data import penguins
+    from ui.common import share_link
+
+    at = open_page(start_app(), "data")
+    content = penguins().to_csv(index=False).encode()
+    at.radio(key="data.source").set_value("Upload a file").run()
+    at.file_uploader(key="data.upload").set_value(("penguins.csv", content, "text/csv")).run()
+    at.selectbox(key="data.target").set_value("body_mass_g").run()
+    assert_clean(at)
+    address = dict(at.query_params)
+    sid = address["sid"]
+    assert len(sid) >= 20
+
+    reload = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    reload.query_params.update(address)  # the same address: a reload
+    reload.run()
+    assert_clean(reload)
+    kept = studio(reload)
+    assert kept.upload_bytes == content and kept.spec.target == "body_mass_g"
+    assert kept is not studio(at)  # a private copy, not the other session's object
+
+    fresh = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()  # a new tab without the key
+    assert studio(fresh).upload_bytes is None and dict(fresh.query_params)["sid"] != sid
+    assert "sid=" not in share_link(studio(at), "data")

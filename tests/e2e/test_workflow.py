@@ -328,3 +328,53 @@ def test_whole_workflow_in_chromium(browser, server):
         page.close()
         (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=2))
         print("\nE2E timings:", json.dumps(timings, indent=2))
+
+
+def test_real_public_data_in_chromium(browser, server, tmp_path):
+    """Issue 9: a real survey (carData::SLID — missing wages, missing education, text sex and language) taken
+    through the workflow with no cleaning outside the Studio: upload, target and program settings, a mechanism run
+    with the measured γ and the trivial-rule comparison, a sweep, and a reload that keeps everything."""
+    from playwright.sync_api import expect
+
+    from tests.real_data import write_csv
+
+    url, _, _ = server
+    csv_path = write_csv("slid", tmp_path)
+    page = browser.new_page(viewport={"width": 1440, "height": 5200})  # tall: the whole Mechanisms page in one shot
+    try:
+        page.goto(url)
+        idle(page)
+        go(page, "data")
+        page.get_by_text("Upload a file", exact=True).click()
+        idle(page)
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv_path))
+        idle(page)
+        no_exception(page)
+        target = page.locator('[data-testid="stSelectbox"]').filter(has_text="Target (the outcome").first
+        target.locator("input").click()
+        page.keyboard.type("wages")
+        page.keyboard.press("Enter")
+        idle(page)
+        no_exception(page)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        expect(sidebar).to_contain_text("n = 3,987 people")  # rows with wages, education and language present
+        shoot(page, "8-real-data")
+
+        go(page, "mechanisms")
+        page.get_by_text("Gaussian mechanism (targeted DP)", exact=True).click()
+        idle(page)
+        click_button(page, "Run the mechanism")
+        idle(page)
+        expect(page.get_by_text("Measured γ (decision agreement)").first).to_be_visible(timeout=120_000)
+        expect(page.get_by_text("Honest comparison at the same guarantee", exact=True)).to_be_visible()
+        no_exception(page)
+        shoot(page, "8b-real-data-mechanisms")
+
+        # A reload keeps the upload and the run (the address holds the session's key).
+        page.reload()
+        idle(page)
+        expect(page.get_by_text("Measured γ (decision agreement)").first).to_be_visible(timeout=120_000)
+        expect(sidebar).to_contain_text("slid.csv")
+        no_exception(page)
+    finally:
+        page.close()

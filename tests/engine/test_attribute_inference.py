@@ -291,13 +291,13 @@ def test_paper_mode_matches_the_authors_nonprivate_anonymeter_risks():
 
 @pytest.mark.parametrize("columns", [1, 2, 6, 7, 9])
 def test_nearest_neighbour_search_is_exact_l1(columns):
-    from engine.attacks.attribute_inference import _nearest_l1
+    from engine.attacks._neighbours import nearest_on_column_sets
 
     rng = np.random.default_rng(30 + columns)
     candidates = rng.normal(size=(700, columns))
     queries = rng.normal(size=(150, columns))
     brute = np.argmin(np.abs(queries[:, None, :] - candidates[None, :, :]).sum(axis=2), axis=1)
-    np.testing.assert_array_equal(_nearest_l1(candidates, queries), brute)
+    np.testing.assert_array_equal(nearest_on_column_sets(candidates, queries, [np.arange(columns)])[0], brute)
 
 
 # ------------------------------------------------------------------------------------------- fast search == reference
@@ -400,7 +400,7 @@ def _lowest_index_brute(rows, queries, known):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_nearest_row_search_breaks_ties_to_the_lowest_index(seed):
-    from engine.attacks.attribute_inference import _nearest_all_but_one, _nearest_scaled
+    from engine.attacks._neighbours import nearest_on_column_sets
 
     rng = np.random.default_rng(500 + seed)
     d = int(rng.integers(2, 7))
@@ -408,33 +408,29 @@ def test_nearest_row_search_breaks_ties_to_the_lowest_index(seed):
     queries = _lattice(rng, int(rng.integers(1, 60)), d)
     if seed % 2:  # mix in continuous values: ties on some columns only
         rows[:, 0] += rng.normal(scale=0.3, size=len(rows))
-    for h in range(1, d + 1):
-        known = np.sort(rng.choice(d, size=h, replace=False))
-        np.testing.assert_array_equal(_nearest_scaled(rows, queries, known), _lowest_index_brute(rows, queries, known))
-    every = _nearest_all_but_one(rows, queries)
-    for j in range(d):
-        others = np.delete(np.arange(d), j)
-        np.testing.assert_array_equal(every[:, j], _lowest_index_brute(rows, queries, others))
+    sets = [np.sort(rng.choice(d, size=h, replace=False)) for h in range(1, d + 1)]
+    sets += [np.delete(np.arange(d), j) for j in range(d)]
+    for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
+        np.testing.assert_array_equal(found, _lowest_index_brute(rows, queries, known))
 
 
 def test_all_but_one_search_is_exact_on_a_real_sized_noisy_release():
-    from engine.attacks.attribute_inference import _canonical_nearest, _nearest_all_but_one
+    from engine.attacks._neighbours import canonical_nearest, nearest_on_column_sets
 
     rng = np.random.default_rng(77)
     x = _unit_ball(rng, 1500, 8)
     rows = x[:1200] + rng.normal(scale=0.05, size=(1200, 8))
     queries = x[1000:]
-    every = _nearest_all_but_one(rows, queries)
-    for j in range(8):
-        np.testing.assert_array_equal(every[:, j], _canonical_nearest(rows, queries, np.delete(np.arange(8), j)))
+    sets = [np.delete(np.arange(8), j) for j in range(8)]
+    for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
 
 
 def test_duplicate_release_rows_resolve_to_the_first_copy():
     # The released rows 1 and 3 are identical and both nearest to the target: the first copy (row 1) is used.
-    from engine.attacks.attribute_inference import _nearest_all_but_one, _nearest_scaled
+    from engine.attacks._neighbours import nearest_on_column_sets
 
     rows = np.array([[5.0, 5.0, 0.0], [1.0, 1.0, 7.0], [3.0, 3.0, 3.0], [1.0, 1.0, 7.0]])
     target = np.array([[1.0, 1.2, 0.0]])
-    assert _nearest_scaled(rows, target, np.array([0, 1])).tolist() == [1]
-    assert _nearest_scaled(rows, target, np.array([0])).tolist() == [1]
-    assert _nearest_all_but_one(rows, target)[0, 2] == 1
+    found = nearest_on_column_sets(rows, target, [np.array([0, 1]), np.array([0])])
+    assert [f.tolist() for f in found] == [[1], [1]]

@@ -239,16 +239,59 @@ def test_dispatch_k_anonymity_gives_no_protection():
     assert all(b == 0.0 for b in res.curve.betas)
 
 
-def test_dispatch_element_level_guarantee_is_used_as_stated():
-    mech = JLLaplace(k=50, epsilon=1.0, d=10, relation="element")
-    curve = tradeoff_curve(mech, FINE)
+def test_dispatch_element_level_guarantee_is_translated_to_whole_records_by_group_privacy():
+    # Issue 15: the element-level (ε, δ) was applied to "any two records, distance 2" — with element_bound = 0.1
+    # it reported 0.537 while an attacker who learns P from the other rows reaches a total error of 0.139.
+    # Two records 2 apart differ by up to s = ⌈2√d/bound⌉ + d − 1 single-entry changes of size ≤ bound.
+    mech = JLLaplace(k=10, epsilon=1.0, d=3, relation="element", element_bound=0.1)
+    res = distinguishing(mech)
     g = mech.guarantee()
-    if g.delta < 1.0:
-        assert curve.eps_delta == ((g.epsilon, g.delta),)
-        np.testing.assert_allclose(curve.betas, tradeoff_curve_from_eps_delta(g.epsilon, g.delta, FINE))
-    else:
-        assert curve.min_total_error == 0.0
-    assert "element" in curve.description or curve.min_total_error == 0.0
+    assert res.basis == "bound"
+    assert res.protection <= 0.139  # no longer above what the known attacker achieves
+    assert "ONE entry" in res.curve.description and "group privacy" in res.curve.description
+    # The implied statement is group privacy over s = 37 steps (⌈2√3/0.1⌉ = 35, + 2).
+    mech1 = JLLaplace(k=50, epsilon=1.0, d=3, relation="element", element_bound=1.0)
+    s = math.ceil(2 * math.sqrt(3) / 1.0) + 3 - 1
+    assert s == 6
+    g1 = mech1.guarantee()
+    curve = tradeoff_curve(mech1, FINE)
+    eps, dlt = curve.eps_delta[0]
+    assert eps == pytest.approx(s * g1.epsilon, rel=1e-12)
+    growth = math.expm1(s * g1.epsilon) / math.expm1(g1.epsilon)
+    assert dlt == pytest.approx(min(1.0, growth * g1.delta), rel=1e-9)
+    np.testing.assert_allclose(curve.betas, tradeoff_curve_from_eps_delta(eps, dlt, FINE))
+    # d = 1 and bound = 2: one step — the element statement itself, as before.
+    single = JLLaplace(k=20, epsilon=4.0, d=1, relation="element", element_bound=2.0)
+    gs = single.guarantee()
+    assert tradeoff_curve(single, FINE).eps_delta == ((gs.epsilon, gs.delta),)
+    # Never more protection than the element-level number, which covers one entry only.
+    assert distinguishing(mech1).protection <= eps_delta_min_total_error(g1.epsilon, g1.delta)
+    assert g.relation == "element"
+    # The guarantee itself says that it covers one entry and what it implies for a whole record.
+    assert any(n.startswith("ONE entry only") and "s = ⌈2√d/0.1⌉ + d − 1 = 37" in n for n in g.notes)
+
+
+def test_element_steps_for_record_is_attained_and_exact_at_whole_numbers():
+    from engine.mechanisms.jl_laplace import element_steps_for_record
+
+    # d = 4, bound 1: Δ = (1.0001, 1.0001, 1.0001, 0.01) has ‖Δ‖₂ < 2 and needs 2 + 2 + 2 + 1 = 7 steps.
+    delta_row = np.array([1.0001, 1.0001, 1.0001, 0.01])
+    assert np.linalg.norm(delta_row) < 2
+    assert int(np.ceil(np.abs(delta_row) / 1.0).sum()) == 7 == element_steps_for_record(4, 1.0)
+    assert element_steps_for_record(1, 0.1) == 20  # 2/0.1 is 20 exactly, not 21
+    assert element_steps_for_record(1, 2.0, 1.0) == 1
+
+
+def test_every_distinguishing_result_states_whether_it_is_exact_or_a_bound():
+    exact = distinguishing(GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-5))
+    assert exact.basis == "exact" and exact.basis_text.startswith("Exact")
+    for mech in (
+        PrivateProjection(b=0.25, epsilon1=3.0, delta1=D1, epsilon2=0.9999, delta2=D2),
+        JLLaplace(k=10, epsilon=1.0, d=3),
+        MondrianKAnonymity(k=2),
+    ):
+        res = distinguishing(mech)
+        assert res.basis == "bound" and res.basis_text.startswith("Bound"), mech
 
 
 def test_dispatch_rejects_bad_input():

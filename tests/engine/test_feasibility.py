@@ -163,7 +163,7 @@ def test_min_epsilon_closed_form_and_boundary():
         eps = min_epsilon(b, gamma, delta)
         assert eps > 0
         assert is_feasible(b, gamma, eps, delta)
-        assert not is_feasible(b, gamma, eps * (1 - 1e-9), delta)
+        assert not is_feasible(b, gamma, eps * (1 - 1e-8), delta)  # beyond the absolute 1e-9 band
         assert gamma_max(b, eps, delta) == pytest.approx(gamma, rel=1e-8)  # the two inverses agree
     # No ε > 0 ruled out iff s·δ ≥ 2γ − 1.
     assert min_epsilon(2.0, 0.5, 1e-4) == 0.0
@@ -338,3 +338,62 @@ def test_invalid_array_entry_is_reported():
         is_feasible(0.5, np.array([0.9, 1.0]), 1.0, 1e-4)
     with pytest.raises(InvalidParameterError, match="single numbers"):
         feasibility_report(np.array([0.9, 0.95]), 1.0, 1e-4)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Rounding at extremes (issue 15): exact arithmetic with mpmath (50 digits) as the oracle.
+
+
+def _exact_ratio(gamma: float, epsilon: float, delta: float):
+    """ln Q / ε for the exact values of the given floats, in 50-digit arithmetic."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        g, e, d = mpmath.mpf(gamma), mpmath.mpf(epsilon), mpmath.mpf(delta)
+        c = mpmath.expm1(e)
+        return mpmath.log((d + g * c) / (d + (1 - g) * c)) / e
+
+
+def test_min_steps_loses_no_whole_steps_for_huge_ratios():
+    import mpmath
+
+    for gamma, eps, delta in [(0.99, 1e-12, 0.0), (0.9, 1e-11, 0.0), (0.999, 3e-10, 1e-20), (0.75, 1e-9, 0.0)]:
+        exact = int(mpmath.ceil(_exact_ratio(gamma, eps, delta)))
+        assert min_steps(gamma, eps, delta) == exact  # the relative band lost 4,595 steps at the first one
+    # An absolute band: at most one step forgiven, and only within 1e-9 above a whole number.
+    assert min_steps(0.99, 1e-12, 0.0) == 4595119850135
+
+
+def test_min_epsilon_is_feasible_in_exact_arithmetic_on_a_grid():
+    # 10 B × 10 γ × 15 δ = 1,500 cases (the grid on which main returned a value ruled out by ~1e-9 relative in
+    # 1,098 cases). The returned ε must pass the implemented predicate AND ln Q/ε ≤ s in exact arithmetic, and
+    # sit within a relative 1e-10 of the exact boundary (ε·(1 − 1e-10) is ruled out exactly).
+    bs = [2.0, 1.0, 0.7, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.01]
+    gammas_ = [0.51, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999]
+    deltas = [0.0, 1e-12, 1e-10, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3]
+    bb, gg, dd = np.meshgrid(bs, gammas_, deltas, indexing="ij")
+    eps = min_epsilon(bb, gg, dd)
+    assert eps.shape == (10, 10, 15)
+    checked = 0
+    for b, g, d, e in zip(bb.ravel(), gg.ravel(), dd.ravel(), eps.ravel(), strict=True):
+        s = math.ceil(2.0 / b - 1e-12)
+        if e == 0.0:  # nothing ruled out: s·δ ≥ 2γ − 1 (up to the decimal tolerance)
+            assert s * d >= (2 * g - 1) * (1 - 1e-9)
+            assert is_feasible(b, g, 1e-12, d)
+            continue
+        checked += 1
+        assert is_feasible(b, g, e, d), (b, g, d, e)
+        assert _exact_ratio(g, e, d) <= s, (b, g, d, e)
+        assert _exact_ratio(g, e * (1 - 1e-10), d) > s, (b, g, d, e)
+    assert checked > 1200
+
+
+@settings(max_examples=200, deadline=None)
+@given(b=st.floats(0.01, 2.0), gamma=gammas, delta=st.floats(0.0, 0.2))
+def test_min_epsilon_never_returns_a_ruled_out_value(b, gamma, delta):
+    e = min_epsilon(b, gamma, delta)
+    assume(e > 0)
+    s = math.ceil(2.0 / b)  # b drawn as a float: the exact ceiling of the float ratio, up to 1e-16 noise
+    assume(abs(2.0 / b - round(2.0 / b)) > 1e-9)
+    assert is_feasible(b, gamma, e, delta)
+    assert _exact_ratio(gamma, e, delta) <= s

@@ -218,3 +218,54 @@ def test_analytic_sigma_never_overspends_in_80_digit_arithmetic(eps, delta):
     s_less = s * (1 - mpmath.mpf("3e-9"))
     exact_less = mpmath.ncdf(1 / (2 * s_less) - e * s_less) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * s_less) - e * s_less)
     assert exact_less > mpmath.mpf(delta)  # and σ is not wastefully large
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Extremes (issue 15): the root finder in σ raised for ε = 1e200 (NaN) and ε = 1e-100 (no convergence), and
+# returned σ that overspent δ for ε ≥ ~1e20 and for tiny ε with tiny δ. The exact profile in high precision
+# (mpmath, digits enough to resolve e^ε − 1) is the oracle.
+
+
+def _exact_delta(ratio: float, eps: float):
+    import mpmath
+
+    with mpmath.workdps(60 + int(max(0.0, -math.log10(eps)))):
+        r, e = mpmath.mpf(ratio), mpmath.mpf(eps)
+        return mpmath.ncdf(1 / (2 * r) - e * r) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * r) - e * r)
+
+
+@pytest.mark.parametrize("eps", [1e-300, 1e-100, 1e-30, 1e-16, 1e-12, 1e-9, 1e-6, 1e3, 1e6, 1e10, 1e15, 1e20])
+@pytest.mark.parametrize("delta", [1e-300, 1e-100, 1e-10, 1e-5, 0.1, 0.5, 0.9])
+def test_analytic_sigma_is_exact_and_in_budget_at_extreme_epsilon(eps, delta):
+    ratio = gaussian_sigma(1.0, eps, delta)
+    assert math.isfinite(ratio) and ratio > 0
+    assert _exact_delta(ratio, eps) <= delta  # never overspends
+    assert _exact_delta(ratio * (1 - 1e-7), eps) > delta  # and is the smallest σ up to the 1e-9 margin
+
+
+def test_analytic_sigma_at_the_issue_extremes_matches_the_asymptotic_forms():
+    # ε → ∞: σ/Δ = 1/(u + √(u² + 2ε)) → 1/√(2ε); ε → 0: δ → TV = 2Φ(Δ/(2σ)) − 1, σ/Δ → 1/(δ√(2π)).
+    big = gaussian_sigma(0.4, 1e200, 1e-5)
+    assert big == pytest.approx(0.4 / math.sqrt(2e200), rel=1e-9)
+    tiny = gaussian_sigma(0.4, 1e-100, 1e-5)
+    assert tiny == pytest.approx(0.4 / (1e-5 * math.sqrt(2 * math.pi)), rel=1e-8)
+    assert gaussian_delta(0.4, tiny, 1e-100) <= 1e-5
+    huge = gaussian_sigma(1.0, 1e308, 0.5)  # the largest finite ε: still a number
+    assert huge == pytest.approx(1 / math.sqrt(2e154) / math.sqrt(1e154), rel=1e-9)
+
+
+@pytest.mark.parametrize(("sens", "eps", "delta"), [(1e-3, 1e3, 1e-8), (0.5, 1e-4, 1e-3), (2.0, 200.0, 1e-12)])
+def test_analytic_sigma_matches_dp_accounting_far_from_the_paper_range(sens, eps, delta):
+    theirs_delta = plm.GaussianPrivacyLoss(gaussian_sigma(sens, eps, delta), sensitivity=sens).get_delta_for_epsilon(eps)
+    assert theirs_delta <= delta * (1 + 1e-9)
+    theirs_delta_less = plm.GaussianPrivacyLoss(
+        gaussian_sigma(sens, eps, delta) * (1 - 1e-6), sensitivity=sens
+    ).get_delta_for_epsilon(eps)
+    assert theirs_delta_less > delta
+
+
+def test_sigma_outside_the_floating_point_range_is_refused_with_the_fix():
+    with pytest.raises(InvalidParameterError, match=r"sensitivity.*outside the floating-point range.*rescale"):
+        gaussian_sigma(1e-300, 1e300, 1e-5)
+    with pytest.raises(InvalidParameterError, match="outside the floating-point range"):
+        GaussianMechanism(b=1e-300, epsilon=1e300, delta=1e-5)  # refused at construction, not at release

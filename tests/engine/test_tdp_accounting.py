@@ -26,7 +26,8 @@ from engine.guarantee import Guarantee
 
 def test_tolerant_ceil_treats_float_noise_at_whole_numbers_as_exact():
     assert tolerant_ceil(2.0 / 0.4) == 5.0
-    assert tolerant_ceil(5.0 + 5e-9) == 5.0  # within the relative 1e-9 band
+    assert tolerant_ceil(5.0 + 5e-10) == 5.0  # within the absolute 1e-9 band
+    assert tolerant_ceil(5.0 + 5e-9) == 6.0  # outside it (the old relative band forgave 5e-9 here)
     assert tolerant_ceil(5.0 + 1e-7) == 6.0  # genuinely above
     assert tolerant_ceil(0.0) == 0.0 and tolerant_ceil(1e-12) == 0.0
     assert tolerant_ceil(0.3) == 1.0

@@ -1,0 +1,176 @@
+"""The attacks' fast paths give exactly the results of the code before issue 11 (frozen outputs), and the shared
+nearest-neighbour kernel (:mod:`engine.attacks._neighbours`) equals the canonical brute force on inputs large
+enough to take its pruned path.
+
+The frozen values were recorded with the implementation of commit 0f1fddc (before the speed-ups), same seeds:
+per cell the numbers of successful main and control guesses of attribute inference (so every success share,
+risk and protection follows exactly), and the rows singled out per net size plus the chance risk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.attacks import _neighbours
+from engine.attacks._neighbours import canonical_nearest, nearest_on_column_sets, query_groups
+from engine.attacks.attribute_inference import AttributeInferenceConfig, attribute_inference, holdout_split
+from engine.attacks.singling_out import SinglingOutConfig, singling_out
+
+#: key "seed,n,d,noise,config" → {"ai": main successes per cell then control successes per cell,
+#: "so": rows singled out per net size, "chance": chance risk}, recorded at commit 0f1fddc.
+FROZEN = {
+    '0,3000,6,0.3,default': {"ai": [2, 3, 5, 3, 3, 4, 1, 8, 7, 4, 5, 3, 9, 12, 1, 4, 4, 14, 4, 5, 2, 4, 6, 4, 0, 7, 5, 2, 7, 4, 3, 6, 3, 2, 4, 12], "so": [1, 25, 51, 77, 81], "chance": 0.0356},
+    '1,6000,12,1.0,default': {"ai": [1, 1, 0, 0, 3, 0, 1, 0, 0, 0, 2, 0, 0, 0, 10, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 0, 0, 3, 0, 1, 0, 2, 0, 0, 0, 11, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0], "so": [0, 0, 1, 5, 36], "chance": 0.0047272727272727275},
+    '2,6000,12,0.05,paper': {"ai": [234, 241, 241, 251, 252, 236, 246, 237, 211, 242, 261, 256, 254, 256, 269, 236, 254, 261, 251, 250, 245, 249, 269, 240, 248, 248, 257, 254, 232, 241, 233, 241, 269, 233, 250, 264, 244, 248, 254, 239, 243, 200, 247, 253, 195, 249, 251, 259, 239, 233, 234, 267, 245, 253, 256, 272, 248, 255, 253, 237, 253, 226, 239, 253, 256, 248, 239, 257, 231, 247, 238, 268], "so": [0, 0, 20, 246, 743], "chance": 0.12581818181818183},
+    '3,4000,9,3.0,default': {"ai": [1, 0, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], "so": [0, 0, 0, 5, 9], "chance": 0.002857142857142857},
+    '4,800,5,0.2,paper': {"ai": [153, 156, 163, 129, 107, 154, 147, 152, 139, 140, 153, 146, 171, 135, 137, 256, 265, 243, 203, 177, 252, 256, 265, 219, 238, 240, 233, 271, 224, 238], "so": [0, 26, 36, 28, 28], "chance": 0.12666666666666668},
+}
+
+#: Demos (prepared as benchmarks/bench_attacks.py does; private projection B = 0.25, seed 3; holdout seed 2):
+#: "name,release,attack seed" → attribute-inference counts; "name,release,so" → singling out (chance rng 9).
+FROZEN_DEMOS = {
+    'togo-demo,paper,4': {"ai": [324, 325, 500, 500, 323, 0, 189, 325, 324, 176, 296, 202, 365, 199, 350, 146, 291, 243, 244, 302, 322, 318, 276, 191, 334, 160, 331, 228, 395, 198, 359, 329, 500, 500, 318, 0, 173, 329, 359, 141, 310, 183, 360, 213, 347, 156, 284, 251, 280, 308, 313, 314, 278, 179, 320, 155, 341, 210, 382, 208]},
+    'togo-demo,paper,5': {"ai": [295, 173, 320, 180, 295, 0, 312, 295, 324, 500, 192, 292, 328, 236, 296, 220, 249, 127, 346, 309, 328, 311, 274, 162, 313, 169, 314, 226, 364, 204, 318, 166, 326, 174, 318, 0, 334, 318, 359, 500, 184, 307, 345, 251, 301, 213, 238, 123, 358, 336, 311, 322, 278, 161, 320, 155, 328, 202, 382, 208]},
+    'togo-demo,paper,so': {"so": [0, 0, 2, 12, 50], "chance": 0.01459065117535801},
+    'togo-demo,unbiased,4': {"ai": [3, 5, 4, 6, 6, 1, 3, 3, 3, 5, 8, 8, 4, 2, 13, 3, 3, 6, 4, 6, 3, 11, 12, 7, 11, 1, 1, 9, 12, 5, 3, 4, 1, 5, 6, 4, 4, 6, 3, 5, 6, 13, 4, 5, 13, 7, 0, 3, 7, 12, 10, 9, 18, 7, 6, 1, 3, 5, 8, 10]},
+    'togo-demo,unbiased,5': {"ai": [1, 4, 7, 3, 6, 3, 3, 6, 3, 4, 6, 4, 10, 9, 10, 2, 6, 4, 12, 8, 7, 13, 10, 4, 6, 1, 3, 7, 13, 5, 9, 7, 4, 5, 6, 4, 3, 2, 3, 8, 11, 3, 9, 9, 14, 5, 10, 8, 7, 7, 10, 9, 18, 7, 6, 1, 3, 5, 8, 10]},
+    'togo-demo,unbiased,so': {"so": [0, 0, 2, 12, 50], "chance": 0.01459065117535801},
+    'nigeria-demo,paper,4': {"ai": [0, 333, 333, 500, 500, 119, 334, 196, 1, 135, 384, 2, 0, 2, 320, 208, 302, 333, 209, 230, 224, 273, 238, 227, 322, 231, 289, 327, 277, 261, 234, 292, 288, 282, 301, 276, 229, 237, 218, 263, 267, 297, 261, 230, 268, 0, 323, 313, 500, 499, 119, 321, 205, 1, 148, 381, 1, 0, 1, 326, 207, 311, 308, 213, 236, 193, 270, 235, 224, 335, 233, 288, 314, 259, 268, 242, 290, 311, 278, 303, 279, 237, 242, 219, 293, 289, 294, 258, 214, 291]},
+    'nigeria-demo,paper,5': {"ai": [316, 128, 499, 306, 356, 0, 0, 0, 0, 0, 326, 316, 0, 500, 144, 207, 304, 328, 249, 219, 249, 232, 147, 212, 253, 260, 343, 292, 192, 228, 240, 290, 286, 261, 302, 258, 236, 211, 206, 275, 286, 298, 281, 232, 292, 313, 119, 499, 320, 352, 3, 2, 0, 0, 0, 327, 313, 0, 500, 155, 202, 309, 310, 241, 202, 206, 246, 184, 197, 245, 278, 338, 278, 216, 199, 243, 279, 306, 257, 303, 265, 241, 248, 218, 297, 281, 291, 271, 216, 291]},
+    'nigeria-demo,paper,so': {"so": [0, 0, 2, 6, 74], "chance": 0.00340102523659306},
+    'nigeria-demo,unbiased,4': {"ai": [3, 2, 2, 3, 3, 2, 3, 3, 7, 4, 1, 2, 3, 4, 0, 3, 0, 12, 5, 0, 1, 0, 1, 0, 0, 6, 3, 0, 1, 0, 2, 0, 0, 5, 2, 0, 1, 3, 2, 0, 2, 1, 3, 2, 1, 3, 4, 2, 4, 5, 1, 3, 2, 1, 1, 6, 5, 1, 7, 7, 4, 1, 6, 4, 3, 1, 1, 2, 1, 3, 5, 0, 0, 4, 0, 3, 2, 1, 3, 6, 2, 2, 1, 3, 0, 1, 1, 1, 2, 2]},
+    'nigeria-demo,unbiased,5': {"ai": [2, 4, 4, 4, 1, 5, 2, 4, 5, 1, 2, 5, 7, 4, 6, 8, 2, 2, 3, 6, 0, 0, 1, 1, 1, 2, 5, 4, 3, 4, 4, 0, 0, 3, 5, 0, 1, 8, 0, 1, 6, 0, 1, 2, 0, 4, 0, 5, 4, 1, 0, 2, 1, 3, 3, 4, 7, 1, 6, 6, 6, 6, 3, 5, 4, 0, 3, 0, 0, 1, 5, 8, 3, 6, 1, 3, 2, 1, 3, 6, 2, 2, 1, 3, 0, 1, 1, 1, 2, 2]},
+    'nigeria-demo,unbiased,so': {"so": [0, 0, 2, 6, 74], "chance": 0.00340102523659306},
+}
+
+
+def _unit_ball(rng, n, d):
+    x = rng.lognormal(size=(n, d)) * rng.choice([-1, 1], size=(n, d))
+    x = (x - x.mean(0)) / x.std(0)
+    return x / np.linalg.norm(x, axis=1).max()
+
+
+def _counts(ai):
+    return [round(c.main_success * ai.n_attacks) for c in ai.cells] + [
+        round(c.control_success * ai.n_control) for c in ai.cells
+    ]
+
+
+@pytest.mark.parametrize("key", sorted(FROZEN))
+def test_attacks_reproduce_the_frozen_outputs(key):
+    seed, n, d, noise, cfg_name = key.split(",")
+    seed, n, d, noise = int(seed), int(n), int(d), float(noise)
+    rng = np.random.default_rng(seed)
+    x = _unit_ball(rng, n, d)
+    x[::7, 1] = 0.0  # exact ties on a column
+    rel, hold = holdout_split(n, 500, rng=rng)
+    scale = 0.5
+    release = scale * (x[rel] + rng.normal(scale=noise, size=(len(rel), d)))
+    paper = cfg_name == "paper"
+    ai = attribute_inference(x[rel], release, x[hold], AttributeInferenceConfig.paper() if paper else None,
+                             release_scale=scale, rng=rng)
+    so = singling_out(x[rel], release, SinglingOutConfig.paper() if paper else None, release_scale=scale, rng=rng)
+    assert _counts(ai) == FROZEN[key]["ai"]
+    assert list(so.n_singled_out) == FROZEN[key]["so"]
+    assert so.chance_risk == FROZEN[key]["chance"]  # a ratio of two integers: exact
+
+
+def _demo_case(name):
+    from engine.data.demos import load_demo
+    from engine.data.preparation import prepare
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    demo = load_demo(name)
+    x = prepare(demo.frame, demo.spec).x
+    rel, hold = holdout_split(len(x), 500, rng=np.random.default_rng(2))
+    releases = {}
+    for scale in ("paper", "unbiased"):
+        mech = PrivateProjection(b=0.25, output_scale=scale, covariance="centred", epsilon1=3.0, delta1=0.00015,
+                                 epsilon2=0.9999, delta2=0.00008, k=10_000)
+        out = mech.release(x[rel], rng=np.random.default_rng(3))
+        releases[scale] = (out.value, float(out.details["output_scale"]))
+    return x[rel], x[hold], releases
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["togo-demo", "nigeria-demo"])
+def test_demo_attacks_reproduce_the_frozen_outputs(name):
+    x_rel, x_hold, releases = _demo_case(name)
+    # nigeria: the knows-scale release only (the paper adversary's as-printed release takes ~10 s there).
+    kinds = ("paper", "unbiased") if name == "togo-demo" else ("unbiased",)
+    for kind in kinds:
+        value, scale = releases[kind]
+        config = AttributeInferenceConfig() if kind == "unbiased" else AttributeInferenceConfig.paper()
+        for seed in (4, 5):
+            ai = attribute_inference(x_rel, value, x_hold, config, release_scale=scale,
+                                     rng=np.random.default_rng(seed))
+            assert _counts(ai) == FROZEN_DEMOS[f"{name},{kind},{seed}"]["ai"]
+        so = singling_out(x_rel, value, release_scale=scale, rng=np.random.default_rng(9))
+        assert list(so.n_singled_out) == FROZEN_DEMOS[f"{name},{kind},so"]["so"]
+        assert so.chance_risk == FROZEN_DEMOS[f"{name},{kind},so"]["chance"]
+
+
+# ------------------------------------------------------------------------------------ the kernel's pruned path
+def _rows_and_queries(seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 11))
+    kind = seed % 4
+    if kind == 3:  # integer lattice: exact ties everywhere and duplicate rows
+        rows = rng.integers(-3, 4, size=(2500, d)).astype(float)
+        queries = rng.integers(-3, 4, size=(300, d)).astype(float)
+    else:
+        x = _unit_ball(rng, 2800, d)
+        noise = (0.0, 0.05, 2.0)[kind]  # the data itself, a mild and a very noisy release
+        rows = x[:2500] + rng.normal(scale=noise, size=(2500, d)) if noise else x[:2500].copy()
+        queries = np.vstack([x[2300:2450], x[2500:2650]])  # half of them are released rows
+        rows[::5, 0] = 0.0  # ties on one column
+        rows[7] = rows[3]  # a duplicate row
+    return rng, rows, queries
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pruned_search_equals_the_canonical_brute_force(seed):
+    rng, rows, queries = _rows_and_queries(seed)
+    d = rows.shape[1]
+    assert rows.shape[0] * queries.shape[0] > _neighbours._SCAN_PAIRS  # the bounded path is the one tested
+    sets = [np.sort(rng.choice(d, size=int(rng.integers(2, d + 1)), replace=False)) for _ in range(4)]
+    sets += [np.delete(np.arange(d), int(j)) for j in rng.choice(d, size=2, replace=False)]
+    sets.append(np.array([int(rng.integers(d))]))
+    for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+
+
+def test_pruned_search_resolves_a_tie_across_query_groups_to_the_lowest_row():
+    # Two identical rows far apart in index, both nearest to every query of one group: the lower index wins.
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(3000, 5)) * 5.0
+    queries = rng.normal(size=(200, 5)) * 0.01
+    rows[2900] = 0.0
+    rows[17] = 0.0
+    found = nearest_on_column_sets(rows, queries, [np.arange(5), np.array([1, 3])])
+    assert set(found[0].tolist()) == {17}
+    np.testing.assert_array_equal(found[1], canonical_nearest(rows, queries, np.array([1, 3])))
+
+
+def test_query_groups_partition_the_queries():
+    queries = np.random.default_rng(0).normal(size=(1000, 6))
+    groups = query_groups(queries, size=64)
+    assert max(g.size for g in groups) <= 64
+    assert sorted(np.concatenate(groups).tolist()) == list(range(1000))
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.0])
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_bounded_and_unbounded_scans_give_the_canonical_rows(seed, fraction, monkeypatch):
+    # fraction 0: every group after the first is scanned unbounded; 1: every group is bounded.
+    monkeypatch.setattr(_neighbours, "_PRUNE_FRACTION", fraction)
+    calls = []
+    original = _neighbours._unbounded
+    monkeypatch.setattr(_neighbours, "_unbounded", lambda *a: calls.append(1) or original(*a))
+    rng, rows, queries = _rows_and_queries(seed)
+    d = rows.shape[1]
+    sets = [np.sort(rng.choice(d, size=3, replace=False))] + [np.delete(np.arange(d), j) for j in range(d)]
+    for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+    assert len(calls) == (1 if fraction == 0.0 else 0)

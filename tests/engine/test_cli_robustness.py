@@ -1,0 +1,140 @@
+"""Command-line robustness (issue 15 §5 item 7): Ctrl-C keeps the finished part of a sweep, output paths are
+checked before any work (unwritable, the input itself or a hard link to it), extreme ε and δ give one line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.cli import main
+from engine.output_files import check_output_path, same_file
+
+ROOT = Path(__file__).resolve().parents[2]
+GAUSS = ["--mechanism", "gaussian", "--b", "0.5", "--epsilon", "1", "--delta", "1e-5"]
+
+
+@pytest.fixture
+def table(tmp_path) -> Path:
+    rng = np.random.default_rng(0)
+    path = tmp_path / "in.csv"
+    pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60), "y": rng.integers(0, 2, 60)}).to_csv(
+        path, index=False
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--epsilon", "1e308", "epsilon of the gaussian mechanism must be in [1e-09, 10000]; got 1e+308"),
+        ("--epsilon", "1e-300", "epsilon of the gaussian mechanism must be in [1e-09, 10000]; got 1e-300"),
+        ("--delta", "1e-320", "delta of the gaussian mechanism must be 0 or at least 1e-300"),
+    ],
+)
+def test_extreme_epsilon_and_delta_give_one_line(tmp_path, capsys, flag, value, message):
+    args = dict(zip(GAUSS[::2], GAUSS[1::2], strict=True)) | {flag: value}
+    code = main(["privatize", "--dataset", "togo-demo", *[x for kv in args.items() for x in kv], "--seed", "1",
+                 "--output", str(tmp_path / "o.csv")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_projection_with_tiny_epsilon_is_refused_not_a_traceback(tmp_path, capsys):
+    code = main(["privatize", "--dataset", "togo-demo", "--mechanism", "projection", "--b", "0.5", "--epsilon1",
+                 "1e-300", "--delta1", "1e-5", "--epsilon2", "0.5", "--delta2", "1e-5", "--seed", "1",
+                 "--output", str(tmp_path / "o.csv")])
+    _, err = capsys.readouterr()
+    assert code == 2 and "epsilon1 of the projection mechanism" in err and err.count("\n") == 1
+
+
+def test_output_that_is_a_hard_link_to_the_input_is_refused_and_the_input_kept(tmp_path, capsys, table):
+    link = tmp_path / "link.csv"
+    os.link(table, link)
+    before = table.read_bytes()
+    code = main(["privatize", "--input", str(table), "--features", "a,b", *GAUSS, "--seed", "1",
+                 "--output", str(link)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "is the same file as --input" in err and err.count("\n") == 1
+    assert table.read_bytes() == before
+    code = main(["sweep", "--dataset", str(table), "--target", "y", "--output", str(link), "--seed", "1"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "is the same file as --dataset" in err and table.read_bytes() == before
+
+
+def test_unwritable_output_is_refused_before_any_work(capsys, table):
+    started = time.perf_counter()
+    code = main(["sweep", "--dataset", "togo-demo", "--preset", "quick", "--seed", "1", "--output", "/proc/o.csv"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "cannot be written" in err and err.count("\n") == 1, err
+    assert time.perf_counter() - started < 3.0  # refused up front, not after a sweep
+    code = main(["privatize", "--input", str(table), "--features", "a,b", *GAUSS, "--output", "/proc/o.csv"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "cannot be written" in err
+
+
+def test_check_output_path_units(tmp_path, table):
+    assert same_file(table, table) and not same_file(table, tmp_path / "none.csv")
+    assert check_output_path(tmp_path / "new.csv", inputs=[("--input", table)]) == tmp_path / "new.csv"
+    assert not (tmp_path / "new.csv").exists()  # the check creates nothing
+    from engine.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="is a folder"):
+        check_output_path(tmp_path)
+    with pytest.raises(InvalidParameterError, match="does not exist"):
+        check_output_path(tmp_path / "missing" / "o.csv")
+    symlink = tmp_path / "sym.csv"
+    symlink.symlink_to(table)
+    with pytest.raises(InvalidParameterError, match="same file as --input"):
+        check_output_path(symlink, inputs=[("--input", table)])
+
+
+@pytest.mark.slow  # a real process and a real SIGINT (≈ 5–10 s)
+def test_ctrl_c_during_sweep_writes_the_partial_table_and_one_line(tmp_path):
+    out = tmp_path / "sweep.csv"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "sweep", "--dataset", "togo-demo", "--preset", "quick", "--mechanism",
+         "gaussian", "--seed", "1", "--output", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    seen = []
+    while True:  # wait until two cells have finished
+        line = proc.stderr.readline()
+        seen.append(line)
+        if not line or line.startswith("[2/"):
+            break
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: the sweep was cancelled after") and "rows written to" in last
+    written = pd.read_csv(out)
+    assert 2 <= len(written) < 90
+
+
+@pytest.mark.parametrize("epsilon", ["1e-300", "1e-12"])
+def test_blob_experiment_extreme_epsilon_gives_one_line(capsys, epsilon):
+    code = main(["blob-experiment", "--d", "3", "--k", "2", "--epsilon", epsilon, "--reps", "1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and "epsilon of the jl-laplace mechanism" in err
+
+
+def test_mechanism_constructors_refuse_parameters_that_overflow():
+    from engine.errors import InvalidParameterError
+    from engine.mechanisms.jl_laplace import JLLaplace
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    with pytest.raises(InvalidParameterError, match="epsilon1 of the projection mechanism"):
+        PrivateProjection(b=0.5, epsilon1=1e-300, delta1=1e-5, epsilon2=0.5, delta2=1e-5)
+    with pytest.raises(InvalidParameterError, match="delta2 of the projection mechanism"):
+        PrivateProjection(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-320)
+    with pytest.raises(InvalidParameterError, match="epsilon of the jl-laplace mechanism"):
+        JLLaplace(k=5, epsilon=1e-300, d=3)

@@ -1,0 +1,78 @@
+"""Start-up of the command line: ``python -m engine --help`` imports nothing heavy, and a subcommand imports only
+its own module (issue 11: ``--help`` took 2.1 s of imports). Structural checks on ``sys.modules``, not timings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import COMMANDS, SUMMARIES, build_parser
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("numpy", "pandas", "scipy", "sklearn", "pyarrow", "plotly", "streamlit")
+
+
+def _modules_after(*argv: str) -> tuple[int, list[str], str]:
+    """Run ``python -m engine *argv`` in a fresh interpreter; its exit code, loaded modules and stderr."""
+    code = (
+        "import json, runpy, sys\n"
+        f"sys.argv = ['engine', *{list(argv)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('engine', run_name='__main__', alter_sys=True)\n"
+        "    rc = 0\n"
+        "except SystemExit as exc:\n"
+        "    rc = exc.code if isinstance(exc.code, int) else 1\n"
+        "sys.stdout.flush()\n"
+        "print('\\n' + json.dumps([rc, sorted(sys.modules)]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    rc, modules = json.loads(out.stdout.strip().splitlines()[-1])
+    return rc, modules, out.stderr
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("--version",), ("no-such-command",), ()])
+def test_top_level_invocations_import_nothing_heavy(argv):
+    rc, modules, _ = _modules_after(*argv)
+    heavy = sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+    assert heavy == [], heavy
+    assert not [m for m in modules if m.startswith("engine.cli.") and m != "engine.cli._common"]
+    assert rc == (0 if argv in {("--help",), ("--version",)} else 2)
+
+
+def test_a_subcommand_imports_only_its_own_module():
+    rc, modules, stderr = _modules_after("feasibility", "--gamma", "0.99", "--epsilon", "1", "--delta", "1e-4")
+    assert rc == 0, stderr
+    loaded = {m for m in modules if m.startswith("engine.cli.")}
+    assert loaded == {"engine.cli.feasibility", "engine.cli._common"}
+    assert not {"pandas", "sklearn"} & {m.split(".")[0] for m in modules}
+
+
+def test_subcommand_help_is_its_full_help():
+    rc, modules, _ = _modules_after("policy", "--help")
+    assert rc == 0
+    assert "engine.cli.policy" in modules and "engine.cli.sweep" not in modules
+
+
+def test_summaries_are_the_modules_own_help_lines():
+    def helps(parser):
+        sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        return {a.dest: a.help for a in sub._choices_actions}
+
+    assert helps(build_parser()) == SUMMARIES  # every module fully registered
+    assert helps(build_parser("")) == SUMMARIES  # summaries only
+    assert tuple(SUMMARIES) == COMMANDS
+    for name in COMMANDS:
+        assert helps(build_parser(name)) == SUMMARIES
+
+
+def test_json_output_converts_numpy_values(capsys):
+    import numpy as np
+
+    from engine.cli._common import print_json
+
+    print_json({"a": np.arange(3), "b": np.float64(0.5), "c": [np.int64(2), float("inf")]})
+    assert json.loads(capsys.readouterr().out) == {"a": [0, 1, 2], "b": 0.5, "c": [2, "inf"]}

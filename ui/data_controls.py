@@ -1,0 +1,321 @@
+"""The Data page's column controls: widgets in, a :class:`~engine.data.preparation.DataSpec` and a
+:class:`~engine.evaluation.programs.ProgramConfig` out. Nothing here reads the data beyond the engine's column
+profile (``engine.data.profile.column_profile``); every transformation is declared in the spec, which the engine
+validates and applies.
+
+Widget keys are ``data.*``; :data:`COLUMN_KEYS` lists those that describe one table (cleared when the table
+changes so they reseed from the session's spec).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from engine.data.preparation import Categorical, DataSpec, MissingRule, Normalization
+from engine.errors import InvalidParameterError
+from engine.evaluation.programs import LENDING_ROLES, PROGRAM_KINDS, ProgramConfig
+from ui.state import seed_widget
+
+NO_COLUMN = "(none)"
+DROP, FILL, LEVEL = "drop the rows", "fill with a public constant", "encode as its own level"
+PROGRAM_LABELS = {
+    "targeting": "targeting — rank people by predicted outcome, select the poorest share",
+    "lending": "lending — approve applicants predicted to repay; score profit",
+    "classification": "classification — predict a yes/no label",
+    "regression": "regression — predict a number",
+}
+APPROVAL_LABELS = {"threshold": "probability of repaying ≥ a threshold", "top_share": "the top share of applicants"}
+UNIT_LABELS = {"amount": "money per applicant", "rate": "a rate (0.12 = 12 % of the loan)",
+               "percent": "a percentage (12 = 12 % of the loan)"}
+#: Widget keys that describe the columns of ONE table.
+COLUMN_KEYS = (
+    "data.features", "data.target", "data.program", "data.norm_method", "data.standardize", "data.bounds",
+    "data.missing_base", "data.missing", "data.categorical_base", "data.categorical", "data.positive",
+    "data.share", "data.population", "data.approval_rule", "data.approval_value", "data.interest_unit",
+    "data.revenue_unit", *(f"data.role.{role}" for role in LENDING_ROLES),
+)
+
+
+def reset_column_widgets() -> None:
+    for key in (*COLUMN_KEYS, "data.bounds_base"):
+        st.session_state.pop(key, None)
+
+
+def _kinds(profile: pd.DataFrame) -> dict[str, str]:
+    return dict(zip(profile["column"], profile["kind"], strict=True))
+
+
+def _set_features(columns: list[str]) -> None:
+    st.session_state["data.features"] = columns
+
+
+def feature_picker(profile: pd.DataFrame, spec: DataSpec, container: Any) -> tuple[list[str], str | None]:
+    """Target first (it is never offered as a feature), then the features with quick selections."""
+    columns = list(profile["column"])
+    kinds = _kinds(profile)
+    seed_widget("data.target", spec.target if spec.target in columns else NO_COLUMN)
+    target = container.selectbox(
+        "Target (the outcome the program predicts)", [NO_COLUMN, *columns], key="data.target",
+        help="The outcome the program predicts (consumption, repaid or not, …). It is never privatized and never a "
+        "feature: choosing it here removes it from the features. A text outcome (yes/no, 'Fully Paid'/'Charged "
+        "Off') is turned into 1/0 by the positive class chosen below.",
+    )
+    target = None if target == NO_COLUMN else target
+    options = [c for c in columns if c != target]
+    seed_widget("data.features", [f for f in spec.features if f in options])
+    if target is not None and target in st.session_state["data.features"]:
+        st.session_state["data.features"] = [f for f in st.session_state["data.features"] if f != target]
+    numeric = [c for c in options if kinds[c] in ("numeric", "boolean")]
+    usable = [c for c in options if not profile.set_index("column").loc[c, "identifier"]]
+    b1, b2, b3, b4 = container.columns(4)
+    b1.button("All", key="data.pick_all", on_click=_set_features, args=(usable,),
+              help="Every column except the target and identifier-like columns (ids, row numbers).")
+    b2.button("None", key="data.pick_none", on_click=_set_features, args=([],))
+    b3.button("Numeric", key="data.pick_numeric", on_click=_set_features,
+              args=([c for c in numeric if c in usable],), help="Only columns that hold numbers (or 0/1).")
+    b4.button("Suggested", key="data.pick_suggested", on_click=_set_features,
+              args=([f for f in spec.features if f in options],),
+              help="The Studio's suggestion: numeric columns and text columns with few levels, no identifiers.")
+    features = container.multiselect(
+        f"Feature columns (privatized) — {len(options)} available; type to search", options, key="data.features",
+        help="The columns the privatized release will contain; the program is trained on them. Text columns are "
+        "one-hot encoded (levels below), dates become days since 1970-01-01.",
+    )
+    return list(features), target
+
+
+def _split_levels(text: Any) -> tuple[str, ...]:
+    parts = [p.strip() for p in str(text or "").split("|")]
+    return tuple(p for p in parts if p)
+
+
+def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[str], container: Any
+                         ) -> dict[str, Categorical]:
+    """One row per text feature: its levels (public when typed from a code list) and the 'other' level."""
+    kinds = _kinds(profile)
+    text = [f for f in features if kinds.get(f) == "text"]
+    if not text:
+        return {}
+    examples = dict(zip(profile["column"], profile["examples"], strict=True))
+    known = spec.categorical or {}
+    base = st.session_state.get("data.categorical_base")
+    if base is None or list(base["column"]) != text:
+        rows = []
+        for f in text:
+            cat = known.get(f)
+            levels = cat.levels if cat is not None and cat.levels else tuple(examples.get(f) or ())
+            rows.append({"column": f, "levels (separated by |)": "|".join(levels),
+                         "levels are public": bool(cat is not None and not cat.levels_from_data),
+                         "add an 'other' level": bool(cat.other) if cat is not None and not cat.levels_from_data
+                         else True})
+        base = pd.DataFrame(rows)
+        st.session_state["data.categorical_base"] = base
+        st.session_state.pop("data.categorical", None)
+    container.markdown("**Text features — one-hot encoded**")
+    container.caption(
+        "Each level becomes a 0/1 column. Levels typed from a code list or questionnaire are public; levels read "
+        "from the data (the default below) are a statistic of the data and are flagged as not private. Tick "
+        "'levels are public' only when the list does not come from these data."
+    )
+    edited = container.data_editor(base, key="data.categorical", hide_index=True, disabled=["column"],
+                                   num_rows="fixed", width="stretch")
+    out = {}
+    for row in edited.to_dict("records"):
+        levels = _split_levels(row["levels (separated by |)"])
+        public = bool(row["levels are public"])
+        out[row["column"]] = Categorical(levels, levels_from_data=not public or not levels,
+                                         other=bool(row["add an 'other' level"]) if public and levels else None)
+    return out
+
+
+def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], categorical: dict[str, Categorical],
+                     target: str | None, container: Any) -> tuple[dict[str, MissingRule], dict[str, Categorical]]:
+    """One row per used column with missing cells: drop the rows, fill with a public constant (optionally with a
+    0/1 indicator feature) or, for a text feature, encode missing as its own level."""
+    missing = dict(zip(profile["column"], profile["missing"], strict=True))
+    gaps = [c for c in used if missing.get(c, 0) > 0 and c != target]
+    if target is not None and missing.get(target, 0) > 0:
+        container.caption(f"The target {target!r} is missing in {missing[target]:,} rows: those rows are always "
+                          "dropped (an outcome cannot be filled in).")
+    if not gaps:
+        return {}, categorical
+    known = spec.missing or {}
+    base = st.session_state.get("data.missing_base")
+    if base is None or list(base["column"]) != gaps:
+        rows = []
+        for c in gaps:
+            rule = known.get(c)
+            cat = (spec.categorical or {}).get(c)
+            action = LEVEL if cat is not None and cat.missing_level else (
+                FILL if rule is not None and rule.action == "fill" else DROP)
+            rows.append({"column": c, "missing cells": int(missing[c]), "what to do": action,
+                         "fill value (public)": "" if rule is None or rule.value is None else str(rule.value),
+                         "add a missing-indicator feature": bool(rule.indicator) if rule is not None else False})
+        base = pd.DataFrame(rows)
+        st.session_state["data.missing_base"] = base
+        st.session_state.pop("data.missing", None)
+    container.markdown("**Missing values**")
+    container.caption(
+        "Per column: drop the rows with a gap, fill gaps with a constant fixed in advance (never the data's own "
+        "mean), optionally adding a 0/1 feature that says where a value was filled, or — for a text feature — "
+        "treat 'missing' as a level of its own. Every choice is recorded in the decision record."
+    )
+    edited = container.data_editor(
+        base, key="data.missing", hide_index=True, disabled=["column", "missing cells"], num_rows="fixed",
+        width="stretch",
+        column_config={"what to do": st.column_config.SelectboxColumn(options=[DROP, FILL, LEVEL], required=True)},
+    )
+    rules: dict[str, MissingRule] = {}
+    cats = dict(categorical)
+    for row in edited.to_dict("records"):
+        c, action = row["column"], row["what to do"]
+        if action == LEVEL:
+            if c not in cats:
+                raise InvalidParameterError(
+                    f"{c!r}: 'encode as its own level' is for text features only — drop the rows or fill the gaps")
+            cat = cats[c]
+            cats[c] = Categorical(cat.levels, levels_from_data=cat.levels_from_data, other=cat.other,
+                                  missing_level=True)
+        elif action == FILL:
+            value = str(row["fill value (public)"] or "").strip()
+            if not value:
+                raise InvalidParameterError(f"{c!r}: type the public constant to fill its missing cells with")
+            try:
+                number: float | str = float(value)
+            except ValueError:
+                number = value
+            indicator = bool(row["add a missing-indicator feature"]) and c in st.session_state["data.features"]
+            rules[c] = MissingRule("fill", number, indicator=indicator)
+        else:
+            rules[c] = MissingRule("drop")
+    return rules, cats
+
+
+def positive_class_control(profile: pd.DataFrame, spec: DataSpec, target: str | None, container: Any
+                           ) -> tuple[str, ...]:
+    """For a text (or yes/no) target: which label(s) count as 1 (repaid, eligible, …)."""
+    if target is None:
+        return ()
+    row = profile.set_index("column").loc[target]
+    if row["kind"] not in ("text",):
+        return ()
+    levels = [str(v) for v in (row["examples"] or [])]
+    current = [v for v in (spec.positive_class if spec.target == target else ()) if v in levels]
+    seed_widget("data.positive", current)
+    if not set(st.session_state["data.positive"]) <= set(levels):
+        st.session_state["data.positive"] = current
+    chosen = container.multiselect(
+        f"Which value(s) of {target!r} count as 1?", levels, key="data.positive",
+        help="A text outcome becomes a 1/0 label: the values chosen here are 1 (e.g. 'Fully Paid' = repaid, 'no' "
+        "for 'denied?' = approved), every other value is 0. For lending, 1 must mean 'repays' (low risk).",
+    )
+    return tuple(chosen)
+
+
+def program_controls(base: ProgramConfig | None, demo_kind: str | None, n: int, container: Any) -> ProgramConfig:
+    """The program and the settings a designer recognises (share targeted, population, approval rule, units)."""
+    kind0 = base.kind if base is not None else (demo_kind if demo_kind in PROGRAM_KINDS else "targeting")
+    seed_widget("data.program", kind0)
+    kind = container.selectbox("Program", PROGRAM_KINDS, key="data.program", format_func=PROGRAM_LABELS.get,
+                               help="What the program official does with the released features; the Mechanisms "
+                               "and Tradeoffs pages score it.")
+    start = base if base is not None and base.kind == kind else ProgramConfig(kind=kind)
+    settings: dict[str, Any] = {}
+    if kind == "targeting":
+        c1, c2 = container.columns(2)
+        seed_widget("data.share", float(start.quantile))
+        settings["quantile"] = c1.number_input(
+            "Share of people targeted", key="data.share", min_value=0.01, max_value=0.99, step=0.01,
+            format="%.2f", help="The program selects this share of people with the lowest predicted outcome; the "
+            "same share with the lowest true outcome counts as eligible (the paper's Togo program: 0.29).")
+        seed_widget("data.population", float(start.population or 0.0))
+        population = c2.number_input(
+            "Population the sample stands for (0 = the sample itself)", key="data.population", min_value=0.0,
+            step=1000.0, format="%.0f",
+            help=f"Scales exclusion and inclusion errors from the sample ({n:,} people) to the population the "
+            "program serves (the paper's Togo program: 4.95 million adults). 0 counts people in the sample.")
+        settings["population"] = None if population <= 0 else float(population)
+    elif kind in ("lending", "classification"):
+        c1, c2 = container.columns(2)
+        seed_widget("data.approval_rule", start.approval_rule)
+        rule = c1.radio("Approve when", tuple(APPROVAL_LABELS), key="data.approval_rule",
+                        format_func=APPROVAL_LABELS.get,
+                        help="How the model's predicted probabilities become decisions.")
+        seed_widget("data.approval_value", float(start.approval_threshold if rule == "threshold" else
+                                                 start.approve_share))
+        value = c2.number_input("Threshold" if rule == "threshold" else "Share approved", key="data.approval_value",
+                                min_value=0.01, max_value=0.99 if rule == "threshold" else 1.0, step=0.05,
+                                format="%.2f")
+        settings.update({"approval_rule": rule, "approval_threshold" if rule == "threshold" else "approve_share":
+                         float(value)})
+        if kind == "lending":
+            c1, c2 = container.columns(2)
+            seed_widget("data.interest_unit", start.interest_unit)
+            settings["interest_unit"] = c1.radio("The interest column holds", tuple(UNIT_LABELS),
+                                                 key="data.interest_unit", format_func=UNIT_LABELS.get)
+            seed_widget("data.revenue_unit", start.revenue_unit)
+            settings["revenue_unit"] = c2.radio("The revenue column holds", tuple(UNIT_LABELS),
+                                                key="data.revenue_unit", format_func=UNIT_LABELS.get)
+    keep = {k: v for k, v in start.to_dict().items() if k not in settings and k != "kind"}
+    return ProgramConfig(kind=kind, **{**keep, **settings})
+
+
+def role_controls(columns: list[str], spec: DataSpec, features: list[str], container: Any) -> dict[str, str]:
+    """The lending program's money columns (never privatized); a warning when one is also a feature."""
+    roles = {}
+    for role in LENDING_ROLES:
+        current = (spec.roles or {}).get(role)
+        seed_widget(f"data.role.{role}", current if current in columns else NO_COLUMN)
+        chosen = container.selectbox(
+            role.replace("_", " ").capitalize() + " column", [NO_COLUMN, *columns], key=f"data.role.{role}",
+            help=f"The column holding each applicant's {role.replace('_', ' ')} (numbers ≥ 0), read by the lending "
+            "program to score profit; never privatized.")
+        if chosen != NO_COLUMN:
+            roles[role] = chosen
+            if chosen in features:
+                container.warning(
+                    f"{chosen!r} is also a privatized feature: the program's profit uses its exact values while the "
+                    "model sees the noisy ones. Remove it from the features if it should stay out of the release.",
+                    icon=":material/warning:")
+    return roles
+
+
+def build_spec(features: list[str], target: str | None, roles: dict[str, str], normalization: Normalization,
+               categorical: dict[str, Categorical], missing: dict[str, MissingRule], positive: tuple[str, ...],
+               profile: pd.DataFrame) -> DataSpec:
+    """The spec the controls describe (validated by the engine); dates are declared for date-kind features."""
+    kinds = _kinds(profile)
+    gaps = dict(zip(profile["column"], profile["missing"], strict=True))
+    used = [*features, *([target] if target else []), *roles.values()]
+    used_cat = {c: v for c, v in categorical.items() if c in features}
+    return DataSpec(
+        tuple(features), target=target, roles=roles or None, normalization=normalization,
+        missing={c: r for c, r in missing.items()} or None,
+        # rows with a gap in a used column without a rule of its own (e.g. a program column) are dropped
+        drop_missing=any(gaps.get(c, 0) > 0 for c in used),
+        categorical=used_cat or None,
+        dates=tuple(f for f in features if kinds.get(f) == "date"),
+        positive_class=positive,
+    )
+
+
+def nan_free(values: tuple[float, ...]) -> bool:
+    return not any(math.isnan(v) for v in values)
+
+
+__all__ = [
+    "COLUMN_KEYS",
+    "NO_COLUMN",
+    "build_spec",
+    "categorical_controls",
+    "feature_picker",
+    "missing_controls",
+    "positive_class_control",
+    "program_controls",
+    "reset_column_widgets",
+    "role_controls",
+]
