@@ -406,7 +406,7 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
     if data.classes is not None:
         from engine.evaluation.clustering import kmeans_accuracy
 
-        clustering = kmeans_accuracy(value, data.y_rel, n_clusters=int(data.classes.size), rng=rng)
+        clustering = kmeans_accuracy(value, data.y_rel, n_clusters=int(data.classes.size), rng=rng)  # type: ignore[arg-type]
     so = ai = dist = None
     run_attacks = config.attacks if attacks else ()
     if "singling_out" in run_attacks:
@@ -418,7 +418,7 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
     if "attribute_inference" in run_attacks:
         from engine.attacks.attribute_inference import attribute_inference
 
-        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng)
+        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng)  # type: ignore[arg-type]
     if "distinguishing" in run_attacks:
         dist = _NON_PRIVATE_DISTINGUISHING if mechanism is None else _distinguishing(mechanism.to_json())
     return AnalysisResult(

@@ -56,11 +56,11 @@ def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
         if kind == "jl-laplace":
             if not 0 < delta < 1:
                 continue
-            out.append(cls.from_budget(b, epsilon, delta, d=d))
+            out.append(cls.from_budget(b, epsilon, delta, d=d))  # type: ignore[attr-defined]
         else:
-            out.append(cls.from_budget(b, epsilon, delta))
+            out.append(cls.from_budget(b, epsilon, delta))  # type: ignore[attr-defined]
     if getattr(mechanism, "KIND", None) != "mondrian":
-        out.append(MECHANISMS["mondrian"](k=2))
+        out.append(MECHANISMS["mondrian"](k=2))  # type: ignore[call-arg]
     return out
 
 

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from engine import __version__
 from engine.errors import EngineError
 
+__all__ = ["COMMANDS", "build_parser", "main"]
+
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = (
     "feasibility", "policy", "privatize", "evaluate", "sweep", "recommend", "blob-experiment", "counts",

@@ -41,12 +41,14 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from engine.accounting.composition import parallel_composition, sequential_composition
 from engine.errors import (
     DataValidationError,
     InsufficientDataError,
@@ -351,7 +353,9 @@ class PrivateProjection(RecordMechanism):
         ``options`` are the other fields (``k``, ``rank``, ``output_scale``, …)."""
         from engine.accounting.budget import split_budget
 
-        return cls(b=float(b), **split_budget(epsilon, delta).as_dict(), **options)
+        split = split_budget(epsilon, delta)
+        return cls(b=float(b), epsilon1=split.epsilon1, delta1=split.delta1, epsilon2=split.epsilon2,
+                   delta2=split.delta2, **options)
 
     def guarantee(self) -> Guarantee:
         """(B, ε1 + ε2, δ1 + δ2)-TDP (Theorem 2), with the caveats a reviewer must read.
@@ -401,14 +405,14 @@ class PrivateProjection(RecordMechanism):
                 "Step 4 uses the centred sample covariance (np.cov, as the authors' code); its Frobenius sensitivity "
                 "is at most 4B/(n−1) ≤ 2B for n ≥ 3, so the calibration for XᵀX still covers it."
             )
-        return Guarantee(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            b=self.b,
-            relation="row",
-            mechanism=self.LABEL,
-            notes=tuple(notes),
-        )
+        # Steps 1–3 and step 4 release from the same rows (Lemma 2); with partitions, each disjoint part runs the
+        # whole algorithm (Lemma 3). The numbers come from the composition; the notes above state the caveats.
+        one_part = sequential_composition([
+            Guarantee(self.epsilon1, self.delta1, b=self.b, relation="row", mechanism=self.LABEL),
+            Guarantee(self.epsilon2, self.delta2, b=self.b, relation="row", mechanism=self.LABEL),
+        ])
+        whole = parallel_composition([one_part] * self.partitions)
+        return dataclasses.replace(whole, mechanism=self.LABEL, notes=tuple(notes))
 
     # ------------------------------------------------------------------ the release
     def release(
@@ -476,7 +480,7 @@ class PrivateProjection(RecordMechanism):
         out = np.empty((n, d), dtype=np.float64)
         variance_sum = np.zeros(d)  # Σ over rows of the exact per-coordinate noise variance, unbiased scale
         if self.partitions == 1:
-            parts = [None]
+            parts: list[Any] = [None]
         else:
             parts = np.array_split(rng.permutation(n), self.partitions)
         full_row_rank = True
