@@ -66,7 +66,7 @@ __all__ = [
 
 AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
 #: Attacks an analysis can run, in the order of the table's columns.
-ATTACKS: tuple[str, ...] = ("singling_out", "attribute_inference", "distinguishing")
+ATTACKS: tuple[AttackName, ...] = ("singling_out", "attribute_inference", "distinguishing")
 #: Prefix of the per-(adversary, secret column) attribute-inference columns of :meth:`AnalysisResult.row`.
 AI_CELL_PREFIX = "attribute_inference_cell:"
 #: Prefix of the trivial baselines' columns: ``baseline:<rule>:<metric>``.
@@ -111,7 +111,7 @@ class AnalysisConfig(Serializable):
     """
 
     program: ProgramConfig | None = field(default_factory=ProgramConfig)
-    attacks: tuple[AttackName, ...] = ATTACKS  # type: ignore[assignment]
+    attacks: tuple[AttackName, ...] = ATTACKS
     adversary: Adversary = "knows-scale"
     holdout: int | None = None
     known_records: int | None = None

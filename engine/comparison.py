@@ -56,9 +56,9 @@ def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
         if kind == "jl-laplace":
             if not 0 < delta < 1:
                 continue
-            out.append(cls.from_budget(b, epsilon, delta, d=d))  # type: ignore[attr-defined]
+            out.append(cls.from_budget(b, epsilon, delta, d=d))
         else:
-            out.append(cls.from_budget(b, epsilon, delta))  # type: ignore[attr-defined]
+            out.append(cls.from_budget(b, epsilon, delta))
     if getattr(mechanism, "KIND", None) != "mondrian":
         out.append(MECHANISMS["mondrian"](k=2))  # type: ignore[call-arg]
     return out

@@ -92,8 +92,8 @@ class Target(Serializable):
                 f"the target must look like METRIC>=VALUE or METRIC<=VALUE (e.g. accuracy>=0.72, gamma>=0.9, "
                 f"profit>=90%); got {text!r}"
             )
-        metric, op, value, percent = match.groups()
-        op = {"≥": ">=", "≤": "<="}.get(op, op)
+        metric, symbol, value, percent = match.groups()
+        op: Literal[">=", "<="] = ">=" if symbol in (">=", "≥") else "<="
         try:
             number = float(value)
         except ValueError:
