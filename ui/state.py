@@ -97,6 +97,8 @@ class StudioState:
     sweep_result: Any = None
     selected_point: dict[str, Any] | None = None
     per_record: dict[str, Any] = field(default_factory=dict)
+    #: Public-information page: data key, dependence model, seed and the CountStudyConfig (``study``) as a dict.
+    public_info: dict[str, Any] = field(default_factory=dict)
     # --- export ---------------------------------------------------------------------------------------------
     rationale: str = ""
     # --- bookkeeping ----------------------------------------------------------------------------------------
@@ -364,7 +366,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
 
 #: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
 #: shows results of the replaced session.
-PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.")
+PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.", "public_info.")
 #: Where the Tradeoffs page keeps the last sweep's results (a list, one per mechanism; the first is
 #: ``StudioState.sweep_result``).
 SWEEP_RESULTS_KEY = "tradeoffs.results"

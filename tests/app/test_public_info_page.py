@@ -1,0 +1,104 @@
+"""AppTest: the Public information page — a tiny seeded study drawn with the engine's numbers, a bad upload that
+keeps the session, and the public-information block of the decision record through export and import."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+from engine.public_info.count_table import counties_demo
+from engine.public_info.results import CountStudyConfig, build_count_study
+from engine.rng import make_rng
+from tests.app.conftest import assert_clean, open_page, start_app, studio
+
+
+def tiny_study(at, seed: str = "7"):
+    at.text_input(key="public_info.seed").input(seed).run()
+    at.text_input(key="public_info.epsilons").input("0.5, 2").run()
+    at.number_input(key="public_info.replicates").set_value(3).run()
+    at.button(key="public_info.run").click().run()
+    assert_clean(at)
+    return at
+
+
+def values(v) -> np.ndarray:
+    """Plotly's JSON packs numeric arrays as {"dtype", "bdata"(, "shape")}; unpack them (or take a plain list)."""
+    if isinstance(v, dict):
+        out = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        return out.reshape([int(x) for x in str(v["shape"]).split(",")]) if "shape" in v else out
+    return np.asarray(v)
+
+
+def figure(at, title_part: str):
+    """The drawn plotly figure whose title contains ``title_part`` (rebuilt from the chart's JSON)."""
+    for c in at.get("plotly_chart"):
+        fig = pio.from_json(c.proto.spec)
+        if title_part in (fig.layout.title.text or ""):
+            return fig
+    raise AssertionError(f"no chart titled {title_part!r}")
+
+
+@pytest.mark.slow
+def test_tiny_study_figures_carry_the_engines_numbers():
+    at = tiny_study(open_page(start_app(), "public_info"))
+    results, seed = at.session_state["public_info_results"]
+    assert seed == 7
+    cfg = CountStudyConfig.from_dict(studio(at).public_info["study"])
+    assert cfg.epsilons == (0.5, 2.0) and cfg.replicates == 3
+    engine = build_count_study(counties_demo(), cfg, rng=make_rng(7))
+    assert results.regions == engine.regions and len(results.cells) == len(engine.cells) == 4
+    for mine, ref in zip(results.cells, engine.cells, strict=True):
+        assert (mine.method, mine.epsilon) == (ref.method, ref.epsilon)
+        np.testing.assert_array_equal(mine.released, ref.released)
+        np.testing.assert_array_equal(mine.relative_error, ref.relative_error)
+        assert mine.contraction == ref.contraction
+    # Figure 1 of the first highlighted region at the shown ε: box values = the engine's released counts
+    region = engine.regions[0]
+    fig1 = figure(at, f"{region}: release")
+    eps = min(cfg.epsilons)
+    boxes = [t for t in fig1.data if t.type == "box"]
+    for box, cell in zip(boxes, [c for c in engine.cells if c.epsilon == eps], strict=True):
+        assert box.name == cell.label
+        np.testing.assert_array_equal(values(box.y).astype(float), cell.released[:, 0, :].ravel())
+    truth = next(t for t in fig1.data if t.name.startswith("truth"))
+    np.testing.assert_array_equal(values(truth.y), engine.truth[0])
+    assert "Made under: ε-TP with ε = 0.5" in fig1.layout.title.text
+    assert "simulation — not private" in fig1.layout.title.text
+    # Figure 2 medians and Figure 3 frequencies
+    fig2 = figure(at, "Relative error")
+    medians = [m for t in fig2.data for m in values(t.median)]
+    expect = [float(np.quantile(c.relative_error, 0.5)) for c in engine.cells]
+    np.testing.assert_allclose(sorted(medians), sorted(expect), rtol=1e-12)
+    fig3 = figure(at, "contracts")
+    assert values(fig3.data[0].y).tolist() == [engine.cells[0].contraction[r]["CaseZeros"] for r in engine.regions]
+    assert any("Simulation — not private" in w.value for w in at.warning)
+
+
+def test_bad_upload_shows_the_message_and_keeps_the_session():
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.seed").input("3").run()
+    before = dict(studio(at).public_info)
+    at.session_state["public_info_upload"] = ("bad.csv", b"region,period,count\na,1,5\na,1,6\nb,1,7\n")
+    at.radio(key="public_info.source").set_value("upload").run()
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("has period '1' twice" in e for e in errors), errors
+    assert studio(at).public_info == before  # nothing lost
+    at.radio(key="public_info.source").set_value("demo").run()
+    assert_clean(at)
+    assert not at.error
+
+
+def test_good_upload_with_column_pickers():
+    at = open_page(start_app(), "public_info")
+    frame = counties_demo(regions=5, periods=3).to_frame().rename(columns={"subcount": "deaths"})
+    at.session_state["public_info_upload"] = ("mine.csv", frame.to_csv(index=False).encode())
+    at.radio(key="public_info.source").set_value("upload").run()
+    assert_clean(at)
+    at.selectbox(key="public_info.col_sub-count").set_value("deaths").run()
+    assert_clean(at)
+    assert any("5 regions × 3 periods" in s.value for s in at.success)
+    assert studio(at).public_info["data"].startswith("upload:")
