@@ -142,7 +142,7 @@ with user_errors(s2):
 if config is None:
     st.stop()
 state.public_info = {"source": source, "data": data_key if source == "demo" else f"upload:{data_key[:16]}",
-                     "model": model, "seed": seed, "study": config.to_dict()}
+                     "model": model, "seed": seed, "study": config.to_dict(), "periods": len(table.periods)}
 st.markdown(seed_badge(seed))
 
 summary = cpi.dependence_summary(config.to_json(), json.dumps(model, sort_keys=True), len(table.periods), prior)

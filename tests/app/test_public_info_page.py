@@ -102,3 +102,38 @@ def test_good_upload_with_column_pickers():
     assert_clean(at)
     assert any("5 regions × 3 periods" in s.value for s in at.success)
     assert studio(at).public_info["data"].startswith("upload:")
+
+
+@pytest.mark.slow
+def test_export_then_import_round_trips_the_public_information_block():
+    from engine.decision_record import load_decision_record
+    from tests.app.test_export_page import record_text
+
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.epsilons").input("0.25, 3").run()
+    at.number_input(key="public_info.replicates").set_value(4).run()
+    at.checkbox(key="public_info.public_last-period").uncheck().run()
+    at.multiselect(key="public_info.methods").set_value(["postprocess", "wasserstein-naive"]).run()
+    at.text_input(key="public_info.seed").input("5").run()
+    assert_clean(at)
+    open_page(at, "export")
+    text = record_text(at)
+    block = load_decision_record(text).public_information
+    assert block["scope"] == "DP / ε-TP subject to the invariants Z"
+    assert block["epsilon_per_period"] == [0.25, 3.0] and list(block["public"]) == ["total", "subcount"]
+    assert block["epsilon_total"][1] == {"per_period": 3.0, "parallel": 3.0, "sequential": 72.0}
+    assert any("Public information (count-table study)" in m.value for m in at.markdown)
+
+    fresh = open_page(start_app(), "export")
+    fresh.file_uploader(key="export.import").set_value(("decision-record.json", text.encode(), "application/json")).run()
+    assert_clean(fresh)
+    assert studio(fresh).public_info["study"] == block["study"]
+    open_page(fresh, "public_info")
+    assert fresh.text_input(key="public_info.epsilons").value == "0.25, 3"
+    assert fresh.number_input(key="public_info.replicates").value == 4
+    assert fresh.checkbox(key="public_info.public_last-period").value is False
+    assert fresh.multiselect(key="public_info.methods").value == ["postprocess", "wasserstein-naive"]
+    assert fresh.text_input(key="public_info.seed").value == "5"
+    open_page(fresh, "export")
+    again = load_decision_record(record_text(fresh)).public_information
+    assert again == block
