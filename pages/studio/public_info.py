@@ -178,7 +178,8 @@ if st.button("Run the release study", type="primary", icon=":material/play_arrow
 if st.session_state.get("public_info.pending"):
     run_id = st.session_state["public_info.pending"]
     token = cpi.cancel_token(run_id)
-    st.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=cpi.stop_run, args=(run_id,),
+    stop_slot = st.empty()
+    stop_slot.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=cpi.stop_run, args=(run_id,),
               help="Stops after the period that is running; finished (method, ε) cells are kept.")
     bar = st.progress(0.0, text="Starting…")
 
@@ -197,6 +198,7 @@ if st.session_state.get("public_info.pending"):
     st.session_state.pop("public_info.pending", None)
     cpi.forget_run(run_id)
     bar.empty()
+    stop_slot.empty()
 
 if st.session_state.get("public_info_stopped"):
     st.warning("The study was stopped; the finished (method, ε) cells are shown.", icon=":material/stop_circle:")
