@@ -224,6 +224,7 @@ else:
                                for c in results.cells]), hide_index=True, key="public_info.quantiles")
     st.subheader("Contraction effects (Figure 3)")
     st.plotly_chart(figs.contraction_bars(results, caption), key="public_info.fig3")
+    st.caption(" · ".join(f"**{figs.EFFECT_LABELS[k]}**: {v}" for k, v in figs.EFFECT_TEXT.items()))
     st.caption(caption)
 
 # ---- 6. inference -----------------------------------------------------------------------------------------------

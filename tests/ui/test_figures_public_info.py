@@ -39,6 +39,8 @@ def test_release_boxplots_hold_the_released_counts_and_the_truth(study):
     truth = fig.data[-1]
     np.testing.assert_array_equal(np.asarray(truth.y), study.truth[1])
     assert "CAPTION" in fig.layout.title.text and region in fig.layout.title.text
+    two = figs.release_boxplots(study, region, 2.0, "first; second")
+    assert two.layout.title.text.endswith("<sup>first</sup><br><sup>second</sup>")
     rates = figs.release_boxplots(study, region, 2.0, "C", rates=True)
     np.testing.assert_allclose(np.asarray(rates.data[0].y), cells[0].released_rates[:, 1, :].ravel())
 
@@ -53,7 +55,7 @@ def test_error_boxes_are_the_quantiles_of_the_relative_errors(study):
             got = [trace.lowerfence[i], trace.q1[i], trace.median[i], trace.q3[i], trace.upperfence[i]]
             np.testing.assert_allclose(got, q, rtol=1e-12)
             assert cell.error_quantiles["median"] == pytest.approx(trace.median[i], rel=1e-12)
-    assert fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.rangemode == "tozero"
 
 
 def test_contraction_bars_show_the_engines_frequencies(study):

@@ -17,9 +17,16 @@ __all__ = ["guarantee_caption", "sensitivity_heatmap", "release_boxplots", "erro
            "posterior_draws"]
 
 EFFECT_LABELS = {
-    "CaseZeros": "count released as 0 (truth > 0)",
-    "SubcountZeros": "sub-count released as 0 (truth > 0)",
-    "ContractedRates": "sub-count = count (deaths = cases)",
+    "CaseZeros": "count → 0",
+    "SubcountZeros": "sub-count → 0",
+    "ContractedRates": "sub-count = count",
+}
+#: What each effect counts (figure hover and the page's caption).
+EFFECT_TEXT = {
+    "CaseZeros": "count released as 0 while the true count is positive",
+    "SubcountZeros": "sub-count released as 0 while the true sub-count is positive",
+    "ContractedRates": "sub-count released equal to a positive count while the true sub-count is smaller "
+                       "(deaths = cases)",
 }
 
 
@@ -33,7 +40,9 @@ def guarantee_caption(results, *, seeded: bool) -> str:
 
 
 def _title(fig: go.Figure, title: str, caption: str) -> go.Figure:
-    fig.update_layout(title={"text": f"{title}<br><sup>{caption}</sup>"}, margin={"t": 110})
+    lines = caption.split("; ")
+    sub = "<br>".join(f"<sup>{line}</sup>" for line in lines)
+    fig.update_layout(title={"text": f"{title}<br>{sub}"}, margin={"t": 90 + 18 * len(lines)})
     return fig
 
 
@@ -93,7 +102,8 @@ def _box_stats(values: np.ndarray) -> dict[str, float]:
 
 def error_distribution(results, caption: str) -> go.Figure:
     """Figure 2: relative error |ŷ − x| / x over all cells with x > 0, by method (colour) and ε (x axis); boxes are
-    5–25–50–75–95 % quantiles (precomputed, so the page never ships millions of points)."""
+    5–25–50–75–95 % quantiles (precomputed, so the page never ships millions of points). A linear axis: many
+    errors are exactly 0, which a log axis cannot show."""
     fig = go.Figure()
     methods = list(dict.fromkeys(c.label for c in results.cells))
     for i, label in enumerate(methods):
@@ -105,7 +115,7 @@ def error_distribution(results, caption: str) -> go.Figure:
             lowerfence=[s["lowerfence"] for s in stats], upperfence=[s["upperfence"] for s in stats],
         ))
     fig.update_layout(boxmode="group")
-    fig.update_yaxes(title="relative error |ŷ − x| / x (log scale)", type="log")
+    fig.update_yaxes(title="relative error |ŷ − x| / x", rangemode="tozero")
     fig.update_xaxes(title="privacy loss ε per period")
     apply_theme(fig, height=460, legend_title="method")
     return _title(fig, "Relative error over every region × period (5/25/50/75/95 % quantiles)", caption)
@@ -123,7 +133,7 @@ def contraction_bars(results, caption: str, regions: Sequence[str] | None = None
             fig.add_trace(go.Bar(
                 x=regions, y=[cell.contraction[r].get(effect, np.nan) for r in regions], name=_cell_name(cell),
                 legendgroup=_cell_name(cell), showlegend=j == 0, marker={"color": SEQUENCE[i % len(SEQUENCE)]},
-                hovertemplate="%{x}: %{y:.3g}<extra>" + _cell_name(cell) + "</extra>",
+                hovertemplate="%{x}: %{y:.3g} — " + EFFECT_TEXT[effect] + "<extra>" + _cell_name(cell) + "</extra>",
             ), row=1, col=j + 1)
     fig.update_yaxes(title="frequency over replicates × periods", row=1, col=1)
     apply_theme(fig, height=460, legend_title="method, ε")
