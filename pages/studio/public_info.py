@@ -216,7 +216,8 @@ else:
     eps_shown = st.selectbox("ε shown", sorted({c.epsilon for c in results.cells}), key="public_info.eps_shown")
     rates = results.truth_rates is not None and st.toggle("Rates per 100,000", key="public_info.rates")
     for region in results.regions:
-        st.plotly_chart(figs.release_boxplots(results, region, eps_shown, caption, rates=rates),
+        shown = figs.guarantee_caption(results, seeded=run_seed is not None, epsilon=eps_shown)
+        st.plotly_chart(figs.release_boxplots(results, region, eps_shown, shown, rates=rates),
                         key=f"public_info.fig1.{region}")
     st.subheader("Relative error (Figure 2)")
     st.plotly_chart(figs.error_distribution(results, caption), key="public_info.fig2")

@@ -66,6 +66,7 @@ def test_tiny_study_figures_carry_the_engines_numbers():
     truth = next(t for t in fig1.data if t.name.startswith("truth"))
     np.testing.assert_array_equal(values(truth.y), engine.truth[0])
     assert "Made under: ε-TP with ε = 0.5" in fig1.layout.title.text
+    assert "ε = 2 " not in fig1.layout.title.text  # only the guarantee of the ε shown
     assert "simulation — not private" in fig1.layout.title.text
     # Figure 2 medians and Figure 3 frequencies
     fig2 = figure(at, "Relative error")

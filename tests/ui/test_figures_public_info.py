@@ -25,6 +25,8 @@ def test_caption_names_every_guarantee_and_the_seed(study):
         assert cell.guarantee.headline() in text
     assert text.endswith("simulation — not private (seeded)")
     assert "not private" not in figs.guarantee_caption(study, seeded=False)
+    only = figs.guarantee_caption(study, seeded=False, epsilon=2.0)
+    assert "ε = 2 " in only and "ε = 0.5 " not in only
 
 
 def test_release_boxplots_hold_the_released_counts_and_the_truth(study):

@@ -30,9 +30,11 @@ EFFECT_TEXT = {
 }
 
 
-def guarantee_caption(results, *, seeded: bool) -> str:
-    """One line naming every guarantee of the study's cells (TPGuarantee headlines), plus the seeded label."""
-    heads = list(dict.fromkeys(c.guarantee.headline() for c in results.cells))
+def guarantee_caption(results, *, seeded: bool, epsilon: float | None = None) -> str:
+    """Every guarantee of the study's cells (TPGuarantee headlines; only those at ``epsilon`` when given), plus the
+    seeded label."""
+    heads = list(dict.fromkeys(c.guarantee.headline() for c in results.cells
+                               if epsilon is None or c.epsilon == epsilon))
     text = "Made under: " + "; ".join(heads)
     if seeded:
         text += " — simulation — not private (seeded)"
@@ -138,7 +140,9 @@ def contraction_bars(results, caption: str, regions: Sequence[str] | None = None
     fig.update_yaxes(title="frequency over replicates × periods", row=1, col=1)
     apply_theme(fig, height=460, legend_title="method, ε")
     fig.update_layout(barmode="group")
-    return _title(fig, "How often the release contracts onto the boundary", caption)
+    _title(fig, "How often the release contracts onto the boundary", caption)
+    fig.update_layout(margin={"t": fig.layout.margin.t + 30})
+    return fig
 
 
 def posterior_draws(draws: np.ndarray, exact_mean: float, alg2_mean: float, caption: str) -> go.Figure:
