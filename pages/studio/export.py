@@ -118,6 +118,9 @@ if record is not None:
                             f"study ε = {fmt(total['parallel'], 4)} (parallel) up to "
                             f"{fmt(total['sequential'], 4)} (sequential).")
             st.caption(pi["composition_caveat"])
+            if pi.get("seed") is not None:
+                st.warning(f"Public-information study seed {pi['seed']}: simulation — not private.",
+                           icon=":material/warning:")
 
     # ------------------------------------------------------------------------------------------------------------
     # Downloads
