@@ -105,9 +105,10 @@ kind = d1.radio("Dependence model", ["fixed", "correlated"], key="public_info.mo
                 format_func=MODELS.get)
 model = {"kind": kind}
 if kind == "correlated":
-    seed_widget("public_info.n", 20)
+    saved_model = saved.get("model") or {}
+    seed_widget("public_info.n", int(saved_model.get("n", 20)))
     model["n"] = int(d1.number_input("people per group n", 2, 500, key="public_info.n"))
-    seed_widget("public_info.z", (0.2, 0.6))
+    seed_widget("public_info.z", (float(saved_model.get("z0", 0.2)), float(saved_model.get("z1", 0.6))))
     model["z0"], model["z1"] = d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05)
 seed_widget("public_info.prior", 0.5)
 prior = d1.slider("Adversary's prior that a person is in the data", 0.01, 0.99, key="public_info.prior")

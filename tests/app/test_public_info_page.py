@@ -116,12 +116,15 @@ def test_export_then_import_round_trips_the_public_information_block():
     at.checkbox(key="public_info.public_last-period").uncheck().run()
     at.multiselect(key="public_info.methods").set_value(["postprocess", "wasserstein-naive"]).run()
     at.text_input(key="public_info.seed").input("5").run()
+    at.radio(key="public_info.model").set_value("correlated").run()
+    at.slider(key="public_info.z").set_value((0.1, 0.9)).run()
     assert_clean(at)
     open_page(at, "export")
     text = record_text(at)
     block = load_decision_record(text).public_information
     assert block["scope"] == "DP / ε-TP subject to the invariants Z"
     assert block["epsilon_per_period"] == [0.25, 3.0] and list(block["public"]) == ["total", "subcount"]
+    assert block["dependence_model"] == {"kind": "correlated", "n": 20, "z0": 0.1, "z1": 0.9}
     assert block["epsilon_total"][1] == {"per_period": 3.0, "parallel": 3.0, "sequential": 72.0}
     assert any("Public information (count-table study)" in m.value for m in at.markdown)
 
@@ -135,6 +138,7 @@ def test_export_then_import_round_trips_the_public_information_block():
     assert fresh.checkbox(key="public_info.public_last-period").value is False
     assert fresh.multiselect(key="public_info.methods").value == ["postprocess", "wasserstein-naive"]
     assert fresh.text_input(key="public_info.seed").value == "5"
+    assert fresh.slider(key="public_info.z").value == (0.1, 0.9)
     open_page(fresh, "export")
     again = load_decision_record(record_text(fresh)).public_information
     assert again == block
