@@ -19,6 +19,7 @@ def tiny_study(at, seed: str = "7"):
     at.text_input(key="public_info.seed").input(seed).run()
     at.text_input(key="public_info.epsilons").input("0.5, 2").run()
     at.number_input(key="public_info.replicates").set_value(3).run()
+    at.multiselect(key="public_info.methods").set_value(["postprocess", "wasserstein-naive"]).run()
     at.button(key="public_info.run").click().run()
     assert_clean(at)
     return at
