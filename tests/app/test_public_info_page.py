@@ -143,3 +143,18 @@ def test_export_then_import_round_trips_the_public_information_block():
     open_page(fresh, "export")
     again = load_decision_record(record_text(fresh)).public_information
     assert again == block
+
+
+def test_inference_panel_shows_the_engines_posterior_and_risks():
+    from engine.public_info.inference import KAnonymityDemo, power_comparison, two_cell_bayes_risk
+
+    at = open_page(start_app(), "public_info")
+    table = next(d for d in at.dataframe if "quantity" in d.value.columns).value.set_index("quantity")["value"]
+    assert table["posterior mean E[θ | y, Z]: exact"] == KAnonymityDemo().exact_posterior_mean(5)  # O10: 0.27848
+    assert round(table["posterior mean E[θ | y, Z]: exact"], 5) == 0.27848
+    assert abs(table["Algorithm 1 (rejection, global bound)"] - 0.27848) < 0.02  # seeded (0), 2000 draws: Monte Carlo se ≈ 0.002
+    risk = two_cell_bayes_risk(30, 0.3, 0.5)
+    assert table["Bayes risk E[Var | Y, Z] (two cells, public total)"] == risk["y_and_z"]
+    assert table["Bayes risk E[Var | Y*] (projected)"] == risk["projected"] > risk["y_and_z"]
+    power = power_comparison(30, 0.3, 0.7, epsilon=0.5)
+    assert table["power, Laplace noise: raw"] == power["raw"] and table["power, Laplace noise: clipped"] == power["clipped"]
