@@ -82,3 +82,41 @@ def test_public_information_page_in_chromium(browser, server):
         shoot(page, "pi-4-reimported")
     finally:
         page.close()
+
+
+def test_stop_keeps_the_finished_cells_in_chromium(browser, server):
+    from playwright.sync_api import expect
+
+    url, _, _ = server
+    page = browser.new_page(viewport={"width": 1440, "height": 2400})
+    try:
+        page.goto(url)
+        page.wait_for_function(
+            "t => { const h = document.querySelector('h1'); return h && h.innerText.trim() === t; }",
+            arg=PAGES[""], timeout=60_000,
+        )
+        idle(page, settle=False)
+        go(page, "public_info")
+        box = page.get_by_role("textbox", name="ε per period (comma-separated)")
+        box.fill("0.5, 1, 2, 4")
+        box.press("Tab")
+        idle(page)
+        reps = page.get_by_role("spinbutton", name="Replicates")
+        reps.fill("40")
+        reps.press("Tab")
+        idle(page)
+        page.get_by_role("button", name="Run the release study").click()
+        page.get_by_role("button", name="Stop").wait_for(state="visible", timeout=30_000)
+        # wait until the first (method, ε) cell is finished: the progress text passes its 24 periods
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=\"stProgress\"]')].some(p => /^(2[5-9]|[3-9][0-9]|1[0-9]{2}) of/.test(p.innerText))",
+            timeout=120_000,
+        )
+        page.get_by_role("button", name="Stop").click()
+        idle(page)
+        expect(page.get_by_text("The study was stopped")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Release against period (Figure 1)")).to_be_visible()
+        no_exception(page)
+        shoot(page, "pi-5-stopped")
+    finally:
+        page.close()
