@@ -29,6 +29,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/studio/mechanisms.py", "Mechanisms", ":material/shield_lock:"),
     ("pages/studio/tradeoffs.py", "Tradeoffs", ":material/ssid_chart:"),
     ("pages/studio/per_record.py", "Per-record", ":material/person_search:"),
+    ("pages/studio/public_info.py", "Public information", ":material/public:"),
     ("pages/studio/export.py", "Export", ":material/download:"),
 )
 

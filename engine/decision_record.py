@@ -325,6 +325,10 @@ class DecisionRecord(Serializable):
     tradeoffs: tuple[TradeoffSummary, ...] = ()
     studio: dict[str, Any] = field(default_factory=dict)
     command: str = ""
+    #: Optional (absent in records written before issue 13): the Public-information page's configuration, as
+    #: built by :func:`public_information_block` — scope, declared public statistics, per-period and whole-study ε,
+    #: the composition caveat and the count-study / count-release configurations.
+    public_information: dict[str, Any] | None = None
     schema: str = SCHEMA_ID
     schema_version: int = SCHEMA_VERSION
 
@@ -346,6 +350,8 @@ class DecisionRecord(Serializable):
             )
         if not isinstance(self.rationale, str):
             raise InvalidParameterError("the rationale must be text")
+        if self.public_information is not None:
+            check_public_information(self.public_information)
 
     def to_json(self, **kwargs: Any) -> str:
         kwargs.setdefault("indent", 2)
@@ -468,7 +474,8 @@ def _missing_fields(tp: Any, value: Any, where: str) -> list[str]:
         for name, hint in _field_hints(tp).items():
             path = f"{where}.{name}" if where else name
             if name not in value:
-                out.append(path)
+                if not (tp is DecisionRecord and name in OPTIONAL_RECORD_FIELDS):
+                    out.append(path)
             elif tp is ReleaseConfig and name == "mechanism" and isinstance(value[name], dict):
                 cls = MECHANISMS.get(value[name].get("kind"))
                 if cls is not None:
@@ -655,6 +662,73 @@ def privacy_specification(
     )
 
 
+#: Record fields added after schema version 1 shipped: old records without them load (as None).
+OPTIONAL_RECORD_FIELDS = ("public_information",)
+
+PUBLIC_INFORMATION_SCOPE = "DP / ε-TP subject to the invariants Z"
+
+
+def public_information_block(
+    study: Any, *, periods: int, data: str, model: dict[str, Any] | None = None, seed: int | None = None,
+    source: str = "demo",
+) -> dict[str, Any]:
+    """The decision record's public-information block for a count-table study (issue 13).
+
+    ``study`` is an :class:`engine.public_info.results.CountStudyConfig`; ``periods`` the number of periods of the
+    table (for the whole-study ε, digest G15). States the scope, the declared public statistics, ε per period and
+    for the whole study (both readings), the composition caveat and every (method, ε) CountReleaseConfig.
+
+    Examples
+    --------
+    >>> from engine.public_info.results import CountStudyConfig
+    >>> b = public_information_block(CountStudyConfig(epsilons=(0.5,)), periods=24, data="counties-demo")
+    >>> b["scope"], b["epsilon_total"][0]["sequential"]
+    ('DP / ε-TP subject to the invariants Z', 12.0)
+    """
+    from engine.public_info.composition import study_budget
+    from engine.public_info.guarantee import PUBLIC_STATISTICS, SEQUENTIAL_CAVEAT
+
+    budgets = [study_budget(e, periods) for e in study.epsilons]
+    block = {
+        "scope": PUBLIC_INFORMATION_SCOPE,
+        "public": {p: PUBLIC_STATISTICS[p] for p in study.public},
+        "epsilon_per_period": list(study.epsilons),
+        "periods": int(periods),
+        "epsilon_total": [{"per_period": b.epsilon_per_period, "parallel": b.parallel, "sequential": b.sequential}
+                          for b in budgets],
+        "composition_caveat": SEQUENTIAL_CAVEAT,
+        "sensitivity": study.sensitivity,
+        "study": study.to_dict(),
+        "releases": [study.release_config(m, e).to_dict() for m in study.methods for e in study.epsilons],
+        "data": data,
+        "source": source,
+        "dependence_model": dict(model or {"kind": "fixed"}),
+        "seed": seed,
+        "seed_warning": None if seed is None else "seeded output is NOT private",
+    }
+    check_public_information(block)
+    return block
+
+
+def check_public_information(block: Any) -> Any:
+    """Validate a public-information block (its study configuration rebuilds; ε and periods are consistent)."""
+    from engine.public_info.results import CountStudyConfig
+
+    if not isinstance(block, dict):
+        raise InvalidParameterError(f"public_information must be an object; got {type(block).__name__}")
+    missing = [k for k in ("scope", "public", "epsilon_per_period", "periods", "study") if k not in block]
+    if missing:
+        raise InvalidParameterError(f"public_information is missing {', '.join(missing)} — export it again")
+    study = CountStudyConfig.from_dict(block["study"])
+    if list(study.epsilons) != list(block["epsilon_per_period"]) or list(study.public) != list(block["public"]):
+        raise InvalidParameterError(
+            "public_information states ε or public statistics that differ from its study configuration — the file "
+            "was edited; export it again"
+        )
+    check_integer("public_information.periods", block["periods"], 1, None)
+    return block
+
+
 def build_decision_record(
     *,
     prepared: PreparedData,
@@ -675,6 +749,7 @@ def build_decision_record(
     file_sha256: str | None = None,
     studio: dict[str, Any] | None = None,
     created: str | None = None,
+    public_information: dict[str, Any] | None = None,
 ) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from the session's choices (the dashboard's Export page calls this).
 
@@ -721,12 +796,15 @@ def build_decision_record(
         ),
         studio=dict(studio or {}),
         command=cli_command(record_file, input_file=None if source == "demo" else "YOUR_DATA.csv"),
+        public_information=public_information,
     )
 
 
 __all__ = [
     "SCHEMA_ID",
     "SCHEMA_VERSION",
+    "public_information_block",
+    "check_public_information",
     "DataFingerprint",
     "DecisionRecord",
     "PrivacySpecification",

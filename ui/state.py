@@ -97,6 +97,8 @@ class StudioState:
     sweep_result: Any = None
     selected_point: dict[str, Any] | None = None
     per_record: dict[str, Any] = field(default_factory=dict)
+    #: Public-information page: data key, dependence model, seed and the CountStudyConfig (``study``) as a dict.
+    public_info: dict[str, Any] = field(default_factory=dict)
     # --- export ---------------------------------------------------------------------------------------------
     rationale: str = ""
     # --- bookkeeping ----------------------------------------------------------------------------------------
@@ -364,7 +366,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
 
 #: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
 #: shows results of the replaced session.
-PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.")
+PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.", "public_info.")
 #: Where the Tradeoffs page keeps the last sweep's results (a list, one per mechanism; the first is
 #: ``StudioState.sweep_result``).
 SWEEP_RESULTS_KEY = "tradeoffs.results"
@@ -393,10 +395,18 @@ def record_from_state(
 
     ``sweeps`` defaults to ``(state.sweep_result,)`` when a sweep was run (pages pass :func:`session_sweeps`).
     """
-    from engine.decision_record import build_decision_record
+    from engine.decision_record import build_decision_record, public_information_block
     from engine.evaluation.programs import ProgramConfig
+    from engine.public_info.results import CountStudyConfig
 
     candidate = state.candidate_or_default()
+    pi = state.public_info or {}
+    public_information = None
+    if pi.get("study"):
+        public_information = public_information_block(
+            CountStudyConfig.from_dict(pi["study"]), periods=int(pi.get("periods", 1)), data=str(pi.get("data", "")),
+            model=pi.get("model"), seed=pi.get("seed"), source=str(pi.get("source", "demo")),
+        )
     if state.program is not None:
         program = ProgramConfig.from_dict(state.program)
     elif getattr(loaded, "default_program", None) is not None:
@@ -422,6 +432,7 @@ def record_from_state(
         file_sha256=state.upload_fingerprint if state.source == "upload" else None,
         studio={"eps_max": state.eps_max, "per_record": dict(state.per_record)},
         created=created,
+        public_information=public_information,
     )
 
 
@@ -474,6 +485,14 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
         new.eps_max = float(studio["eps_max"])
     if isinstance(studio.get("per_record"), dict):
         new.per_record = dict(studio["per_record"])
+    block = record.public_information
+    if block:
+        new.public_info = {"source": block.get("source", "demo"), "data": block.get("data", ""),
+                           "model": dict(block.get("dependence_model") or {"kind": "fixed"}),
+                           "seed": block.get("seed"), "study": dict(block["study"]), "periods": block["periods"]}
+        if block.get("source") == "upload":
+            messages.append("The public-information study was made on an uploaded count table, which records never "
+                            "contain: upload it again on the Public information page; its settings are restored.")
     return new, messages
 
 

@@ -74,6 +74,18 @@ class CountReleaseConfig(Serializable):
             )
 
     @property
+    def noise_rate(self) -> float:
+        """Rate a of the discrete Laplace noise DL(a) per count: ε/Δ_z for post-processing, ε/(2Δ_z) for the
+        Wasserstein mechanism (the factor 2 of the exponential mechanism; the non-naive bases reuse the same a).
+
+        >>> CountReleaseConfig(method="postprocess", epsilon=1.0).noise_rate, CountReleaseConfig(epsilon=1.0).noise_rate
+        (0.5, 0.25)
+        """
+        if self.method == "postprocess":
+            return self.epsilon / self.sensitivity
+        return self.epsilon / (2 * self.sensitivity)
+
+    @property
     def label(self) -> str:
         return "post-processing" if self.method == "postprocess" else f"Wasserstein ({self.base})"
 
@@ -137,7 +149,7 @@ def release_counts(
         xd = table.subcounts[:, k] if has_d else None
         s = int(xc.sum())
         if config.method == "postprocess":
-            a = config.epsilon / config.sensitivity
+            a = config.noise_rate
             yc = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
             yd = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if has_d else None
             if has_d and not bound:  # sub-counts projected on their own (≥ 0), counts on theirs
@@ -147,7 +159,7 @@ def release_counts(
                 c, d, reg = two_stage_projection(yc, yd, s if total_public else None)
             regions[:, :, k] = reg
         else:
-            a = config.epsilon / (2 * config.sensitivity)
+            a = config.noise_rate
             if config.base == "naive":
                 c = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
                 d = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if has_d else None

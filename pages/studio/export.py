@@ -107,6 +107,20 @@ if record is not None:
     with st.container(border=True):
         for name, text in blocks:
             st.markdown(f"**{name}.** {text}")
+    if record.public_information:
+        pi = record.public_information
+        st.markdown("**Public information (count-table study)**")
+        with st.container(border=True):
+            st.markdown(f"**Scope.** {pi['scope']}. **Declared public:** "
+                        + ("; ".join(pi["public"].values()) or "nothing") + ".")
+            for total in pi["epsilon_total"]:
+                st.markdown(f"- ε = {fmt(total['per_period'], 4)} per period over {pi['periods']} periods: whole "
+                            f"study ε = {fmt(total['parallel'], 4)} (parallel) up to "
+                            f"{fmt(total['sequential'], 4)} (sequential).")
+            st.caption(pi["composition_caveat"])
+            if pi.get("seed") is not None:
+                st.warning(f"Public-information study seed {pi['seed']}: simulation — not private.",
+                           icon=":material/warning:")
 
     # ------------------------------------------------------------------------------------------------------------
     # Downloads

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_workflow import browser, heading, idle, no_exception, server  # noqa: F401 (fixtures)
+from tests.e2e.conftest import heading, idle, no_exception
 
 pytestmark = pytest.mark.e2e
 
 
-def test_deep_link_as_first_request_runs_through_the_app(browser, server):  # noqa: F811
+def test_deep_link_as_first_request_runs_through_the_app(browser, server):
     url, _, _ = server
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url + "feasibility")

@@ -1,0 +1,259 @@
+"""Public information: release a region × period count table subject to what is already public (issue 13).
+
+Thin page: widgets → CountStudyConfig → ``ui.cached_public_info`` → ``ui.figures.public_info``. No privacy math here.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from engine.errors import CancelledError, EngineError
+from engine.progress import Progress
+from engine.public_info.count_table import COUNTIES_DEMO
+from engine.public_info.guarantee import PUBLIC_STATISTICS
+from engine.public_info.results import STUDY_METHODS, CountStudyConfig
+from engine.rng import SEEDED_WARNING
+from ui import cached_public_info as cpi
+from ui.cached import sha256_bytes, uploaded_table
+from ui.common import field_error, seed_badge, user_errors
+from ui.figures import public_info as figs
+from ui.figures.theme import fmt
+from ui.state import get_state, parse_seed, seed_widget
+
+state = get_state()
+saved = state.public_info or {}
+saved_study = saved.get("study") or {}
+NONE = "(none)"
+SOURCES = {"demo": "counties-demo (synthetic)", "upload": "Upload a count table"}
+MODELS = {"fixed": "independent people", "correlated": "correlated counts (z0, z1)"}
+METHOD_LABELS = {k: CountStudyConfig(methods=(k,)).release_config(k, 1.0).label for k in STUDY_METHODS}
+
+st.title("Public information")
+st.markdown("Real releases never happen in a vacuum: some totals are published exactly. Here you declare what is "
+            "already public, see what it does to the sensitivity Δ_z and the guarantee (ε-TP: DP subject to the "
+            "invariants Z), and simulate a count-table release that respects the invariants.")
+
+# ---- 1. data ----------------------------------------------------------------------------------------------------
+st.header("1. Count table")
+seed_widget("public_info.source", saved.get("source", "demo"))
+source = st.radio("Data", ["demo", "upload"], key="public_info.source", horizontal=True,
+                  format_func=SOURCES.get)
+table = None
+if source == "demo":
+    table = cpi.demo_table(COUNTIES_DEMO)
+    data_key = COUNTIES_DEMO
+    st.warning(table.notes[0], icon=":material/science:")
+else:
+    upload = st.file_uploader("Count table (CSV or Parquet; one row per region × period)", type=["csv", "parquet"],
+                              key="public_info.file")
+    if upload is not None:
+        st.session_state["public_info_upload"] = (upload.name, upload.getvalue())
+    kept = st.session_state.get("public_info_upload")
+    if kept is None:
+        st.info("Upload a table with columns for region, period and count (optional: a sub-count ≤ count, and the "
+                "population).", icon=":material/upload_file:")
+        st.stop()
+    name, content = kept
+    data_key = sha256_bytes(content)
+    try:
+        cols = [str(c) for c in uploaded_table(data_key, name, content).columns]
+    except EngineError as exc:
+        field_error(f"{name}: {exc}")
+        st.caption("Nothing else changed: upload another file and the page continues.")
+        st.stop()
+    c1, c2, c3, c4, c5 = st.columns(5)
+
+    def pick(col, label, default, optional=False):
+        options = ([NONE] if optional else []) + cols
+        index = options.index(default) if default in options else 0
+        return col.selectbox(label, options, index=index, key=f"public_info.col_{label}")
+
+    chosen = {"region": pick(c1, "region", "region"), "period": pick(c2, "period", "period"),
+              "count": pick(c3, "count", "count"), "subcount": pick(c4, "sub-count", "subcount", True),
+              "population": pick(c5, "population", "population", True)}
+    columns = {k: (None if v == NONE else v) for k, v in chosen.items()}
+    try:
+        table = cpi.uploaded_count_table(data_key, json.dumps(columns, sort_keys=True), name, content)
+    except EngineError as exc:
+        field_error(f"{name}: {exc}")
+        st.caption("Nothing else changed: fix the file or the column choice and the page continues.")
+        st.stop()
+    st.success(f"{name}: {len(table.regions)} regions × {len(table.periods)} periods.", icon=":material/check:")
+
+# ---- 2. what is public ------------------------------------------------------------------------------------------
+st.header("2. What is already public (Z)")
+public = []
+pcols = st.columns(len(PUBLIC_STATISTICS))
+for col, (key, text) in zip(pcols, PUBLIC_STATISTICS.items(), strict=True):
+    seed_widget(f"public_info.public_{key}", key in saved_study.get("public", list(PUBLIC_STATISTICS)))
+    if col.checkbox(text[0].upper() + text[1:], key=f"public_info.public_{key}"):
+        public.append(key)
+
+# ---- 3. dependence and Δ_z --------------------------------------------------------------------------------------
+st.header("3. Dependence between people and Δ_z")
+d1, d2 = st.columns([1, 2])
+seed_widget("public_info.sensitivity", float(saved_study.get("sensitivity", 2.0)))
+sensitivity = d1.number_input("Δ_z used by the release", min_value=0.5, max_value=1000.0, step=0.5,
+                              key="public_info.sensitivity",
+                              help="2 = one person changes one count and one sub-count by at most 1 each (the DP "
+                                   "value, valid only without dependence between people).")
+seed_widget("public_info.model", saved.get("model", {}).get("kind", "fixed"))
+kind = d1.radio("Dependence model", ["fixed", "correlated"], key="public_info.model",
+                format_func=MODELS.get)
+model = {"kind": kind}
+if kind == "correlated":
+    saved_model = saved.get("model") or {}
+    seed_widget("public_info.n", int(saved_model.get("n", 20)))
+    model["n"] = int(d1.number_input("people per group n", 2, 500, key="public_info.n"))
+    seed_widget("public_info.z", (float(saved_model.get("z0", 0.2)), float(saved_model.get("z1", 0.6))))
+    model["z0"], model["z1"] = d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05)
+seed_widget("public_info.prior", 0.5)
+prior = d1.slider("Adversary's prior that a person is in the data", 0.01, 0.99, key="public_info.prior")
+
+# ---- 4. the study configuration ---------------------------------------------------------------------------------
+st.header("4. Release study")
+s1, s2, s3 = st.columns(3)
+seed_widget("public_info.methods", list(saved_study.get("methods", ["postprocess", "wasserstein-congenial"])))
+methods = s1.multiselect("Methods", list(STUDY_METHODS), key="public_info.methods", format_func=METHOD_LABELS.get)
+seed_widget("public_info.epsilons", ", ".join(f"{e:g}" for e in saved_study.get("epsilons", (0.1, 1.0))))
+eps_text = s2.text_input("ε per period (comma-separated)", key="public_info.epsilons")
+seed_widget("public_info.replicates", int(saved_study.get("replicates", 20)))
+replicates = s3.number_input("Replicates", 1, 1000, key="public_info.replicates")
+seed_widget("public_info.alpha", float(saved_study.get("alpha", 1.0)))
+alpha = s1.number_input("α (prior base concentration)", min_value=0.01, max_value=100.0, key="public_info.alpha")
+default_hl = list(cpi.highlights(data_key, table))
+seed_widget("public_info.highlight", [r for r in saved_study.get("highlight", default_hl) if r in table.regions]
+            or default_hl)
+highlight = s2.multiselect("Highlighted regions", list(table.regions), key="public_info.highlight", max_selections=6)
+seed_widget("public_info.seed", str(saved.get("seed") or ""))
+seed_text = s3.text_input("Seed (empty = fresh randomness)", key="public_info.seed")
+config = None
+with user_errors(s2):
+    seed = parse_seed(seed_text)
+    try:
+        epsilons = tuple(float(x) for x in eps_text.replace(";", ",").split(",") if x.strip())
+    except ValueError:
+        raise EngineError(f"ε per period must be numbers separated by commas; got {eps_text!r}") from None
+    config = CountStudyConfig(methods=tuple(methods), epsilons=epsilons, replicates=int(replicates),
+                              public=tuple(public), alpha=float(alpha), sensitivity=float(sensitivity),
+                              highlight=tuple(highlight))
+if config is None:
+    st.stop()
+state.public_info = {"source": source, "data": data_key if source == "demo" else f"upload:{data_key[:16]}",
+                     "model": model, "seed": seed, "study": config.to_dict(), "periods": len(table.periods)}
+st.markdown(seed_badge(seed))
+
+summary = cpi.dependence_summary(config.to_json(), json.dumps(model, sort_keys=True), len(table.periods), prior)
+with d2:
+    if summary.correlated_delta is not None:
+        z, grid = cpi.heatmap(model["n"], 21)
+        st.plotly_chart(figs.sensitivity_heatmap(z, grid, model["n"], (model["z0"], model["z1"]),
+                                                 summary.correlated_delta), key="public_info.heatmap")
+        st.markdown(f"With groups of **n = {model['n']}** people and **z0 = {fmt(model['z0'])}, "
+                    f"z1 = {fmt(model['z1'])}**, one person can move a count by up to **Δ_z = "
+                    f"{summary.correlated_delta}** (the DP value is 1 per count). Raise the release's Δ_z to cover it.")
+    lo, hi = summary.band
+    st.markdown(
+        f"**Guarantee at the first ε:** {summary.guarantee.headline()}.\n\n"
+        f"**In plain language:** whatever an adversary who knows Z believed with probability {fmt(prior)} that a "
+        f"person's record takes a value, after seeing one period's release they believe it with probability between "
+        f"**{fmt(lo)}** and **{fmt(hi)}** (Lemma 4).\n\n"
+        f"**Conditioning costs 2ε:** resampling an ε-DP release until it agrees with Z gives "
+        f"{summary.conditioned.headline()} (Lemma 8) — the methods below build Z in instead.")
+    st.dataframe(pd.DataFrame([{"method": m, "noise DL(a): a": a, "noise sd per count": sd, "E|noise|": mae}
+                               for m, a, sd, mae in summary.noise]), hide_index=True)
+    for line in cpi.budget_summary(config.epsilons[0], len(table.periods)):
+        st.caption(line)
+
+# ---- 5. run ------------------------------------------------------------------------------------------------------
+KEY = "public_info.results"
+if st.session_state.get("public_info.stop") and st.session_state.get("public_info.pending"):
+    st.session_state.pop("public_info.pending", None)
+    st.session_state["public_info_stopped"] = True
+if st.button("Run the release study", type="primary", icon=":material/play_arrow:", key="public_info.run"):
+    st.session_state["public_info.pending"] = config.to_json()
+    st.session_state.pop("public_info_stopped", None)
+if st.session_state.get("public_info.pending"):
+    run_id = st.session_state["public_info.pending"]
+    token = cpi.cancel_token(run_id)
+    stop_slot = st.empty()
+    stop_slot.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=cpi.stop_run, args=(run_id,),
+              help="Stops after the period that is running; finished (method, ε) cells are kept.")
+    bar = st.progress(0.0, text="Starting…")
+
+    def on_progress(p: Progress) -> None:
+        bar.progress(p.fraction, text=p.describe())
+
+    def on_cell(partial) -> None:
+        st.session_state["public_info_results"] = (partial, seed)
+
+    run_cfg = CountStudyConfig.from_json(st.session_state["public_info.pending"])
+    with user_errors():
+        try:
+            cpi.run_study(table, run_cfg, seed=seed, on_progress=on_progress, on_cell=on_cell, cancel=token)
+        except CancelledError:
+            st.session_state["public_info_stopped"] = True
+    st.session_state.pop("public_info.pending", None)
+    cpi.forget_run(run_id)
+    bar.empty()
+    stop_slot.empty()
+
+if st.session_state.get("public_info_stopped"):
+    st.warning("The study was stopped; the finished (method, ε) cells are shown.", icon=":material/stop_circle:")
+kept_results = st.session_state.get("public_info_results")
+if not kept_results:
+    st.info("Press **Run the release study** to simulate the release.", icon=":material/info:")
+else:
+    results, run_seed = kept_results
+    caption = figs.guarantee_caption(results, seeded=run_seed is not None)
+    if run_seed is not None:
+        st.warning(SEEDED_WARNING, icon=":material/warning:")
+    if results.synthetic:
+        st.caption("Data: SYNTHETIC counties-demo.")
+    st.subheader("Release against period (Figure 1)")
+    eps_shown = st.selectbox("ε shown", sorted({c.epsilon for c in results.cells}), key="public_info.eps_shown")
+    rates = results.truth_rates is not None and st.toggle("Rates per 100,000", key="public_info.rates")
+    for region in results.regions:
+        shown = figs.guarantee_caption(results, seeded=run_seed is not None, epsilon=eps_shown)
+        st.plotly_chart(figs.release_boxplots(results, region, eps_shown, shown, rates=rates),
+                        key=f"public_info.fig1.{region}")
+    st.subheader("Relative error (Figure 2)")
+    st.plotly_chart(figs.error_distribution(results, caption), key="public_info.fig2")
+    st.dataframe(pd.DataFrame([{"method": c.label, "ε": c.epsilon, **c.error_quantiles, "seconds": c.seconds}
+                               for c in results.cells]), hide_index=True, key="public_info.quantiles")
+    st.subheader("Contraction effects (Figure 3)")
+    st.plotly_chart(figs.contraction_bars(results, caption), key="public_info.fig3")
+    st.caption(" · ".join(f"**{figs.EFFECT_LABELS[k]}**: {v}" for k, v in figs.EFFECT_TEXT.items()))
+    st.caption(caption)
+
+# ---- 6. inference -----------------------------------------------------------------------------------------------
+with st.expander("Inference with public information (one-dimensional demo)", icon=":material/functions:"):
+    i1, i2, i3, i4 = st.columns(4)
+    n_inf = int(i1.number_input("n", 4, 200, 30, key="public_info.inf_n"))
+    k_inf = int(i2.number_input("k (k-anonymity: S ∈ {k..n−k})", 0, n_inf // 2, min(5, n_inf // 2),
+                                key="public_info.inf_k"))
+    eps_inf = float(i3.number_input("ε", 0.01, 20.0, 0.5, key="public_info.inf_eps"))
+    y_inf = int(i4.number_input("released y", k_inf, n_inf - k_inf, k_inf, key="public_info.inf_y"))
+    with user_errors():
+        demo = json.dumps({"n": n_inf, "k": k_inf, "epsilon": eps_inf})
+        inf = cpi.inference_demo(demo, y_inf, 2000, seed if seed is not None else 0)
+        st.caption("Simulation — not private: the demo's Monte Carlo draws are seeded (the study's seed, or 0).")
+        st.plotly_chart(figs.posterior_draws(inf["alg1_draws"], inf["exact"], inf["alg2_mean"],
+                                             f"ε-TP with ε = {fmt(eps_inf)} subject to k-anonymity (Δ_z = 1)"),
+                        key="public_info.inf_fig")
+        st.dataframe(pd.DataFrame([
+            {"quantity": "posterior mean E[θ | y, Z]: exact", "value": inf["exact"]},
+            {"quantity": "Algorithm 1 (rejection, global bound)", "value": inf["alg1_mean"]},
+            {"quantity": "Algorithm 1 acceptance rate", "value": inf["alg1_acceptance"]},
+            {"quantity": "Algorithm 2 (importance sampling)", "value": inf["alg2_mean"]},
+            {"quantity": "Algorithm 2 effective sample size", "value": inf["alg2_ess"]},
+            {"quantity": "Bayes risk E[Var | Y, Z] (two cells, public total)", "value": inf["risk"]["y_and_z"]},
+            {"quantity": "Bayes risk E[Var | Y*] (projected)", "value": inf["risk"]["projected"]},
+            {"quantity": "power, Laplace noise: raw", "value": inf["power_laplace"]["raw"]},
+            {"quantity": "power, Laplace noise: clipped", "value": inf["power_laplace"]["clipped"]},
+            {"quantity": "power, Gaussian noise: raw", "value": inf["power_gaussian"]["raw"]},
+            {"quantity": "power, Gaussian noise: clipped", "value": inf["power_gaussian"]["clipped"]},
+        ]), hide_index=True, key="public_info.inf_table")

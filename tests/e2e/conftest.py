@@ -1,0 +1,172 @@
+"""Shared browser fixtures and helpers of the end-to-end tests: Chromium (``browser``), ``streamlit run app.py`` on a
+free port (``server``, one per test module), and small page helpers (``idle``, ``go``, ``shoot``, ...)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+#: Page url paths (st.navigation uses the file name) and their titles, in workflow order.
+PAGES = {
+    "": "Privacy Parameter Studio",
+    "data": "Data",
+    "feasibility": "Accuracy targets & feasibility",
+    "mechanisms": "Mechanisms",
+    "tradeoffs": "Tradeoffs",
+    "per_record": "Per-record privacy",
+    "public_info": "Public information",
+    "export": "Export",
+}
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        message = "Chromium is not installed (Debian package 'chromium'; scripts/studio.sh test installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + " — in CI the browser test must run")
+        pytest.skip(message)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium, launched before the server starts so that startup timings measure the app, not the browser."""
+    from playwright.sync_api import sync_playwright
+
+    path = chromium_path()
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture(scope="module")
+def server(browser):
+    """``streamlit run app.py`` on a free port; yields (url, process start time, health-ready seconds)."""
+    port = free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "server.log", "wb")  # noqa: SIM115 - closed at teardown
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+         "--server.address", "127.0.0.1"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    ready = None
+    deadline = started + 60
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            log.close()
+            out = (ARTIFACTS / "server.log").read_text(errors="replace")
+            pytest.fail(f"streamlit exited with code {proc.returncode}:\n{out}")
+        try:
+            with urllib.request.urlopen(url + "_stcore/health", timeout=1) as response:
+                if response.status == 200:
+                    ready = time.perf_counter() - started
+                    break
+        except OSError:
+            time.sleep(0.05)
+    if ready is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+        log.close()
+        pytest.fail("streamlit did not answer its health check within 60 s")
+    yield url, started, ready
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    log.close()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def idle(page, timeout: float = 120_000, *, settle: bool = True) -> None:
+    """Wait until the script run triggered by the last interaction has finished.
+
+    ``settle`` first gives the interaction 120 ms to start its run (not needed, and not timed, when the caller
+    already waited for something the new run drew).
+    """
+    if settle:
+        page.wait_for_timeout(120)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
+        '[data-testid="stException"]').first.inner_text()
+
+
+def heading(page) -> str:
+    return page.locator("h1").first.inner_text().strip()
+
+
+def go(page, path: str, timeout: float = 120_000) -> float:
+    """Click the sidebar link to ``path``; return seconds until the page's title shows and the run is idle."""
+    started = time.perf_counter()
+    href = '"/"]' if path == "" else f'"/{path}"]'
+    page.locator(f'a[data-testid="stSidebarNavLink"][href$={href}').click()
+    page.wait_for_function(
+        "t => { const h = document.querySelector('h1'); return h && h.innerText.trim() === t; }",
+        arg=PAGES[path], timeout=timeout,
+    )
+    idle(page, timeout, settle=False)
+    return time.perf_counter() - started
+
+
+def shoot(page, name: str) -> None:
+    """Screenshot after the charts have drawn (plotly renders asynchronously)."""
+    try:
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.stPlotlyChart')].every(c => c.querySelector('.main-svg'))",
+            timeout=20_000,
+        )
+    except Exception:  # noqa: BLE001 - a chart that never draws shows up in the screenshot itself
+        pass
+    page.mouse.move(1435, 2395)  # no tooltip in the picture
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def metric_value(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has=page.locator('[data-testid="stMetricLabel"]',
+                                                                            has_text=label)).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def click_button(page, name: str) -> None:
+    page.get_by_role("button", name=re.compile("^" + re.escape(name))).first.click()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the workflow
