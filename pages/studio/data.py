@@ -24,7 +24,7 @@ from ui.cached import (
     uploaded_table,
 )
 from ui.cached_analysis import session_program
-from ui.common import DATA_DEPENDENT_NOTE, HELP, b_in_data_units, field_error, user_errors
+from ui.common import DATA_DEPENDENT_NOTE, HELP, b_in_data_units, field_error, plain, user_errors
 from ui.data_controls import (
     build_spec,
     categorical_controls,
@@ -140,8 +140,8 @@ if st.session_state["data.source"] == DEMO:
     with user_errors():
         demo = demo_dataset(st.session_state["data.demo"])
         badge = ":violet-badge[synthetic]" if demo.synthetic else ":blue-badge[real data — authors' replication input]"
-        st.markdown(f"**{demo.title}** {badge}")
-        st.caption(demo.description)
+        st.markdown(f"**{plain(demo.title)}** {badge}")
+        st.caption(plain(demo.description))
 else:
     st.file_uploader(
         f"CSV or Parquet file (at most {MAX_UPLOAD_MB} MB)", type=["csv", "tsv", "txt", "parquet", "pq"],
@@ -154,7 +154,7 @@ else:
     field_error(st.session_state.get("data.upload_error"))
     if state.upload_bytes is not None:
         st.caption(
-            f"In memory for this session only: **{state.upload_name}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
+            f"In memory for this session only: **{plain(state.upload_name)}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
             f"fingerprint {state.upload_fingerprint[:12]}…). Nothing is written to disk."
         )
     elif state.upload_fingerprint:
@@ -179,7 +179,7 @@ else:
     profile = table_profile(key, frame)
     columns = list(profile["column"])
     label = demo.title if demo is not None else state.upload_name
-    st.subheader(f"Columns of {label}")
+    st.subheader(f"Columns of {plain(label)}")
     st.caption(f"{len(frame):,} rows × {len(columns)} columns.")
     with st.expander("What each column holds", icon=":material/table_rows:"):
         st.dataframe(profile.assign(examples=profile["examples"].map(lambda v: " | ".join(map(str, v)))),
