@@ -25,9 +25,12 @@ from engine.rng import SEEDED_WARNING
 from ui.figures.theme import fmt
 from ui.state import StudioState, scenario_params
 
-#: Characters Streamlit's Markdown gives a meaning to: CommonMark punctuation, GitHub tables and strikethrough,
-#: ``$`` (LaTeX), ``:`` (emoji, ``:material/…:`` icons and ``:red[…]`` colour directives) and HTML's ``<``/``&``.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'^])")
+#: Characters Streamlit's Markdown gives a meaning to anywhere in a line: emphasis, code, links and images, raw
+#: HTML, strikethrough, tables, headings, LaTeX (``$``), emoji / ``:material/…:`` icons / ``:red[…]`` directives
+#: (``:``), entities (``&``), e-mail autolinks (``@``). ``www.`` and list/quote markers at the start are handled apart.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~$:|#!@&])")
+_LINE_START = re.compile(r"^(\s*)(\d*)([-+=.)])")
+_WWW = re.compile(r"(?i)\b(www)\.")
 
 
 def plain(text: object) -> str:
@@ -40,10 +43,12 @@ def plain(text: object) -> str:
     become spaces (a newline could start a heading or a list).
 
     >>> print(plain("**Approved by** ![px](http://x/t.png)"))
-    \\*\\*Approved by\\*\\* \\!\\[px\\]\\(http\\://x/t\\.png\\)
+    \\*\\*Approved by\\*\\* \\!\\[px\\](http\\://x/t.png)
     """
     text = " ".join(str(text).splitlines())
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    text = _WWW.sub(r"\1\\.", text)  # GitHub-flavoured autolinks start at "www."
+    return _LINE_START.sub(r"\1\2\\\3", text)  # a list or heading marker at the start
 
 
 #: Plain-language help, one entry per recurring control. Pages append data-specific sentences (e.g. B in units).
