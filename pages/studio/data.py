@@ -274,13 +274,14 @@ else:
             st.button("Fill with the data's own min and max (exploration only)", key="data.fill_bounds",
                       on_click=fill_bounds_from_data, args=(tuple(numeric_features),), icon=":material/warning:",
                       help="Reads the bounds from the sensitive data itself, so the preparation is no longer "
-                      "data-independent, and the extreme values would appear in the decision record. Use it to "
-                      "explore; enter public bounds before a real release.")
+                      "data-independent, and the extreme values would appear in the decision record (shareable "
+                      "links leave them out). Use it to explore; enter public bounds before a real release.")
             bounds_from_data = bool(numeric_features) and (lower, upper) == observed_bounds(
                 key, tuple(numeric_features), frame)
             if bounds_from_data:
                 st.warning("These bounds are the data's own minimum and maximum: they reveal the most extreme "
-                           "records and are NOT public bounds. Replace them before a real release.",
+                           "records and are NOT public bounds. Replace them before a real release. Shareable "
+                           "links leave these data settings out; the decision record and the report contain them.",
                            icon=":material/warning:")
         norm_box = st.container()
 
@@ -312,6 +313,7 @@ else:
             st.caption(DATA_DEPENDENT_NOTE)
 
     if spec is not None and not problems:
+        state.bounds_from_data = bounds_from_data
         default = demo.spec if demo is not None else None
         wanted = None if default is not None and spec == default else spec
         if wanted != state.spec:
