@@ -8,11 +8,9 @@ is taken. No file may end in an exception element.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from tests.app.conftest import assert_clean, element_after, flat, open_page, start_app, studio
+from tests.app.conftest import assert_clean, element_after, flat, open_page, shown, start_app, studio
 from tests.hostile_inputs import MARKDOWN_COLUMNS, hostile_files, valid_csv
 
 #: Files the engine reads correctly (delimiter detection, byte-order mark, odd but legal column names …).
@@ -20,11 +18,6 @@ USABLE = frozenset({
     "bom.csv", "booleans.csv", "formula-injection.csv", "long-column-name.csv", "markdown-column-names.csv",
     "mixed-types.csv", "one-column.csv", "script-column-name.csv", "semicolons.csv", "tsv-as-csv.csv",
 })
-
-
-def shown(markdown: str) -> str:
-    """What the reader sees of an escaped Markdown source (backslash escapes of punctuation removed)."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
 
 def _upload(at, name: str, content: bytes):

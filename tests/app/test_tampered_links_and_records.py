@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, TIMEOUT, assert_clean, element_after, open_page, start_app, studio
+from tests.app.conftest import APP, TIMEOUT, assert_clean, element_after, open_page, shown, start_app, studio
 from tests.app.test_export_page import record_text
-
-
-def shown(markdown: str) -> str:
-    """What the reader sees of an escaped Markdown source."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
 
 def open_link(params: dict[str, str]) -> AppTest:
@@ -60,6 +54,16 @@ def test_a_link_with_deeply_nested_json_is_refused_without_a_crash():
     assert "mechanism could not be restored" in warnings(at) and "program could not be restored" in warnings(at)
     assert "data settings could not be restored" in warnings(at)
     open_page(at, "mechanisms")
+
+
+def test_a_link_with_a_mechanism_at_epsilon_1e300_is_refused_and_the_pages_work():
+    mech = '{"kind":"gaussian","b":0.4,"epsilon":1e300,"delta":1e-5}'
+    at = open_link({"data": "togo-demo", "mech": mech})
+    assert_clean(at)
+    assert "mechanism could not be restored" in warnings(at) and "1e+300" in warnings(at)
+    assert studio(at).mechanism is None
+    open_page(at, "mechanisms")
+    open_page(at, "export")
 
 
 # ---- decision records ------------------------------------------------------------------------------------------
@@ -164,3 +168,24 @@ def test_tampered_records_are_refused_and_the_session_kept(exported):
         _refused(at, snapshot)
         refused += 1
     assert refused == len(cases) >= 18
+
+
+def test_bounds_read_from_the_data_stay_out_of_the_shareable_link():
+    """§5.8: the data's own min and max reveal the most extreme records: never in a link."""
+    at = open_page(start_app(), "data")
+    at.radio(key="data.norm_method").set_value("bounds").run()
+    at.button(key="data.fill_bounds").click().run()
+    assert_clean(at)
+    state = studio(at)
+    assert state.bounds_from_data and state.spec.normalization.method == "bounds"
+    params = dict(at.query_params)
+    assert "spec" not in params and params["bounds"] == "data"
+    lower = state.spec.normalization.lower
+    assert not any(repr(float(v)) in "".join(map(str, params.values())) for v in lower if abs(v) > 1)
+    assert "links leave these data settings out" in warnings(at)
+    # Whoever opens the link is told why the data settings are missing.
+    params.pop("sid", None)
+    other = open_link(params)
+    assert_clean(other)
+    assert "Enter public bounds on the Data page" in warnings(other)
+    assert studio(other).spec is None
