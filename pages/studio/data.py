@@ -336,7 +336,7 @@ else:
         if problems or spec is None:  # already shown next to the controls that fix it
             st.caption(":material/info: No preview until the problems above are fixed.")
         else:
-            st.error(str(exc), icon=":material/error:")
+            st.error(plain(exc), icon=":material/error:")
     if loaded is not None:
         prepared = loaded.prepared
         c1, c2, c3, c4 = st.columns(4)

@@ -189,3 +189,18 @@ def test_bounds_read_from_the_data_stay_out_of_the_shareable_link():
     assert_clean(other)
     assert "Enter public bounds on the Data page" in warnings(other)
     assert studio(other).spec is None
+
+
+def test_an_imported_record_title_and_rationale_are_shown_literally(exported):
+    """§5.1: a record title cannot show bold "Approved by …" text or a link."""
+    hostile = "**Approved by** the board ![px](http://127.0.0.1:9/t.png)"
+    data = copy.deepcopy(exported)
+    data["title"] = hostile
+    data["rationale"] = hostile
+    at, _ = _import(json.dumps(data).encode())
+    assert_clean(at)
+    notices = [w.value for w in at.warning]
+    assert any(hostile in shown(n) for n in notices), notices
+    for n in notices + [m.value for m in at.markdown]:
+        assert "**Approved" not in n and "](http" not in n, n
+    assert studio(at).rationale == hostile
