@@ -8,6 +8,8 @@ is taken. No file may end in an exception element.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.app.conftest import assert_clean, element_after, flat, open_page, shown, start_app, studio
@@ -105,11 +107,10 @@ def test_markdown_in_column_and_file_names_is_shown_literally():
     at.selectbox(key="data.target").set_value(MARKDOWN_COLUMNS[0]).run()
     assert_clean(at)
     texts = [e.value for e in _markdown_nodes(at)]
-    shown = " ".join(texts)
-    assert "Approved by" in shown  # the file name is shown …
+    joined = " ".join(texts)
+    assert "Approved by" in joined  # the file name is shown …
     for text in texts:  # … but no Markdown image, link or bold survives un-escaped
-        assert "](" not in text.replace("\\](", "").replace("\\]\\(", ""), text
-        assert "**Approved" not in text, text
+        assert not re.search(r"(?<!\\)\*(?<!\\)\*Approved|(?<!\\)\]\(", text), text
     from ui.common import plain
 
-    assert plain(MARKDOWN_COLUMNS[0]) in shown or plain("**Approved by** ![f](http://127.0.0.1:9/f.png).csv") in shown
+    assert plain(MARKDOWN_COLUMNS[0]) in joined or plain("**Approved by** ![f](http://127.0.0.1:9/f.png).csv") in joined
