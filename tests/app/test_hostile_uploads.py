@@ -63,6 +63,20 @@ def test_every_unusable_file_is_refused_with_a_message_and_the_session_kept():
     open_page(at, "feasibility")
 
 
+@pytest.mark.slow
+def test_every_usable_odd_file_is_taken_without_an_exception():
+    """Odd but legal files (byte-order mark, semicolons, tabs, formula-like and HTML-like column names …) load."""
+    files = hostile_files(large=False)
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    for name in sorted(USABLE):
+        _upload(at, name, files[name])
+        assert not at.exception, (name, [e.value for e in at.exception])
+        assert _uploader_message(at) is None, name
+        state = studio(at)
+        assert state.upload_name == name and state.source == "upload" and state.n == 40, name
+
+
 def test_a_readable_but_invalid_upload_keeps_the_previous_data_and_settings():
     """§5.3: 19 rows must not replace a valid upload (today the session switched to the file first)."""
     at = open_page(start_app(), "data")

@@ -3,6 +3,7 @@ exit code 2 and one line on stderr for every unusable file, never a traceback.""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +20,15 @@ ARGS = ["--features", "a,b,c", "--mechanism", "gaussian", "--b", "0.5", "--epsil
 READABLE = frozenset({"bom.csv", "semicolons.csv", "tsv-as-csv.csv"})
 
 
-@pytest.mark.parametrize("name", sorted(hostile_files(large=False)))
+@functools.cache
+def corpus() -> dict[str, bytes]:
+    return hostile_files(large=False)
+
+
+@pytest.mark.parametrize("name", sorted(corpus()))
 def test_every_corpus_file_gives_one_line_and_exit_code_2(name, tmp_path, capsys):
     path = tmp_path / name
-    path.write_bytes(hostile_files(large=False)[name])
+    path.write_bytes(corpus()[name])
     code = main(["privatize", "--input", str(path), *ARGS, "--output", str(tmp_path / "out.csv")])
     err = capsys.readouterr().err.strip().splitlines()
     if name in READABLE:
