@@ -513,7 +513,9 @@ def record_from_state(
         sweeps=sweeps if sweeps is not None else (() if state.sweep_result is None else (state.sweep_result,)),
         selected=state.selected_point,
         file_sha256=state.upload_fingerprint if state.source == "upload" else None,
-        studio={"eps_max": state.eps_max, "per_record": dict(state.per_record)},
+        studio={"eps_max": state.eps_max, "per_record": dict(state.per_record),
+                # flags the spec's bounds as the data's own extremes (not public bounds; links leave them out)
+                **({"bounds_from_data": True} if state.bounds_from_data else {})},
         created=created,
     )
 
@@ -572,6 +574,10 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
         new.eps_max = check_studio_range("studio.eps_max", studio["eps_max"], 1.0, 50.0, "the record")
     if "per_record" in studio:
         new.per_record = check_per_record_settings(studio["per_record"], "the record")
+    if "bounds_from_data" in studio:
+        if not isinstance(studio["bounds_from_data"], bool):
+            raise EngineError(f"the record's studio.bounds_from_data must be true or false; got {studio['bounds_from_data']!r:.40}")
+        new.bounds_from_data = studio["bounds_from_data"]
     return new, messages
 
 

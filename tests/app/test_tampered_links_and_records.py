@@ -184,6 +184,11 @@ def test_bounds_read_from_the_data_stay_out_of_the_shareable_link():
     lower = state.spec.normalization.lower
     assert not any(repr(float(v)) in "".join(map(str, params.values())) for v in lower if abs(v) > 1)
     assert "links leave these data settings out" in warnings(at)
+    # The decision record keeps the bounds, flagged as read from the data.
+    open_page(at, "export")
+    record = json.loads(record_text(at))
+    assert record["studio"]["bounds_from_data"] is True
+    assert record["release"]["data"]["normalization"]["lower"] == list(lower)
     # Whoever opens the link is told why the data settings are missing.
     params.pop("sid", None)
     other = open_link(params)
