@@ -3,4 +3,6 @@
 Run ``python -m engine --help`` for the command line.
 """
 
+__all__ = ["__version__"]
+
 __version__ = "0.1.0"

@@ -16,8 +16,10 @@ Protocol
    then run the attacks: singling out and attribute inference on the release (for the JL release on the
    known-record adversary's reconstruction, never on the secret P), and distinguishing from the guarantee.
 
-Seeds: :func:`analysis_seeds` spawns (holdout, analysis) from one root seed exactly as a one-point sweep does, so a
-run on the Mechanisms page with seed s and ``run_sweep`` of that single point with seed s give identical numbers.
+Seeds: the holdout is drawn from the configuration's ``holdout_seed`` (the same rows for every run, so the
+non-private reference is one number on every page); each release's stream is spawned from the run's seed exactly as
+a one-point sweep spawns its cells, so a run on the Mechanisms page with seed s and ``run_sweep`` of that single
+point with seed s give identical numbers.
 
 References
 ----------
@@ -64,7 +66,7 @@ __all__ = [
 
 AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
 #: Attacks an analysis can run, in the order of the table's columns.
-ATTACKS: tuple[str, ...] = ("singling_out", "attribute_inference", "distinguishing")
+ATTACKS: tuple[AttackName, ...] = ("singling_out", "attribute_inference", "distinguishing")
 #: Prefix of the per-(adversary, secret column) attribute-inference columns of :meth:`AnalysisResult.row`.
 AI_CELL_PREFIX = "attribute_inference_cell:"
 #: Prefix of the trivial baselines' columns: ``baseline:<rule>:<metric>``.
@@ -102,14 +104,19 @@ class AnalysisConfig(Serializable):
     clustering : bool
         Also score the secure-release paper's program, k-means clustering accuracy on the release (on the data for
         the non-private reference) against the outcome classes; classification programs only (JL sweeps).
+    holdout_seed : int
+        Seed of the holdout draw. It is part of the configuration, not of a run: every analysis of the same data
+        and configuration (a page run, every sweep whatever its seed, the command line) holds out the same rows,
+        so the non-private reference — the program on the original released rows — is the same number everywhere.
     """
 
     program: ProgramConfig | None = field(default_factory=ProgramConfig)
-    attacks: tuple[AttackName, ...] = ATTACKS  # type: ignore[assignment]
+    attacks: tuple[AttackName, ...] = ATTACKS
     adversary: Adversary = "knows-scale"
     holdout: int | None = None
     known_records: int | None = None
     clustering: bool = False
+    holdout_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.program is not None and not isinstance(self.program, ProgramConfig):
@@ -126,6 +133,7 @@ class AnalysisConfig(Serializable):
         if self.known_records is not None:
             check_integer("known_records", self.known_records, 1, None, hint="leave it empty for 2k")
         check_bool("clustering", self.clustering)
+        check_integer("holdout_seed", self.holdout_seed, 0, None)
 
     def attack_configs(self):
         """(SinglingOutConfig, AttributeInferenceConfig) for the chosen adversary."""
@@ -191,7 +199,7 @@ class AnalysisData:
         return 0 if self.x_hold is None else int(self.x_hold.shape[0])
 
     @classmethod
-    def build(cls, data: Any, config: AnalysisConfig, *, holdout_seed: Any) -> AnalysisData:
+    def build(cls, data: Any, config: AnalysisConfig, *, holdout_seed: Any = None) -> AnalysisData:
         """Split off the holdout and compute the non-private references.
 
         Parameters
@@ -199,8 +207,8 @@ class AnalysisData:
         data : PreparedData
             Or any object with ``x`` (rows in the unit ball), ``y`` (or None), ``extras`` and ``fingerprint``.
         config : AnalysisConfig
-        holdout_seed : int or numpy.random.SeedSequence
-            Seed of the holdout draw (:func:`analysis_seeds`).
+        holdout_seed : int or numpy.random.SeedSequence, optional
+            Seed of the holdout draw; default ``config.holdout_seed`` (what every caller of the Studio uses).
 
         Raises
         ------
@@ -222,7 +230,8 @@ class AnalysisData:
             size = default_holdout_size(n) if config.holdout is None else config.holdout
             if size >= n:
                 raise InvalidParameterError(f"holdout must be smaller than the number of rows ({n}); got {size}")
-            rel, hold = holdout_split(n, size, rng=np.random.default_rng(holdout_seed))
+            seed = config.holdout_seed if holdout_seed is None else holdout_seed
+            rel, hold = holdout_split(n, size, rng=np.random.default_rng(seed))
             x_hold = x[hold]
         else:
             rel, x_hold = np.arange(n), None
@@ -397,7 +406,7 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
     if data.classes is not None:
         from engine.evaluation.clustering import kmeans_accuracy
 
-        clustering = kmeans_accuracy(value, data.y_rel, n_clusters=int(data.classes.size), rng=rng)
+        clustering = kmeans_accuracy(value, data.y_rel, n_clusters=int(data.classes.size), rng=rng)  # type: ignore[arg-type]
     so = ai = dist = None
     run_attacks = config.attacks if attacks else ()
     if "singling_out" in run_attacks:
@@ -409,7 +418,7 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
     if "attribute_inference" in run_attacks:
         from engine.attacks.attribute_inference import attribute_inference
 
-        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng)
+        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng)  # type: ignore[arg-type]
     if "distinguishing" in run_attacks:
         dist = _NON_PRIVATE_DISTINGUISHING if mechanism is None else _distinguishing(mechanism.to_json())
     return AnalysisResult(
@@ -551,9 +560,9 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
                        repetitions: int = 1) -> tuple[AnalysisData, list[PointAnalysis]]:
     """Analyse several mechanisms on the same released rows with the same seeds (the Mechanisms page's run).
 
-    Seeds: ``spawn_seeds(seed, repetitions + 1)``: child 0 draws the holdout, child i the i-th release of every
-    mechanism — exactly the seeds ``run_sweep`` gives a one-point grid without references, so a page run and a
-    sweep cell agree to the last digit.
+    Seeds: the holdout comes from ``config.holdout_seed``; ``spawn_seeds(seed, repetitions + 1)`` gives child i
+    to the i-th release of every mechanism — exactly the seeds ``run_sweep`` gives a one-point grid without
+    references, so a page run and a sweep cell agree to the last digit.
 
     Parameters
     ----------
@@ -568,7 +577,7 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
     """
     reps = check_integer("repetitions", repetitions, 1, 100)
     seeds = spawn_seeds(seed, reps + 1)
-    built = AnalysisData.build(data, config, holdout_seed=seeds[0])
+    built = AnalysisData.build(data, config)
     out = []
     for mechanism in mechanisms:
         first = analyse(built, mechanism, seed=seeds[1])

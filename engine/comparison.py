@@ -60,7 +60,7 @@ def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
         else:
             out.append(cls.from_budget(b, epsilon, delta))
     if getattr(mechanism, "KIND", None) != "mondrian":
-        out.append(MECHANISMS["mondrian"](k=2))
+        out.append(MECHANISMS["mondrian"](k=2))  # type: ignore[call-arg]
     return out
 
 

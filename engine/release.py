@@ -158,7 +158,7 @@ def release_summary(
     ``config``.
     """
     guarantee = release.guarantee
-    implied = guarantee.implied_dp()
+    implied = guarantee.implied_dp()  # type: ignore[attr-defined]
     noise = release.noise_scale
     norm = config.data.normalization
     return {

@@ -101,7 +101,7 @@ def check_integer(
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
-        out = int(value)
+        out = int(value)  # type: ignore[call-overload]
     else:
         raise InvalidParameterError(_message(name, f"a whole number in {bounds}", value, hint))
     if (low is not None and out < low) or (high is not None and out > high):

@@ -40,7 +40,8 @@ case "${1:-}" in
     shift
     setup_python requirements-test.txt
     ensure_chromium
-    exec "$PY" -m pytest "$@"
+    # Both cores; tests of one module share a worker, so module-scoped fixtures (the browser test's server) run once.
+    exec "$PY" -m pytest -n auto --dist loadscope "$@"
     ;;
   bench)
     shift

@@ -442,15 +442,15 @@ def cell_release(
 @st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
 def tdp_losses(fingerprint: str, epsilon: float, delta: float, b: float, _prepared: PreparedData):
     """Targeted DP's per-record losses at each record's nearest-neighbour distance and at t = 2."""
-    from engine.per_record.tdp import tdp_record_losses
+    from engine.per_record.tdp_losses import tdp_record_losses
 
     return tdp_record_losses(_prepared, epsilon, delta, b)
 
 
 @st.cache_data(max_entries=16, ttl="2h", show_spinner=False)
 def tdp_policy_curve(epsilon: float, delta: float, b: float, points: int = 801):
-    """The TDP policy ε(t) on a grid of distances t in [0, 2] (``engine.per_record.tdp.tdp_policy``)."""
-    from engine.per_record.tdp import tdp_policy
+    """The TDP policy ε(t) on a grid of distances t in [0, 2] (``engine.per_record.tdp_losses.tdp_policy``)."""
+    from engine.per_record.tdp_losses import tdp_policy
 
     return tdp_policy(np.linspace(0.0, 2.0, points), epsilon, delta, b)
 
@@ -461,3 +461,12 @@ def finite_or_none(value: float | None) -> float | None:
         return None
     v = float(value)
     return v if math.isfinite(v) else None
+
+
+# ------------------------------------------------------------------------------------------------- recommendation
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def recommendation(fingerprint: str, program_json: str, config_json: str, _prepared: PreparedData):
+    """``engine.recommend.recommend`` on the session's data (keyed by the fingerprint and both configs)."""
+    from engine.recommend import RecommendConfig, recommend
+
+    return recommend(_prepared, ProgramConfig.from_json(program_json), RecommendConfig.from_json(config_json))

@@ -22,7 +22,7 @@ import streamlit as st
 
 from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
-from ui.figures.theme import fmt
+from ui.figures.theme import fmt, fmt_param
 from ui.state import StudioState, scenario_params
 
 #: Characters Streamlit's Markdown gives a meaning to anywhere in a line: emphasis, code, links and images, raw
@@ -175,7 +175,7 @@ def seed_badge(seed: int | None) -> str:
 def candidate_text(state: StudioState) -> str:
     """"B = 0.4 · ε = 1 · δ = 1e-04" for the current (or default) candidate."""
     c = state.candidate_or_default()
-    return f"B = {fmt(c.b)} · ε = {fmt(c.epsilon)} · δ = {fmt(c.delta)}"
+    return f"B = {fmt_param(c.b)} · ε = {fmt_param(c.epsilon)} · δ = {fmt(c.delta)}"
 
 
 def share_link(state: StudioState, page: str | None = None) -> str:

@@ -1,8 +1,9 @@
 """The targeted-DP calculus of Kohli & Blumenstock (Lemmas 1–4): steps of size B, switch lemma, composition.
 
-This module is the one home of the switch lemma (Lemma 4) and of the composition lemmas for (B, ε, δ)-TDP
-guarantees: sequential composition (Lemma 2) and parallel composition on disjoint data (Lemma 3).
-Post-processing (Lemma 1) needs no function: any computation on a release keeps its guarantee.
+This module is the one home of the step count and the switch lemma (Lemma 4). The composition lemmas for
+(B, ε, δ)-TDP guarantees — sequential composition (Lemma 2) and parallel composition on disjoint data (Lemma 3) —
+live in :mod:`engine.accounting.composition` (still importable from here). Post-processing (Lemma 1) needs no
+function: any computation on a release keeps its guarantee.
 
 References
 ----------
@@ -13,17 +14,11 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
 from engine.validation import check_array_interval
-
-if TYPE_CHECKING:  # engine.guarantee imports this module; import Guarantee lazily at run time
-    from engine.guarantee import Guarantee
 
 #: Tolerance of :func:`tolerant_ceil`, used ONLY where rounding down is the conservative direction (Theorem 1's
 #: right-hand side ⌈ln Q/ε⌉): ratios within this ABSOLUTE distance above a whole number count as that number.
@@ -133,141 +128,14 @@ def tdp_to_dp(epsilon, delta, b):
     return switch_loss(epsilon, delta, b, 2.0)
 
 
-def _check_guarantees(guarantees: Iterable[Guarantee], what: str) -> list[Guarantee]:
-    from engine.guarantee import Guarantee
+def __getattr__(name: str):
+    """The composition lemmas moved to :mod:`engine.accounting.composition`; they stay importable from here.
 
-    items = list(guarantees) if not isinstance(guarantees, Guarantee) else [guarantees]
-    if not items:
-        raise InvalidParameterError(f"{what} needs at least one guarantee; got none")
-    for i, g in enumerate(items):
-        if not isinstance(g, Guarantee):
-            raise InvalidParameterError(f"{what} takes Guarantee objects; item {i} is {type(g).__name__}")
-    relations = {g.relation for g in items}
-    if len(relations) > 1:
-        raise InvalidParameterError(
-            f"{what} needs guarantees with the same neighbouring relation; got {sorted(relations)} — "
-            "a row-level and an entry-level guarantee protect different units and do not compose"
-        )
-    return items
-
-
-def _combined_name(items: list[Guarantee]) -> str:
-    names = [g.mechanism for g in items if g.mechanism]
-    return " + ".join(dict.fromkeys(names))
-
-
-def _combined_notes(items: list[Guarantee], lead: str) -> tuple[str, ...]:
-    notes = [lead]
-    for g in items:
-        for note in g.notes:
-            if note not in notes:
-                notes.append(note)
-    return tuple(notes)
-
-
-def sequential_composition(guarantees: Iterable[Guarantee]) -> Guarantee:
-    r"""Guarantee of running several TDP mechanisms on the SAME data (Lemma 2, sequential composition).
-
-    .. math:: (B_j, \varepsilon_j, \delta_j)\text{-TDP},\ j = 1..J \;\Rightarrow\;
-              \bigl(\min_j B_j,\ \textstyle\sum_j \varepsilon_j,\ \min\{1, \sum_j \delta_j\}\bigr)\text{-TDP}
-
-    Parameters
-    ----------
-    guarantees : iterable of Guarantee
-        At least one; all with the same ``relation``.
-
-    Returns
-    -------
-    Guarantee
-        The composed guarantee. δ is clipped at 1 (then the statement is vacuous and says so).
-
-    Raises
-    ------
-    InvalidParameterError
-        Empty input, a non-Guarantee item, or mixed neighbouring relations.
-
-    Notes
-    -----
-    The smallest B wins because a pair of records within ``min_j B_j`` of each other is a neighbouring pair
-    for every mechanism; a pair further apart than some B_j is not covered by that mechanism's statement
-    (use the switch lemma, :func:`switch_loss`, to bound it). For ``relation="element"`` B plays no role and
-    stays 2.
-
-    References
-    ----------
-    .. [1] Kohli & Blumenstock, arXiv:2408.13424, Lemma 2 (sequential composition).
-
-    Examples
-    --------
-    >>> from engine.guarantee import Guarantee
-    >>> g = sequential_composition([Guarantee(3.0, 2e-4, b=0.25), Guarantee(0.9999, 1e-4, b=0.5)])
-    >>> (g.b, round(g.epsilon, 4), round(g.delta, 6))
-    (0.25, 3.9999, 0.0003)
+    Imported lazily: ``engine.guarantee`` imports this module, and the composition module imports
+    ``engine.guarantee``, so a top-level import here would bring back the import circle.
     """
-    from engine.guarantee import Guarantee
+    if name in ("sequential_composition", "parallel_composition"):
+        from engine.accounting import composition
 
-    items = _check_guarantees(guarantees, "sequential composition")
-    if len(items) == 1:
-        return items[0]
-    return Guarantee(
-        epsilon=float(sum(g.epsilon for g in items)),
-        delta=float(min(1.0, sum(g.delta for g in items))),
-        b=float(min(g.b for g in items)),
-        relation=items[0].relation,
-        mechanism=_combined_name(items),
-        notes=_combined_notes(
-            items, f"sequential composition (Lemma 2) of {len(items)} releases of the same data"
-        ),
-    )
-
-
-def parallel_composition(guarantees: Iterable[Guarantee]) -> Guarantee:
-    r"""Guarantee of running TDP mechanisms on DISJOINT parts of the data (Lemma 3, parallel composition).
-
-    .. math:: (B_j, \varepsilon_j, \delta_j)\text{-TDP on disjoint row sets} \;\Rightarrow\;
-              \bigl(\min_j B_j,\ \max_j \varepsilon_j,\ \max_j \delta_j\bigr)\text{-TDP}
-
-    This is how the paper's partitioned mode (Nigeria: six random disjoint parts) keeps the guarantee of one
-    part. The partition must not depend on the data in a way a neighbouring data set could change (a random
-    split, or a split on a public attribute).
-
-    Parameters
-    ----------
-    guarantees : iterable of Guarantee
-        One per disjoint part; at least one; all with the same ``relation``.
-
-    Returns
-    -------
-    Guarantee
-
-    Raises
-    ------
-    InvalidParameterError
-        Empty input, a non-Guarantee item, or mixed neighbouring relations.
-
-    References
-    ----------
-    .. [1] Kohli & Blumenstock, arXiv:2408.13424, Lemma 3 (parallel composition on disjoint data).
-
-    Examples
-    --------
-    >>> from engine.guarantee import Guarantee
-    >>> g = parallel_composition([Guarantee(1.0, 1e-4, b=0.1), Guarantee(2.0, 5e-5, b=0.25)])
-    >>> (g.b, g.epsilon, g.delta)
-    (0.1, 2.0, 0.0001)
-    """
-    from engine.guarantee import Guarantee
-
-    items = _check_guarantees(guarantees, "parallel composition")
-    if len(items) == 1:
-        return items[0]
-    return Guarantee(
-        epsilon=float(max(g.epsilon for g in items)),
-        delta=float(max(g.delta for g in items)),
-        b=float(min(g.b for g in items)),
-        relation=items[0].relation,
-        mechanism=_combined_name(items),
-        notes=_combined_notes(
-            items, f"parallel composition (Lemma 3) over {len(items)} disjoint parts of the data"
-        ),
-    )
+        return getattr(composition, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,8 +19,12 @@ from collections.abc import Sequence
 from engine import __version__
 from engine.errors import EngineError
 
+__all__ = ["COMMANDS", "build_parser", "main"]
+
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("feasibility", "policy", "privatize", "evaluate", "sweep", "blob-experiment", "counts")
+COMMANDS: tuple[str, ...] = (
+    "feasibility", "policy", "privatize", "evaluate", "sweep", "recommend", "blob-experiment", "counts",
+)
 
 #: One-line summary of every subcommand, as its module registers it (``help=``), for the top-level ``--help``.
 SUMMARIES: dict[str, str] = {
@@ -29,6 +33,7 @@ SUMMARIES: dict[str, str] = {
     "privatize": "release a privatized copy of a table's feature columns, with its guarantee",
     "evaluate": "re-run a decision record's analysis: program, measured γ, attacks",
     "sweep": "program effectiveness vs. protection over a grid of (B, ε, δ)",
+    "recommend": "the most protective (B, ε) that meets the program's target on your data",
     "blob-experiment": "JL + Laplace release: k-means accuracy on two Gaussian blobs (the paper's Table 1)",
     "counts": "release a region × period count table subject to public totals / last period / sub-count ≤ count",
 }

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             "kind": first.program.kind,
             "headline_metric": metric,
             "private": {"mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi},
-            "non_private": first.baseline.headline,
+            "non_private": first.baseline.headline,  # type: ignore[union-attr]
             "metrics_first_release": dict(first.program.metrics),
             "trivial_rules": first.program.baselines,
             "no_better_than": first.program.beaten_by(),

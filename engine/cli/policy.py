@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
 
     cls = SUM_MECHANISMS[args.mechanism]
-    fields = {f.name for f in dataclasses.fields(cls)}
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     given = {name: getattr(args, name) for name in _PARAMETERS if getattr(args, name) is not None}
     unknown = sorted(set(given) - fields)
     if unknown:

@@ -43,6 +43,8 @@ from engine.mechanisms import MECHANISMS
 from engine.mechanisms.samplers import resolve_sampler, run_release_with_sampler, sampler_note
 from engine.output_files import check_output_path
 from engine.release import ReleaseConfig, release_frame, release_summary
+from engine.scale.command import add_arguments as add_engine_arguments
+from engine.scale.command import check_engine_flags, run_dask_release
 
 #: Command-line flag (argparse dest) → (mechanism field, type, help).
 PARAMETER_FLAGS: dict[str, tuple[str, type, str]] = {
@@ -121,6 +123,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
+    add_engine_arguments(parser)  # --engine dask and its flags (engine.scale)
     parser.set_defaults(func=run)
 
 
@@ -269,6 +272,9 @@ def _write(frame, path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_engine_flags(args)
+    if args.engine == "dask":
+        return run_dask_release(args)
     started = time.perf_counter()
     config = _read_config(args.config) if args.config else None
     output = Path(args.output)

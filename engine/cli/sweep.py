@@ -132,7 +132,7 @@ def _load(args: argparse.Namespace):
         )
     program_kind = args.program or (kind if kind in PROGRAM_KINDS else "targeting")
     settings = {"population": population, **program_overrides(args, program_kind)}
-    program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful), **settings)
+    program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful), **settings)  # type: ignore[arg-type]
     return prepare(frame, apply_data_flags(args, spec)), program
 
 
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         adversary=args.adversary,
         output_scale=args.output_scale,
         partitions=args.partitions,
-        **overrides,
+        **overrides,  # type: ignore[arg-type]
     )
     print(f"{config.describe()}; {data.n} rows", file=sys.stderr)
 

@@ -75,20 +75,61 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
+
+# Metrics and lending amounts live in their own modules; their names stay importable from here.
+from engine.evaluation.lending import AMOUNT_UNITS, LENDING_ROLES, AmountUnit, lending_amounts, lending_profit
+from engine.evaluation.metrics import (
+    METRICS,
+    MetricInfo,
+    _ratio,
+    at_or_below_quantile,
+    confusion_counts,
+    confusion_rates,
+    higher_is_better,
+)
 from engine.serialization import Serializable
 from engine.validation import (
-    check_array_interval,
     check_bool,
     check_choice,
     check_integer,
     check_interval,
     check_matrix,
 )
+
+__all__ = [
+    "AMOUNT_UNITS",
+    "APPROVAL_RULES",
+    "BASELINE_NAMES",
+    "HEADLINE",
+    "LENDING_ROLES",
+    "METRICS",
+    "PAPER_POPULATION",
+    "PROGRAM_KINDS",
+    "AmountUnit",
+    "ApprovalRule",
+    "MetricInfo",
+    "ProgramConfig",
+    "ProgramKind",
+    "ProgramResult",
+    "at_or_below_quantile",
+    "beaten_by",
+    "confusion_counts",
+    "confusion_rates",
+    "decision_agreement",
+    "evaluate_program",
+    "fold_indices",
+    "higher_is_better",
+    "lending_amounts",
+    "lending_profit",
+    "relative_to",
+    "select_top_share",
+    "trivial_baselines",
+]
 
 ProgramKind = Literal["targeting", "lending", "classification", "regression"]
 PROGRAM_KINDS: tuple[str, ...] = ("targeting", "lending", "classification", "regression")
@@ -97,12 +138,6 @@ PROGRAM_KINDS: tuple[str, ...] = ("targeting", "lending", "classification", "reg
 PAPER_POPULATION = 4.95e6
 ApprovalRule = Literal["threshold", "top_share"]
 APPROVAL_RULES: tuple[str, ...] = ("threshold", "top_share")
-AmountUnit = Literal["amount", "rate", "percent"]
-AMOUNT_UNITS: tuple[str, ...] = ("amount", "rate", "percent")
-
-#: Column roles the lending program reads from ``extras``.
-LENDING_ROLES: tuple[str, ...] = ("loan_amount", "revenue", "interest")
-
 #: Metric a program is judged by first (the y axis of the tradeoff curves).
 HEADLINE: dict[str, str] = {
     "targeting": "accuracy",
@@ -110,95 +145,6 @@ HEADLINE: dict[str, str] = {
     "classification": "accuracy",
     "regression": "r2",
 }
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    """How to read a metric: label for the UI and whether a larger value is better for the program."""
-
-    label: str
-    higher_is_better: bool
-    description: str
-
-
-#: Every metric :func:`evaluate_program` can report.
-METRICS: dict[str, MetricInfo] = {
-    "accuracy": MetricInfo("Accuracy", True, "share of people whose decision matches the true status"),
-    "tpr": MetricInfo("True positive rate", True, "share of the eligible who are selected (recall)"),
-    "fpr": MetricInfo("False positive rate", False, "share of the ineligible who are selected"),
-    "tnr": MetricInfo("True negative rate", True, "share of the ineligible who are not selected"),
-    "fnr": MetricInfo("False negative rate", False, "share of the eligible who are not selected"),
-    "precision": MetricInfo("Precision", True, "share of the selected who are eligible"),
-    "exclusion_errors": MetricInfo(
-        "Exclusion errors (sample)", False, "truly poor but not targeted, people in the sample"
-    ),
-    "inclusion_errors": MetricInfo(
-        "Inclusion errors (sample)", False, "targeted but not poor, people in the sample"
-    ),
-    "exclusion_rate": MetricInfo(
-        "Exclusion error rate", False, "share of the truly poor who are not targeted (= false negative rate)"
-    ),
-    "inclusion_rate": MetricInfo(
-        "Inclusion error rate", False, "share of the targeted who are not poor (= 1 − precision, 'leakage')"
-    ),
-    "exclusion_errors_population": MetricInfo(
-        "Exclusion errors (population)", False, "exclusion errors in the sample / n × the population the sample stands for"
-    ),
-    "inclusion_errors_population": MetricInfo(
-        "Inclusion errors (population)", False, "inclusion errors in the sample / n × the population the sample stands for"
-    ),
-    "decision_agreement": MetricInfo(
-        "Measured γ (decision agreement)", True,
-        "share of people whose private decision equals the non-private program's decision (Theorem 1's γ)",
-    ),
-    "profit": MetricInfo("Profit", True, "total lender profit over all applicants (out-of-fold decisions)"),
-    "profit_per_applicant": MetricInfo("Profit per applicant", True, "profit / n"),
-    "approval_rate": MetricInfo("Approval rate", True, "share of applicants offered a loan"),
-    "defaults": MetricInfo("Defaults", False, "high-risk applicants who were approved"),
-    "auc": MetricInfo("AUC", True, "area under the ROC curve of the predicted probabilities"),
-    "clustering_accuracy": MetricInfo(
-        "Clustering accuracy", True,
-        "k-means on the release (one cluster per outcome class), best one-to-one label matching against the outcome "
-        "(the secure-release paper's program; JL sweeps of a classification program)",
-    ),
-    "r2": MetricInfo("R²", True, "coefficient of determination of the out-of-fold predictions"),
-    "rmse": MetricInfo("RMSE", False, "root mean squared error of the out-of-fold predictions"),
-    "mae": MetricInfo("MAE", False, "mean absolute error of the out-of-fold predictions"),
-    # relative to the non-private model on the same rows (relative_to)
-    "relative_profit": MetricInfo("Relative profit", True, "profit / non-private profit"),
-    "profit_change_relative": MetricInfo(
-        "Profit change (relative)", True, "(profit − non-private profit) / |non-private profit|"
-    ),
-    "extra_exclusion_errors_population": MetricInfo(
-        "Extra exclusion errors (population)", False, "exclusion errors in the population beyond the non-private model's"
-    ),
-}
-
-
-def higher_is_better(metric: str) -> bool:
-    """Whether a larger value of ``metric`` (or of its ``<metric>_change``) is better for the program.
-
-    Program metrics take their direction from :data:`METRICS` (``<metric>_change`` from its metric), the
-    protection columns (``protection_*``) are higher-is-better. Any other name raises:
-    a direction is never guessed (a lower-is-better column read the wrong way round would flip a Pareto frontier).
-
-    >>> higher_is_better("accuracy"), higher_is_better("exclusion_errors_change"), higher_is_better("fpr")
-    (True, False, False)
-    >>> higher_is_better("protection_singling_out"), higher_is_better("baseline:approve no one:profit")
-    (True, True)
-    """
-    if str(metric).startswith("baseline:"):  # a trivial rule's metric: baseline:<rule>:<metric>
-        metric = str(metric).rsplit(":", 1)[-1]
-    name = metric[: -len("_change")] if metric.endswith("_change") and metric not in METRICS else metric
-    info = METRICS.get(name)
-    if info is not None:
-        return info.higher_is_better
-    if str(name).startswith("protection_"):
-        return True
-    raise InvalidParameterError(
-        f"metric {metric!r} has no known direction (higher or lower is better) — choose one of "
-        f"{sorted(METRICS)} or a protection column"
-    )
 
 
 @dataclass(frozen=True)
@@ -296,7 +242,7 @@ class ProgramConfig(Serializable):
     @classmethod
     def paper(cls, kind: ProgramKind = "targeting", **overrides) -> ProgramConfig:
         """The authors' settings: 5 folds, ``random_state=0``, ``Ridge()``/default logistic, q = 0.29, per-fold rule."""
-        base = dict(kind=kind, quantile=0.29, folds=5, cv_seed=0, ridge_alpha=1.0, logistic_c=1.0,
+        base: dict[str, Any] = dict(kind=kind, quantile=0.29, folds=5, cv_seed=0, ridge_alpha=1.0, logistic_c=1.0,
                     paper_faithful=True, population=PAPER_POPULATION)
         base.update(overrides)
         return cls(**base)
@@ -416,83 +362,6 @@ def fold_indices(n: int, config: ProgramConfig) -> list[tuple[np.ndarray, np.nda
 
 
 # --------------------------------------------------------------------------------------------------------------
-# confusion-matrix helpers (pure)
-
-
-def confusion_counts(selected: np.ndarray, eligible: np.ndarray) -> dict[str, int]:
-    """Counts tp, fp, tn, fn of a selection against the truth (positive = eligible/selected).
-
-    >>> confusion_counts(np.array([1, 1, 0, 0], bool), np.array([1, 0, 1, 0], bool))
-    {'tp': 1, 'fp': 1, 'tn': 1, 'fn': 1}
-    """
-    s = np.asarray(selected, dtype=bool)
-    e = np.asarray(eligible, dtype=bool)
-    return {
-        "tp": int(np.count_nonzero(s & e)),
-        "fp": int(np.count_nonzero(s & ~e)),
-        "tn": int(np.count_nonzero(~s & ~e)),
-        "fn": int(np.count_nonzero(~s & e)),
-    }
-
-
-def _ratio(a: float, b: float) -> float:
-    return float(a) / float(b) if b > 0 else math.nan
-
-
-def confusion_rates(counts: Mapping[str, int]) -> dict[str, float]:
-    """Accuracy, TPR, FPR, TNR, FNR and precision from confusion counts (NaN where a denominator is 0).
-
-    >>> confusion_rates({"tp": 3, "fp": 1, "tn": 5, "fn": 1})["accuracy"]
-    0.8
-    """
-    tp, fp, tn, fn = counts["tp"], counts["fp"], counts["tn"], counts["fn"]
-    return {
-        "accuracy": _ratio(tp + tn, tp + fp + tn + fn),
-        "tpr": _ratio(tp, tp + fn),
-        "fpr": _ratio(fp, fp + tn),
-        "tnr": _ratio(tn, fp + tn),
-        "fnr": _ratio(fn, tp + fn),
-        "precision": _ratio(tp, tp + fp),
-    }
-
-
-def at_or_below_quantile(values: np.ndarray, q: float) -> np.ndarray:
-    """Boolean mask ``values <= np.quantile(values, q)`` (linear interpolation, as ``np.percentile(v, 100 q)``).
-
-    >>> at_or_below_quantile(np.array([5.0, 1.0, 3.0, 2.0, 4.0]), 0.25).tolist()
-    [False, True, False, True, False]
-
-    Raises
-    ------
-    InvalidParameterError
-        ``q`` is not a number in [0, 1], or ``values`` is empty or has a missing, infinite or non-numeric entry.
-    """
-    q = check_interval("q", q, 0, 1)
-    v = check_array_interval("values", values, None, None, hint="predictions and outcomes must be finite numbers")
-    if v.size == 0:
-        raise InvalidParameterError("values must hold at least one number; got none")
-    return v <= np.quantile(v, q)
-
-
-def lending_profit(approved: np.ndarray, low_risk: np.ndarray, loan_amount: np.ndarray, revenue: np.ndarray,
-                   interest: np.ndarray) -> np.ndarray:
-    r"""Per-applicant profit :math:`\pi_j` under the paper's four cases.
-
-    correct reject → 0; correct approve → +r_j; approve a high-risk applicant (default) → −(l_j + i_j);
-    reject a low-risk applicant → −r_j.
-
-    >>> lending_profit(np.array([0, 1, 1, 0], bool), np.array([0, 1, 0, 1], bool),
-    ...                np.full(4, 10.0), np.full(4, 2.0), np.full(4, 1.0)).tolist()
-    [0.0, 2.0, -11.0, -2.0]
-    """
-    a = np.asarray(approved, dtype=bool)
-    good = np.asarray(low_risk, dtype=bool)
-    return np.where(a, np.where(good, revenue, -(loan_amount + interest)), np.where(good, -revenue, 0.0)).astype(
-        float
-    )
-
-
-# --------------------------------------------------------------------------------------------------------------
 # validation
 
 
@@ -505,7 +374,7 @@ def _check_outcome(y: object, n: int, kind: str) -> np.ndarray:
         arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.ndim != 1 or arr.shape[0] != n:
         raise DataValidationError(
-            f"the outcome must have one value per row of the features ({n}); got shape {np.shape(y)}"
+            f"the outcome must have one value per row of the features ({n}); got shape {np.asarray(y).shape}"
         )
     bad = ~np.isfinite(arr)
     if bad.any():
@@ -531,60 +400,6 @@ def _check_outcome(y: object, n: int, kind: str) -> np.ndarray:
         raise DataValidationError("the outcome is constant — there is nothing to predict")
     return arr
 
-
-def _role_values(extras: Mapping[str, object] | None, role: str, n: int) -> np.ndarray | None:
-    if not extras or role not in extras or extras[role] is None:
-        return None
-    try:
-        arr = np.asarray(extras[role], dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise DataValidationError(f"the {role!r} column must be numeric", column=role) from None
-    if arr.shape[0] != n:
-        raise DataValidationError(f"the {role!r} column must have {n} values; got {arr.shape[0]}", column=role)
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataValidationError(
-            f"the {role.replace('_', ' ')} column must be a non-negative number in every row; "
-            f"data row {i + 1} (counting from 1) has {float(arr[i]):g} — correct it or choose another column",
-            column=role,
-            row=i,
-        )
-    return arr
-
-
-def lending_amounts(n: int, config: ProgramConfig, extras: Mapping[str, object] | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(l, r, i) per applicant: from the ``extras`` roles when present, else the config's defaults.
-
-    l_j = ``loan_amount`` column or the default amount; i_j = ``interest`` column or ``interest_rate`` × l_j;
-    r_j = ``revenue`` column, else the ``interest`` column (the revenue of a repaid loan is its interest), else
-    ``revenue_rate`` × l_j. Columns given as rates or percentages (``interest_unit``, ``revenue_unit``) are turned
-    into money with the loan amount first.
-
-    >>> l, r, i = lending_amounts(2, ProgramConfig(kind="lending", loan_amount=10, revenue_rate=0.2,
-    ...                                             interest_rate=0.1))
-    >>> l.tolist(), r.tolist(), i.tolist()
-    ([10.0, 10.0], [2.0, 2.0], [1.0, 1.0])
-    """
-    loan = _role_values(extras, "loan_amount", n)
-    if loan is None:
-        loan = np.full(n, float(config.loan_amount))
-    interest_column = _as_amount(_role_values(extras, "interest", n), config.interest_unit, loan)
-    interest = config.interest_rate * loan if interest_column is None else interest_column
-    revenue = _as_amount(_role_values(extras, "revenue", n), config.revenue_unit, loan)
-    if revenue is None:
-        # The lender's revenue on a repaid loan is the interest it earns: use the interest column when there is
-        # one, else the default rate.
-        revenue = config.revenue_rate * loan if interest_column is None else interest_column
-    return loan, revenue, interest
-
-
-def _as_amount(values: np.ndarray | None, unit: str, loan: np.ndarray) -> np.ndarray | None:
-    """Money per applicant from a column in ``unit`` (amount, rate = fraction of the loan, percent of the loan)."""
-    if values is None or unit == "amount":
-        return values
-    return values * loan / (100.0 if unit == "percent" else 1.0)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -26,6 +26,14 @@ class RecordMechanism(Serializable):
     KIND: ClassVar[str] = ""
     LABEL: ClassVar[str] = ""
 
+    @classmethod
+    def from_budget(cls, b: float, epsilon: float, delta: float, **options: Any) -> RecordMechanism:
+        """The mechanism spending a total (B, ε, δ) budget; mechanisms without a (B, ε, δ) guarantee refuse."""
+        raise InvalidParameterError(
+            f"{cls.LABEL or cls.__name__} is not configured from a privacy budget (B, ε, δ) — it gives no such "
+            "guarantee; choose a differentially private mechanism"
+        )
+
     def guarantee(self) -> Guarantee:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must define guarantee()")
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy import optimize, stats
@@ -398,9 +398,14 @@ class JLLaplace(RecordMechanism):
         return out
 
     @classmethod
-    def from_budget(cls, b: float, epsilon: float, delta: float, *, d: int, k: int = 5, **options) -> JLLaplace:
+    def from_budget(cls, b: float, epsilon: float, delta: float, **options: Any) -> JLLaplace:
         """Row-wise JL + Laplace with change bound B, privacy loss ε and the noise calibrated to δ_fail ≤ δ
-        (δ must be in (0, 1)); ``options`` are the other fields."""
+        (δ must be in (0, 1)); ``options``: ``d`` (the number of features, required), ``k`` (default 5) and the
+        other fields."""
+        d = options.pop("d", None)
+        if d is None:
+            raise InvalidParameterError("a JL release needs d, the number of feature columns — pass d=")
+        k = options.pop("k", 5)
         target = float(delta) if 0 < float(delta) < 1 else None
         return cls(k=int(k), epsilon=float(epsilon), d=int(d), relation="row", b=float(b), target_delta=target,
                    **options)

@@ -275,4 +275,4 @@ class MondrianKAnonymity(RecordMechanism):
             "largest_class": int(counts.max()),
             "distortion_rms_per_coordinate": float(np.sqrt(np.mean((value - x) ** 2))),
         }
-        return Release(value=value, guarantee=self.guarantee(), details=details)  # type: ignore[arg-type]
+        return Release(value=value, guarantee=self.guarantee(), details=details)

@@ -41,12 +41,14 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from engine.accounting.composition import parallel_composition, sequential_composition
 from engine.errors import (
     DataValidationError,
     InsufficientDataError,
@@ -351,7 +353,9 @@ class PrivateProjection(RecordMechanism):
         ``options`` are the other fields (``k``, ``rank``, ``output_scale``, …)."""
         from engine.accounting.budget import split_budget
 
-        return cls(b=float(b), **split_budget(epsilon, delta).as_dict(), **options)
+        split = split_budget(epsilon, delta)
+        return cls(b=float(b), epsilon1=split.epsilon1, delta1=split.delta1, epsilon2=split.epsilon2,
+                   delta2=split.delta2, **options)
 
     def guarantee(self) -> Guarantee:
         """(B, ε1 + ε2, δ1 + δ2)-TDP (Theorem 2), with the caveats a reviewer must read.
@@ -401,14 +405,14 @@ class PrivateProjection(RecordMechanism):
                 "Step 4 uses the centred sample covariance (np.cov, as the authors' code); its Frobenius sensitivity "
                 "is at most 4B/(n−1) ≤ 2B for n ≥ 3, so the calibration for XᵀX still covers it."
             )
-        return Guarantee(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            b=self.b,
-            relation="row",
-            mechanism=self.LABEL,
-            notes=tuple(notes),
-        )
+        # Steps 1–3 and step 4 release from the same rows (Lemma 2); with partitions, each disjoint part runs the
+        # whole algorithm (Lemma 3). The numbers come from the composition; the notes above state the caveats.
+        one_part = sequential_composition([
+            Guarantee(self.epsilon1, self.delta1, b=self.b, relation="row", mechanism=self.LABEL),
+            Guarantee(self.epsilon2, self.delta2, b=self.b, relation="row", mechanism=self.LABEL),
+        ])
+        whole = parallel_composition([one_part] * self.partitions)
+        return dataclasses.replace(whole, mechanism=self.LABEL, notes=tuple(notes))
 
     # ------------------------------------------------------------------ the release
     def release(
@@ -476,7 +480,7 @@ class PrivateProjection(RecordMechanism):
         out = np.empty((n, d), dtype=np.float64)
         variance_sum = np.zeros(d)  # Σ over rows of the exact per-coordinate noise variance, unbiased scale
         if self.partitions == 1:
-            parts = [None]
+            parts: list[Any] = [None]
         else:
             parts = np.array_split(rng.permutation(n), self.partitions)
         full_row_rank = True
@@ -537,8 +541,17 @@ def _covariance_basis(
     x: np.ndarray, rank: int, sigma2: float, covariance: str, rng: np.random.Generator
 ) -> np.ndarray:
     """Steps 4–5: the top ``rank`` right singular vectors of C_priv, as the columns of a d × rank matrix V."""
-    d = x.shape[1]
     c = x.T @ x if covariance == "gram" else np.atleast_2d(np.cov(x.T))
+    return noisy_covariance_basis(c, rank, sigma2, rng)
+
+
+def noisy_covariance_basis(c: np.ndarray, rank: int, sigma2: float, rng: np.random.Generator) -> np.ndarray:
+    """Steps 4–5 from the covariance matrix C (d × d, XᵀX or the centred covariance): add the symmetric noise G'
+    (i.i.d. N(0, σ2²) upper triangle) and return the top ``rank`` right singular vectors of C_priv (d × rank).
+
+    Shared by the in-memory release and the out-of-core one (``engine.scale``), which computes C by a reduction.
+    """
+    d = c.shape[0]
     g = rng.normal(0.0, sigma2, size=(d, d))
     upper = np.triu(g)
     c_priv = c + upper + np.triu(g, 1).T
@@ -583,6 +596,26 @@ def _fast_release(
     """
     k = r_mat.shape[1]
     a, f = _projection_operators(r_mat, v)
+    return fast_release_with_operators(x, a, f, k, sigma1, multiplier, rng, out=out)
+
+
+def fast_release_with_operators(
+    x: np.ndarray,
+    a: np.ndarray | None,
+    f: np.ndarray,
+    k: int,
+    sigma1: float,
+    multiplier: float,
+    rng: np.random.Generator,
+    *,
+    out: np.ndarray,
+) -> np.ndarray:
+    """The fast path's row loop for given operators (A, F) = ``_projection_operators(R, V)``.
+
+    out = multiplier·(X A / k + σ1 Z F), Z standard normal drawn in chunks of rows; returns diag(FᵀF). The rows of
+    ``x`` are treated independently, so the out-of-core release (``engine.scale``) calls it once per partition with
+    A and F computed once and broadcast: the output has exactly the in-memory fast path's distribution.
+    """
     # Work on the unbiased scale (X A + kσ1 Z F) and rescale blocks for the paper's scale: no n × d temporaries,
     # one reusable chunk buffer for the standard normals.
     noise_factor = (k * sigma1) * f

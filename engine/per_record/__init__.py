@@ -6,7 +6,7 @@ Modules (one concept each): ``units`` (ε ↔ ρ, ρ → (ε, δ)), ``base`` (th
 ``baseline`` (Gaussian, unit splitting), ``transformation`` (k-th root, log), ``generalized_gaussian``, ``epl``
 (exponential polylogarithmic), ``calibration`` (equal accuracy, target loss), ``accuracy`` (error curves,
 simulation, frontier), ``cells`` (per-cell releases), ``losses`` (per-record losses and summaries, policy curves,
-composition), ``tdp`` (targeted DP as a per-record guarantee).
+composition), ``tdp_losses`` (targeted DP as a per-record guarantee; ``tdp`` is its former name).
 
 References
 ----------

@@ -140,7 +140,7 @@ class SumMechanism(Serializable):
 
     def with_noise(self, value: float):
         """A copy with ``NOISE_PARAMETER`` set to ``value`` (validated again)."""
-        return dataclasses.replace(self, **{self.NOISE_PARAMETER: float(value)})
+        return dataclasses.replace(self, **{self.NOISE_PARAMETER: float(value)})  # type: ignore[type-var]
 
     def params(self) -> dict[str, Any]:
         """The configuration fields (no ``kind``)."""
@@ -257,7 +257,7 @@ class SumMechanism(Serializable):
         return ret(_finite_where_defined(out, y, "variance estimate", self))
 
     def _variance_estimate(self, y: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(self._variance(np.zeros(1))[0], y.shape).astype(float)
+        return np.broadcast_to(self._variance(np.zeros(1))[0], y.shape).astype(float)  # type: ignore[attr-defined]
 
     def interval(self, output, beta: float = 0.05):
         """Exact (1−β) confidence interval for q from a raw output: ``(low, high)``, with ``low ≥ 0``; an infinite

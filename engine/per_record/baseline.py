@@ -15,6 +15,7 @@ import numpy as np
 from scipy.stats import norm
 
 from engine.per_record.base import SumMechanism, register_sum
+from engine.per_record.units import Unit
 from engine.validation import check_interval
 
 #: x/τ within a few ulp (relative 8.9e-16) above a whole number counts as that number, so τ = 0.1 and x = 1.1 give
@@ -68,7 +69,7 @@ class GaussianSum(_GaussianNoise, SumMechanism):
     KIND: ClassVar[str] = "gaussian"
     LABEL: ClassVar[str] = "Gaussian (per-record accounting)"
     FAMILY: ClassVar[str] = "baseline"
-    UNIT: ClassVar[str] = "rho"
+    UNIT: ClassVar[Unit] = "rho"
     SOURCES: ClassVar[dict[str, str]] = {
         "guarantee": "paper Def. 2.8",
         "policy": "paper Def. 2.8 (x²/(2σ²); the §5 'x²/σ²' is a typo)",
@@ -127,7 +128,7 @@ class UnitSplitting(_GaussianNoise, SumMechanism):
     KIND: ClassVar[str] = "unit-splitting"
     LABEL: ClassVar[str] = "Unit splitting + Gaussian"
     FAMILY: ClassVar[str] = "baseline"
-    UNIT: ClassVar[str] = "rho"
+    UNIT: ClassVar[Unit] = "rho"
     SOURCES: ClassVar[dict[str, str]] = {
         "guarantee": "paper §2.5, Example 2.16",
         "policy": "paper §2.5 (A(r) = number of rows ⌈x/τ⌉, as in Example 2.16)",

@@ -310,7 +310,7 @@ def release_cells(
     ids = unit_keys(frame, id_columns)
     repeated = ids is not None and bool(ids.duplicated().any())
     if repeated:
-        rows = ids.assign(cell=cell_of, __v=vals)
+        rows = ids.assign(cell=cell_of, __v=vals)  # type: ignore[union-attr]
         agg = rows.groupby([*id_columns, "cell"], sort=False, dropna=False).agg(
             value_sum=("__v", "sum"), n_rows=("__v", "size")).reset_index()
         unit_vals = agg["value_sum"].to_numpy(dtype=float)
@@ -350,7 +350,7 @@ def release_cells(
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.where(true_sum > 0, error / true_sum, np.nan)
 
-    unit_loss = losses_for(mechanism, unit_vals, u)
+    unit_loss = losses_for(mechanism, unit_vals, u)  # type: ignore[arg-type]
     max_loss = np.full(n_cells, -np.inf)
     np.maximum.at(max_loss, unit_cell, unit_loss)
     max_loss[n_records == 0] = np.nan

@@ -45,6 +45,7 @@ from scipy.special import erfcx, log_ndtr, ndtri_exp
 
 from engine.errors import InvalidParameterError, ResourceLimitError
 from engine.per_record.base import SumMechanism, register_sum
+from engine.per_record.units import Unit
 from engine.validation import check_array_interval, check_interval
 
 _COMMON_SOURCES = {
@@ -96,7 +97,7 @@ def _check_variance(d: float) -> None:
 
 class _EPLBase(SumMechanism):
     FAMILY: ClassVar[str] = "additive"
-    UNIT: ClassVar[str] = "epsilon"
+    UNIT: ClassVar[Unit] = "epsilon"
 
     def noise_cdf(self, z):
         """CDF of the noise Z at z (vectorised)."""

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.special import gammainc, gammaincinv, gammaln
 
 from engine.per_record.base import SumMechanism, register_sum
+from engine.per_record.units import Unit
 from engine.validation import check_array_interval, check_interval
 
 
@@ -49,7 +50,7 @@ class GeneralizedGaussian(SumMechanism):
     KIND: ClassVar[str] = "generalized-gaussian"
     LABEL: ClassVar[str] = "Generalized Gaussian (p = 1: Laplace)"
     FAMILY: ClassVar[str] = "additive"
-    UNIT: ClassVar[str] = "epsilon"
+    UNIT: ClassVar[Unit] = "epsilon"
     SOURCES: ClassVar[dict[str, str]] = {
         "guarantee": "paper Thm 5.5 / Cor. 5.6 (PRDP); ρ by Lemma 5.2",
         "policy": "paper Cor. 5.6",

@@ -263,7 +263,7 @@ def record_losses(
     else:
         records = ids.copy() if ids is not None else pd.DataFrame(index=range(len(vals)))
         n_rows = None
-    loss = losses_for(mechanism, vals, u)
+    loss = losses_for(mechanism, vals, u)  # type: ignore[arg-type]
     value_name = value if value not in records.columns else f"{value}_value"
     records[value_name] = vals
     if n_rows is not None:
@@ -307,7 +307,7 @@ def policy_curves(
             "mechanism": (names[i] if names is not None else m.describe().split(":")[0]),
             "kind": m.KIND,
             "x": xs,
-            "loss": losses_for(m, xs, u),
+            "loss": losses_for(m, xs, u),  # type: ignore[arg-type]
             "unit": u,
             "unit_label": UNIT_LABELS[u],
             "source": m.SOURCES.get("policy", m.source),

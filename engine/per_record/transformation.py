@@ -31,6 +31,7 @@ from numpy.polynomial import hermite_e
 from scipy.stats import norm
 
 from engine.per_record.base import SumMechanism, register_sum
+from engine.per_record.units import Unit
 from engine.validation import check_integer, check_interval
 
 VARIANCE_CAUTION = (
@@ -81,7 +82,7 @@ class KthRootTransformation(SumMechanism):
     KIND: ClassVar[str] = "kth-root"
     LABEL: ClassVar[str] = "k-th root transformation"
     FAMILY: ClassVar[str] = "transformation"
-    UNIT: ClassVar[str] = "rho"
+    UNIT: ClassVar[Unit] = "rho"
     SOURCES: ClassVar[dict[str, str]] = {
         "guarantee": "paper Thm 4.4 / Cor. 4.5",
         "policy": "paper Cor. 4.5",
@@ -204,7 +205,7 @@ class LogTransformation(SumMechanism):
     KIND: ClassVar[str] = "log"
     LABEL: ClassVar[str] = "Log transformation"
     FAMILY: ClassVar[str] = "transformation"
-    UNIT: ClassVar[str] = "rho"
+    UNIT: ClassVar[Unit] = "rho"
     SOURCES: ClassVar[dict[str, str]] = {
         "guarantee": "paper Thm 4.4 / Cor. 4.7",
         "policy": "paper Cor. 4.7",

@@ -346,13 +346,12 @@ else:
                   help="Rows whose length exceeded 1 and were scaled back onto the unit ball ('clip').")
         c4.metric("values clipped to bounds", f"{prepared.clipped_values:,}",
                   help="Cells outside their public bounds ('bounds').")
-        if prepared.clipped_rows > prepared.n / 2:
-            st.warning(
-                f"{prepared.clipped_rows:,} of {prepared.n:,} rows were longer than 1 and were shrunk onto the unit "
-                "sphere: clipping changes most records and discards how far out they were. 'maxnorm' (the "
-                "paper's case studies) or public bounds keep the rows' relative lengths.",
-                icon=":material/warning:",
-            )
+        for warning in prepared.warnings:  # the engine's: clipping that loses most rows' lengths, a maxnorm outlier
+            st.warning(warning[0].upper() + warning[1:] + " (internal: statistics of the data).",
+                       icon=":material/warning:")
+        if prepared.rows_dropped:
+            st.caption(f"{prepared.rows_dropped:,} of {prepared.rows_in_table:,} rows were dropped for missing "
+                       "values (internal count; the released n reveals it).")
         before, after = st.columns(2, gap="large")
         with before:
             st.markdown("**Before** (first rows, data units)")

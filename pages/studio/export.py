@@ -14,7 +14,7 @@ from engine.release import cli_command
 from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceiling
 from ui.common import HELP, field_error, plain, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
-from ui.figures.theme import fmt
+from ui.figures.theme import fmt, fmt_param
 from ui.report import html_report
 from ui.state import (
     get_state,
@@ -100,7 +100,7 @@ if record is not None:
         ("B in the data's units", spec.b_in_data_units or "—"),
         ("Standard of protection — how it is measured", spec.standard),
         ("Intensity of protection — how much",
-         f"ε = {fmt(spec.epsilon, 4)}, δ = {fmt(spec.delta)}" if spec.epsilon is not None else "no (ε, δ) statement"),
+         f"ε = {fmt_param(spec.epsilon)}, δ = {fmt(spec.delta)}" if spec.epsilon is not None else "no (ε, δ) statement"),
         ("Derived conversions", " ".join(spec.conversions) or "—"),
         ("Out of scope", " ".join(spec.out_of_scope)),
     ]

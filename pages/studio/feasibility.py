@@ -16,9 +16,10 @@ from ui.cached import (
     feasibility_surface,
     gamma_ceiling,
 )
+from ui.cached_analysis import recommendation, session_program
 from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
-from ui.figures.theme import exact, fmt
+from ui.figures.theme import exact, fmt, fmt_param
 from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
 
 state = get_state()
@@ -44,6 +45,12 @@ def parse_gammas(text: str) -> tuple[float, ...]:
 def _set_candidate_widgets(b: float, epsilon: float) -> None:
     st.session_state["feasibility.b"] = float(b)
     st.session_state["feasibility.epsilon"] = float(epsilon)
+
+
+def use_recommended(b: float, epsilon: float, delta: float) -> None:
+    """Make the recommended point the candidate (and the controls that show it)."""
+    state.set_candidate(b=b, epsilon=epsilon, delta=delta)
+    _set_candidate_widgets(b, epsilon)
 
 
 def on_region_select() -> None:
@@ -161,7 +168,7 @@ cand = state.candidate_or_default()
 strictest = max(state.gammas)
 with chart:
     report = feasibility_report(strictest, cand.epsilon, delta)
-    st.markdown(f"**At ε = {fmt(cand.epsilon)}, δ = {fmt(delta)}, for γ = {strictest:g}:**")
+    st.markdown(f"**At ε = {fmt_param(cand.epsilon)}, δ = {fmt(delta)}, for γ = {strictest:g}:**")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Largest feasible B", fmt(report.b_max_integer, 4),
               help=f"Exact: {exact(report.b_max_integer)}. 2/m with m = ⌈ln Q/ε⌉ = {report.m}.")
@@ -175,12 +182,12 @@ with chart:
     for g in state.gammas:
         if checks["feasible"][g]:
             st.success(
-                f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **not ruled out** for γ = {g:g} "
+                f"Candidate B = {fmt_param(cand.b)}, ε = {fmt_param(cand.epsilon)} is **not ruled out** for γ = {g:g} "
                 f"(γ_max = {checks['gamma_max']:.6g}).", icon=":material/check_circle:",
             )
         else:
             st.error(
-                f"Candidate B = {fmt(cand.b)}, ε = {fmt(cand.epsilon)} is **ruled out** for γ = {g:g}: no "
+                f"Candidate B = {fmt_param(cand.b)}, ε = {fmt_param(cand.epsilon)} is **ruled out** for γ = {g:g}: no "
                 f"(B, ε, δ)-TDP algorithm can be that accurate (γ_max = {checks['gamma_max']:.6g}). At this B "
                 f"it needs ε ≥ {fmt(checks['min_epsilon'][g], 4)}, or a smaller B.", icon=":material/block:",
             )
@@ -221,3 +228,72 @@ for eps, paper_b in zip(EXAMPLE1["epsilons"], EXAMPLE1["paper_b"], strict=True):
         }
     )
 st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+# ---- from "what is allowed" to "what we choose": the accuracy-first recommendation -------------------------------
+st.subheader("Recommend: the most protective (B, ε) that keeps the program accurate on these data")
+st.markdown(
+    "Theorem 1 is necessary, not sufficient: a point it does not rule out may still ruin the program. State the "
+    "program's target the way the program states it; the Studio searches each mechanism's frontier on your data "
+    "(Theorem 1 prunes what is ruled out, ε is bisected for each B, releases are added only while the verdict is "
+    "open at the chosen confidence) and recommends the point with the smallest worst-case loss for any two records."
+)
+rec_loaded = None
+with user_errors():
+    rec_loaded = current_data(state)
+rec_program = session_program(state, rec_loaded.default_program) if rec_loaded is not None else None
+if rec_loaded is None or rec_loaded.prepared.y is None or rec_program is None:
+    st.info("Choose a target column and a program on the Data page to get a recommendation.", icon=":material/info:")
+else:
+    headline = rec_program.headline_metric
+    with st.form("feasibility.recommend_form"):
+        r1, r2, r3 = st.columns([0.4, 0.35, 0.25])
+        seed_widget("feasibility.rec_target", f"{headline}>=" + ("0.75" if headline == "accuracy" else "0"))
+        r1.text_input("Target", key="feasibility.rec_target",
+                      help="METRIC>=VALUE or METRIC<=VALUE: accuracy>=0.75, gamma>=0.9 (the measured decision "
+                      "agreement — Theorem 1's γ), profit>=90% (of the non-private profit), "
+                      "extra_exclusion_errors_population<=10000.")
+        seed_widget("feasibility.rec_mechanisms", ["gaussian", "projection"])
+        r2.multiselect("Mechanisms", ("gaussian", "projection", "jl-laplace"), key="feasibility.rec_mechanisms")
+        seed_widget("feasibility.rec_confidence", 0.95)
+        r3.number_input("Confidence", key="feasibility.rec_confidence", min_value=0.5, max_value=0.999, step=0.01)
+        st.form_submit_button("Recommend", type="primary", key="feasibility.recommend", icon=":material/explore:")
+    rec = None
+    with user_errors(prefix="Recommendation: "):
+        from engine.recommend import RecommendConfig, Target
+
+        rec_config = RecommendConfig(Target.parse(st.session_state["feasibility.rec_target"]),
+                                     mechanisms=tuple(st.session_state["feasibility.rec_mechanisms"]),
+                                     delta=delta, confidence=float(st.session_state["feasibility.rec_confidence"]),
+                                     steps=5, gamma=state.gammas[0] if len(state.gammas) else None)
+        if st.session_state.get("feasibility.recommend"):
+            st.session_state["feasibility.rec_config"] = rec_config.to_json()
+        if st.session_state.get("feasibility.rec_config"):
+            with st.spinner("Searching the frontier (a few seconds per mechanism)…", show_time=True):
+                rec = recommendation(rec_loaded.prepared.fingerprint, rec_program.to_json(),
+                                     st.session_state["feasibility.rec_config"], rec_loaded.prepared)
+    if rec is not None:
+        for note in rec.notes:
+            st.warning(note, icon=":material/warning:")
+        point = rec.recommended
+        if point is not None:
+            st.success(
+                f"**Recommended:** {point.mechanism}, B = {fmt(point.b)}, ε = {fmt(point.epsilon, 4)}, δ = "
+                f"{fmt(point.delta)} — {rec.config.target.describe()} met: mean {fmt(point.mean, 4)}, one-sided "
+                f"bound {fmt(point.lower if rec.config.target.op == '>=' else point.upper, 4)} over {len(point.values)} "
+                f"releases. Implied classic DP for any two records: ε' = {fmt(point.implied_epsilon, 4)}.",
+                icon=":material/recommend:",
+            )
+            if rec.theorem1.get("gamma") is not None:
+                st.caption(f"Theorem 1 for γ = {rec.theorem1['gamma']:g}: inside the region (ε is "
+                           f"{fmt(rec.theorem1['epsilon_over_min'])}× its smallest allowed value at this B); "
+                           f"accuracy ceiling γ_max = {fmt(rec.theorem1['gamma_max'], 4)}.")
+            st.button("Use the recommended point as the candidate", key="feasibility.use_recommended",
+                      on_click=use_recommended, args=(point.b, point.epsilon, point.delta), icon=":material/check:")
+            if rec.protections:
+                st.caption("Protections at the recommended point (one release): " + ", ".join(
+                    f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)}" for k, v in rec.protections.items()))
+        st.dataframe(pd.DataFrame([p.to_dict() for p in rec.frontier]), hide_index=True, width="stretch",
+                     key="feasibility.frontier")
+        st.caption(f"The frontier: per mechanism and B, the smallest ε whose releases meet the target "
+                   f"({len(rec.evaluated)} points evaluated in {fmt(rec.seconds)} s; a seeded simulation, not a "
+                   "release).")

@@ -43,7 +43,7 @@ from ui.figures.mechanisms import (
     original_vs_private_figure,
     projected_columns_figure,
 )
-from ui.figures.theme import exact, fmt
+from ui.figures.theme import exact, fmt, fmt_param
 from ui.state import get_state, parse_seed, seed_widget
 
 state = get_state()
@@ -202,7 +202,7 @@ if loaded is None:
 prepared = loaded.prepared
 candidate = state.candidate_or_default()
 st.caption(
-    f"Candidate from the feasibility page: B = {fmt(candidate.b)}, ε = {fmt(candidate.epsilon)}, "
+    f"Candidate from the feasibility page: B = {fmt_param(candidate.b)}, ε = {fmt_param(candidate.epsilon)}, "
     f"δ = {fmt(candidate.delta)}" + ("" if state.candidate is not None else " (default: the paper's Example 1)")
 )
 

@@ -18,7 +18,7 @@ from engine.per_record import SUM_MECHANISMS, sum_mechanism_from_dict
 from engine.per_record.cells import COUNTS_NOTE, observed_levels_note
 from engine.per_record.cells import SOURCE as CELLS_SOURCE
 from engine.per_record.losses import CONFIDENTIAL_NOTE
-from engine.per_record.tdp import SOURCE as TDP_SOURCE
+from engine.per_record.tdp_losses import SOURCE as TDP_SOURCE
 from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
 from engine.rng import SEEDED_WARNING, fresh_seed
 from ui.cached import current_data, data_key, demo_dataset

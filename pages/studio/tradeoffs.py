@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.accounting.budget import default_delta, split_budget, split_delta
+from engine.analysis import gamma_check
 from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import METRICS
 from engine.export_csv import safe_csv_bytes
@@ -637,6 +638,15 @@ if state.selected_point:
         f"Chosen: {MECH_LABELS.get(sp['mechanism'], sp['mechanism'])}, B = {sp['b']:g}, ε = {sp['epsilon']:.4g}, "
         f"δ = {sp['delta']:.3g} — now the candidate on every page.", icon=":material/check_circle:",
     )
+    for summary, config in zip(summaries, configs, strict=True):
+        rows = summary[summary["point"] == sp["point"]] if config.mechanism == sp["mechanism"] else summary.iloc[:0]
+        if rows.empty or "decision_agreement_mean" not in rows:
+            continue
+        row = rows.iloc[0]
+        measured = (row["decision_agreement_mean"], row["decision_agreement_lo"], row["decision_agreement_hi"])
+        for target in state.gammas:
+            check = gamma_check(float(target), measured, b=sp["b"], epsilon=sp["epsilon"], delta=sp["delta"])
+            (st.success if check.status == "met" else st.warning)(check.text, icon=":material/target:")
 
 # ---- the distinguishing attacker ----------------------------------------------------------------------------------
 st.subheader("What a distinguishing attacker can do")

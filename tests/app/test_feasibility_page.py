@@ -6,6 +6,7 @@ import pytest
 
 from engine.theory.feasibility import feasibility_report
 from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, studio
+from ui.figures.theme import fmt
 
 
 def metric(at, label):
@@ -141,3 +142,26 @@ def test_pure_dp_delta_zero_uses_theorem_1_with_q_gamma_over_one_minus_gamma():
     # δ = 0: Q = γ/(1−γ) = 99, ln 99 / 1 = 4.595 → m = 5 → B ≤ 0.4.
     assert metric(at, "Largest feasible B") == "0.4"
     assert metric(at, "Steps m") == "5"
+
+
+def test_recommendation_section_searches_and_sets_the_candidate():
+    """Issue 12: a target stated as the program states it → the engine's recommendation, its frontier, and one
+    click makes the recommended point the candidate."""
+    from engine.data.demos import load_demo
+    from engine.data.preparation import prepare
+    from engine.recommend import RecommendConfig, recommend
+
+    at = open_page(start_app(), "feasibility")
+    at.text_input(key="feasibility.rec_target").set_value("accuracy>=0.72")
+    at.multiselect(key="feasibility.rec_mechanisms").set_value(["gaussian"])
+    at.button(key="feasibility.recommend").click().run()
+    assert_clean(at)
+    config = RecommendConfig.from_json(at.session_state["feasibility.rec_config"])
+    demo = load_demo("togo-demo")
+    expected = recommend(prepare(demo.frame, demo.spec), demo.program_config(), config).recommended
+    assert any(s.value.startswith("**Recommended:** gaussian") and f"ε' = {fmt(expected.implied_epsilon, 4)}"
+               in s.value for s in at.success)
+    at.button(key="feasibility.use_recommended").click().run()
+    assert_clean(at)
+    cand = studio(at).candidate
+    assert (cand.b, cand.epsilon, cand.delta) == (expected.b, expected.epsilon, expected.delta)

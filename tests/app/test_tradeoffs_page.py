@@ -59,6 +59,14 @@ def test_choosing_a_point_makes_it_the_candidate(swept):
     assert state.candidate.delta == pytest.approx(budget.delta)
     assert state.mechanism["kind"] == "projection" and state.mechanism["epsilon1"] == 3.0
     assert state.selected_point["point_id"] == f"projection:{point}"
+    # The chosen point's measured γ (decision agreement over its repetitions) is held against the γ target and
+    # Theorem 1, with the engine's words.
+    from engine.analysis import gamma_check
+
+    row = results[0].summary().query(f"point == {point}").iloc[0]
+    check = gamma_check(0.99, (row["decision_agreement_mean"], row["decision_agreement_lo"],
+                               row["decision_agreement_hi"]), b=0.25, epsilon=budget.epsilon, delta=budget.delta)
+    assert any(check.text == w.value for w in (*at.warning, *at.success))
     # The Mechanisms page opens on exactly that configuration.
     open_page(at, "mechanisms")
     assert at.number_input(key="mechanisms.epsilon1").value == 3.0

@@ -378,3 +378,79 @@ def test_real_public_data_in_chromium(browser, server, tmp_path):
         no_exception(page)
     finally:
         page.close()
+
+
+def test_real_lending_data_through_sweep_and_export_in_chromium(browser, server, tmp_path):
+    """Issue 9, second real table: Boston mortgage applications (Ecdat::Hmda — text outcome 'deny', yes/no text
+    features, missing cells) as a lending program approving the top 80 %, through a sweep and the decision record's
+    export and re-import."""
+    from playwright.sync_api import expect
+
+    from engine.decision_record import load_decision_record
+    from tests.real_data import write_csv
+
+    url, _, _ = server
+    csv_path = write_csv("hmda", tmp_path)
+    page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
+
+    def choose(label: str, option: str) -> None:
+        """Type ``option`` into the select box whose label starts with ``label`` (case-sensitive)."""
+        box = page.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
+            has=page.locator("label", has_text=re.compile("^" + re.escape(label)))).first
+        box.locator("input").click()
+        page.keyboard.type(option)
+        page.keyboard.press("Enter")
+        idle(page)
+
+    try:
+        page.goto(url)
+        idle(page)
+        go(page, "data")
+        page.get_by_text("Upload a file", exact=True).click()
+        idle(page)
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv_path))
+        idle(page)
+        choose("Target (the outcome", "deny")
+        choose("Which value(s) of", "no")
+        page.keyboard.press("Escape")
+        choose("Program", "lending — approve")
+        page.get_by_text("the top share of applicants", exact=True).click()
+        idle(page)
+        share = page.get_by_role("spinbutton", name="Share approved")
+        share.fill("0.8")
+        share.press("Tab")
+        idle(page)
+        no_exception(page)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        expect(sidebar).to_contain_text("n = 2,380 people")
+
+        go(page, "tradeoffs")
+        page.get_by_text("custom grid (below)", exact=True).click()
+        page.get_by_text("Custom grid", exact=True).click()
+        b_values = page.get_by_role("textbox", name="B values")
+        b_values.fill("0.5, 2")
+        reps = page.get_by_role("spinbutton", name="Repetitions per point")
+        reps.fill("1")
+        reps.press("Tab")
+        click_button(page, "Run the sweep")
+        idle(page, timeout=300_000)
+        expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)
+        no_exception(page)
+        shoot(page, "9-real-lending-tradeoffs")
+
+        go(page, "export")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Decision record (JSON)").first.click()
+        record_path = tmp_path / "hmda-record.json"
+        download.value.save_as(record_path)
+        record = load_decision_record(record_path.read_bytes())
+        assert record.release.data.positive_class == ("no",) and record.release.data.target == "deny"
+        assert record.program.approval_rule == "top_share" and record.program.approve_share == 0.8
+        assert record.data.source == "upload" and record.tradeoffs
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(record_path))
+        idle(page)
+        expect(page.get_by_text("Decision record from")).to_be_visible(timeout=30_000)
+        no_exception(page)
+        expect(sidebar).to_contain_text("n = 2,380 people")
+    finally:
+        page.close()

@@ -91,7 +91,7 @@ from engine.per_record import accuracy as pr_accuracy
 from engine.per_record import calibration as pr_calibration
 from engine.per_record import cells as pr_cells
 from engine.per_record import losses as pr_losses
-from engine.per_record import tdp as pr_tdp
+from engine.per_record import tdp_losses as pr_tdp
 from engine.per_record import units as pr_units
 from engine.release import ReleaseConfig
 from engine.rng import make_rng, spawn_seeds

@@ -169,7 +169,7 @@ def test_same_seed_same_table_regardless_of_workers():
 
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
 def test_pool_start_methods_give_the_same_table(monkeypatch, method):
-    import engine.sweeps as sweeps
+    import engine.sweeps.runner as sweeps
 
     data = _tiny(seed=8)
     cfg = _config(attacks=("singling_out", "distinguishing"))

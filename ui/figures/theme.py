@@ -105,6 +105,17 @@ def fmt(value: float | int | None, digits: int = 3) -> str:
     return f"{v:.{digits}g}"
 
 
+
+def fmt_param(value: float | int | None) -> str:
+    """A privacy parameter (B, ε) for display: 6 significant digits everywhere, like the guarantee's headline, so
+    the sidebar, the pages and the export never show one ε as 3.9999 in one place and 4 in another.
+
+    >>> fmt_param(3.0 + 0.9999), fmt_param(0.4)
+    ('3.9999', '0.4')
+    """
+    return fmt(value, 6)
+
+
 def exact(value: float | int | None) -> str:
     """Full precision for hover text and tooltips (``repr`` of the float).
 

@@ -1,4 +1,5 @@
-"""Pure figure functions of the Mechanisms, Tradeoffs and Per-record pages: data in, traces out."""
+"""Pure figure functions of the Tradeoffs page (ui.figures.tradeoffs) and the sweep-summary adapter feeding them:
+data in, traces out."""
 
 from __future__ import annotations
 
@@ -6,71 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.figures import mechanisms as fm
-from ui.figures import per_record as fp
 from ui.figures import tradeoffs as ft
 from ui.figures.theme import COLORS, MECHANISM_COLORS
 
 
-# ----------------------------------------------------------------------------------------------- mechanisms
-def test_display_rows_is_deterministic_and_bounded():
-    rows = fm.display_rows(10_000, 2000)
-    assert rows.size == 2000 and rows[0] == 0 and rows[-1] == 9999
-    assert np.all(np.diff(rows) > 0)
-    assert fm.display_rows(5, 2000).tolist() == [0, 1, 2, 3, 4]
-
-
-def test_original_vs_private_plots_the_chosen_columns_of_the_same_rows():
-    x = np.arange(12.0).reshape(4, 3) / 20
-    x_priv = x + 1.0
-    fig = fm.original_vs_private_figure(x, x_priv, ["a", "b", "c"], 0, 2)
-    private, original = fig.data  # the release is drawn first so that the original stays visible on top
-    assert list(original.x) == pytest.approx(x[:, 0].tolist())
-    assert list(original.y) == pytest.approx(x[:, 2].tolist())
-    assert list(private.x) == pytest.approx(x_priv[:, 0].tolist())
-    assert list(private.customdata) == [0, 1, 2, 3]
-    assert original.marker.color == COLORS["original"] and private.marker.color == COLORS["private"]
-    assert "a (prepared scale)" == fig.layout.xaxis.title.text
-
-
-def test_original_vs_private_subsamples_large_data_and_says_so():
-    x = np.zeros((5000, 2))
-    fig = fm.original_vs_private_figure(x, x, ["a", "b"], 0, 1, max_points=100)
-    assert len(fig.data[0].x) == 100
-    assert fig.layout.title.subtitle.text == "100 of 5,000 rows shown"
-
-
-def test_noise_by_coordinate_bars_and_reference_lines():
-    fig = fm.noise_by_coordinate_figure(["a", "b"], [1.2, 1.4], reported_sd=1.37, comparison_sd={"Gaussian": 0.26})
-    (bar,) = fig.data
-    assert list(bar.x) == ["a", "b"] and list(bar.y) == [1.2, 1.4]
-    lines = sorted(shape.y0 for shape in fig.layout.shapes)
-    assert lines == [0.26, 1.37]
-
-
-def test_noise_by_coordinate_without_reported_noise_draws_no_line():
-    fig = fm.noise_by_coordinate_figure(["a"], [0.1], reported_sd=None)
-    assert len(fig.layout.shapes) == 0
-
-
-def test_comparison_figure_two_panels_in_mechanism_colours():
-    fig = fm.comparison_figure(
-        ["projection", "Gaussian"], ["projection", "gaussian"], [1.37, 0.2], [0.85, 0.9],
-        utility_label="accuracy", nonprivate_utility=0.91,
-    )
-    noise, utility = fig.data
-    assert list(noise.y) == [1.37, 0.2] and list(utility.y) == [0.85, 0.9]
-    assert list(noise.marker.color) == [MECHANISM_COLORS["projection"], MECHANISM_COLORS["gaussian"]]
-    assert noise.xaxis == "x" and utility.xaxis == "x2"
-    assert [s.y0 for s in fig.layout.shapes] == [0.91]
-
-
-def test_comparison_figure_drops_missing_values():
-    fig = fm.comparison_figure(["k-anon"], ["mondrian"], [None], [float("nan")], utility_label="accuracy")
-    assert list(fig.data[0].y) == [None] and list(fig.data[1].y) == [None]
-
-
-# ------------------------------------------------------------------------------------------------ tradeoffs
 def _points() -> pd.DataFrame:
     return pd.DataFrame(
         {
@@ -144,43 +84,6 @@ def test_hypothesis_testing_figure_has_coin_flip_and_curves():
     assert gauss.line.color == MECHANISM_COLORS["gaussian"]
 
 
-# ----------------------------------------------------------------------------------------------- per-record
-def test_policy_figure_log_axes_drop_zero_losses_and_label_ours():
-    curves = [
-        fp.PolicyCurve("4th root", [0.0, 5.0, 10.0], [0.0, 0.279508, 0.395285]),
-        fp.PolicyCurve("EPL p=2", [5.0, 10.0], [0.1, 0.2], ours=True),
-    ]
-    fig = fp.policy_figure(curves, unit_label="ρ (per-record zCDP)", percentiles={"median": 10.0}, threshold=1.0)
-    root, epl = fig.data
-    assert list(root.x) == [5.0, 10.0] and list(root.y) == pytest.approx([0.279508, 0.395285])
-    assert epl.name == "EPL p=2 [ours]" and epl.line.dash == "dash" and root.line.dash == "solid"
-    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    assert "ρ (per-record zCDP)" in fig.layout.yaxis.title.text
-    assert sorted((s.x0, s.y0) for s in fig.layout.shapes) == [(0, 1.0), (10.0, 0)]
-    # Labels of vertical lines on a log axis sit at log10(x) (plotly's annotation coordinates on log axes).
-    (label,) = [a for a in fig.layout.annotations if a.text.startswith("median")]
-    assert label.x == pytest.approx(1.0) and label.text == "median 10"
-
-
-def test_loss_ecdf_is_a_sorted_step_function():
-    fig = fp.loss_ecdf_figure([3.0, 1.0, 2.0, 4.0], unit_label="ρ", highlights={"max": 4.0}, threshold=2.5)
-    (trace,) = fig.data
-    assert list(trace.x) == [1.0, 2.0, 3.0, 4.0]
-    assert list(trace.y) == [0.25, 0.5, 0.75, 1.0]
-    assert trace.line.shape == "hv"
-    assert sorted(s.x0 for s in fig.layout.shapes) == [2.5, 4.0]
-
-
-def test_tdp_policy_and_histogram():
-    fig = fp.tdp_policy_figure([0.0, 0.5, 1.0], [0.0, 1.0, 2.0], b=0.5, epsilon=1.0, marks={"t = 2": 2.0})
-    assert list(fig.data[0].y) == [0.0, 1.0, 2.0]
-    assert sorted(s.x0 for s in fig.layout.shapes) == [0.5, 2.0]
-    hist = fp.distance_loss_histogram([1.0, 1.0, 2.0, np.inf], unit_label="ε", worst_case=5.0)
-    assert list(hist.data[0].x) == [1.0, 1.0, 2.0]
-    assert [s.x0 for s in hist.layout.shapes] == [5.0]
-
-
-# ------------------------------------------------------------------------------------ adapters feeding the figures
 def test_points_frame_from_a_sweep_summary():
     from ui.cached_analysis import points_frame
 
@@ -236,25 +139,3 @@ def test_delta_fail_figure_log_axis_vacuous_band_and_one_trace_per_quantity():
     assert lines[5].y[0] == 10.0 and lines[5].customdata[0][0] == "inf"
     # at fixed noise a larger claimed ε means a larger c and a smaller failure probability
     assert np.all(np.diff(row["delta_fail_proof_event"]) <= 0)
-
-
-def test_projected_columns_figure_colours_by_class_and_handles_k_1():
-    rng = np.random.default_rng(0)
-    z = rng.normal(size=(50, 3))
-    labels = np.array([0, 1] * 25)
-    fig = fm.projected_columns_figure(z, 0, 2, labels=labels)
-    assert [t.name for t in fig.data] == ["outcome = 0", "outcome = 1"]
-    np.testing.assert_allclose(fig.data[0].x, z[labels == 0, 0])
-    np.testing.assert_allclose(fig.data[1].y, z[labels == 1, 2])
-    assert fig.layout.xaxis.title.text == "projected column z1" and fig.layout.yaxis.title.text == "projected column z3"
-    single = fm.projected_columns_figure(z[:, :1])
-    assert len(single.data) == 1 and list(single.data[0].x[:3]) == [0.0, 1.0, 2.0]
-    np.testing.assert_allclose(single.data[0].y, z[:, 0])
-
-
-def test_distance_recovery_figure_diagonal_and_error_bars():
-    fig = fm.distance_recovery_figure(np.array([0.5, 1.0, 2.0]), np.array([0.7, 0.8, 2.5]), np.array([0.1, 0.2, 0.3]))
-    diagonal, pairs = fig.data
-    assert list(diagonal.x) == [0.0, 2.0] and list(diagonal.y) == [0.0, 2.0]
-    assert list(pairs.y) == [0.7, 0.8, 2.5] and list(pairs.error_y.array) == [0.1, 0.2, 0.3]
-    assert pairs.marker.color == MECHANISM_COLORS["jl-laplace"]

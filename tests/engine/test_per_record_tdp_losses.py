@@ -10,7 +10,7 @@ import pytest
 
 from engine.accounting.tdp import switch_loss
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
-from engine.per_record.tdp import nearest_neighbour_distances, tdp_policy, tdp_record_losses
+from engine.per_record.tdp_losses import nearest_neighbour_distances, tdp_policy, tdp_record_losses
 
 
 def test_policy_is_steps_times_epsilon_with_switch_lemma_delta():

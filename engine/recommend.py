@@ -1,0 +1,419 @@
+r"""Accuracy-first recommendation: the most protective (B, ε) that still meets the program's target on the data.
+
+Theorem 1 of the targeted-DP paper says which (B, ε, δ) are ruled out for γ-accurate targeting; it is necessary, not
+sufficient, so it cannot say which of the remaining points keep *this* program accurate on *these* data. This module
+closes that gap by search instead of a full grid:
+
+1. **Pruning.** For a target on the measured γ (decision agreement), ε below Theorem 1's ``min_epsilon(B, γ, δ)`` is
+   ruled out for every algorithm and is never evaluated; a B for which every ε is ruled out is skipped.
+2. **Bisection in ε for each B** (log scale), using that the program metric improves with ε (less noise): the
+   upper end must meet the target, the lower end must not; after ``steps`` halvings the frontier ε*(B) is the
+   smallest ε found to meet it.
+3. **Sequential testing at each evaluated point.** Releases are added only while the decision is open: after
+   r ≥ ``min_repetitions`` releases the point *meets* the target when the one-sided lower confidence bound of the
+   mean metric (Student t, ``confidence`` level corrected by Bonferroni over the possible looks
+   ``max_repetitions − min_repetitions + 1``) is at or above the target, and *fails* when the upper bound is below
+   it; otherwise one more release is drawn, up to ``max_repetitions`` (then the point counts as failing: the
+   recommendation never rests on an undecided point). So each "meets" verdict is wrong with probability at most
+   1 − ``confidence`` (for a metric whose mean over releases is the quantity targeted and approximately normal).
+4. **Recommendation.** Among the frontier points of all mechanisms, the one with the smallest implied classic-DP
+   ε' (the switch lemma's loss for any two records, distance 2) — the most protective worst case — ties broken by
+   the larger B; with its interval, its three protections (attacks run once at that point) and Theorem 1's region
+   around it (how far inside: ε*/min_ε and the accuracy ceiling γ_max).
+
+References
+----------
+.. [1] Kohli & Blumenstock, "Enabling Humanitarian Applications with Targeted Differential Privacy",
+       arXiv:2408.13424, Theorem 1 and Figure 3.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from engine.errors import CancelledError, InvalidParameterError
+from engine.progress import CancelToken, Progress, ProgressCallback
+from engine.serialization import Serializable
+from engine.validation import check_choice, check_integer, check_interval
+
+__all__ = [
+    "FrontierPoint",
+    "Recommendation",
+    "RecommendConfig",
+    "Target",
+    "frontier_for_b",
+    "point_verdict",
+    "recommend",
+]
+
+#: Mechanisms the recommender can configure from a budget.
+RECOMMEND_MECHANISMS: tuple[str, ...] = ("gaussian", "projection", "jl-laplace")
+#: Aliases users type for metric names.
+METRIC_ALIASES = {"gamma": "decision_agreement", "γ": "decision_agreement", "agreement": "decision_agreement"}
+_TARGET = re.compile(r"^\s*([A-Za-zγ_]+)\s*(>=|<=|≥|≤)\s*([-+0-9.eE]+)\s*(%?)\s*$")
+
+
+@dataclass(frozen=True)
+class Target(Serializable):
+    """The program's target as the program states it, e.g. ``accuracy ≥ 0.72`` or ``profit ≥ 90 %`` (of the
+    non-private profit).
+
+    >>> Target.parse("gamma>=0.9")
+    Target(metric='decision_agreement', op='>=', value=0.9, relative=False)
+    >>> t = Target.parse("profit>=90%"); (t.metric, t.value, t.relative)
+    ('profit', 0.9, True)
+    """
+
+    metric: str
+    op: Literal[">=", "<="] = ">="
+    value: float = 0.0
+    relative: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.metric, str) or not self.metric:
+            raise InvalidParameterError(f"the target names a metric, e.g. accuracy>=0.72; got {self.metric!r}")
+        check_choice("target operator", self.op, (">=", "<="))
+        check_interval("target value", self.value, None, None)
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        """``"accuracy>=0.72"``, ``"gamma>=0.95"``, ``"profit>=90%"`` (relative to non-private),
+        ``"extra_exclusion_errors_population<=10000"``."""
+        match = _TARGET.match(str(text))
+        if match is None:
+            raise InvalidParameterError(
+                f"the target must look like METRIC>=VALUE or METRIC<=VALUE (e.g. accuracy>=0.72, gamma>=0.9, "
+                f"profit>=90%); got {text!r}"
+            )
+        metric, symbol, value, percent = match.groups()
+        op: Literal[">=", "<="] = ">=" if symbol in (">=", "≥") else "<="
+        try:
+            number = float(value)
+        except ValueError:
+            raise InvalidParameterError(f"the target value must be a number; got {value!r}") from None
+        metric = METRIC_ALIASES.get(metric, metric)
+        return cls(metric=metric, op=op, value=number / 100.0 if percent else number, relative=bool(percent))
+
+    def describe(self) -> str:
+        shown = f"{self.value:.0%} of the non-private value" if self.relative else f"{self.value:g}"
+        return f"{self.metric} {'≥' if self.op == '>=' else '≤'} {shown}"
+
+    def threshold(self, nonprivate: float) -> float:
+        """The absolute threshold (a relative target is a share of the non-private value)."""
+        return self.value * nonprivate if self.relative else self.value
+
+
+@dataclass(frozen=True)
+class RecommendConfig(Serializable):
+    """The search: target, mechanisms, grid of B, ε range, confidence and compute budget.
+
+    Parameters
+    ----------
+    target : Target
+    mechanisms : tuple of {"gaussian", "projection", "jl-laplace"}
+    b_values : tuple of float
+        Target distances searched (each in (0, 2]); B = 2 is classic DP.
+    delta : float or None
+        δ of every candidate; None = 1/(n + 1).
+    epsilon_min, epsilon_max : float
+        The ε range searched.
+    steps : int
+        Bisection halvings of log ε per B (resolution factor (ε_max/ε_min)^(1/2^steps)).
+    confidence : float
+        Level of each "meets the target" verdict (see the module docstring).
+    min_repetitions, max_repetitions : int
+        Releases per evaluated point: at least / at most.
+    gamma : float or None
+        A γ for Theorem 1's region around the recommendation (default: the target's value when it is a γ target).
+    seed : int
+        Root seed of the search (a simulation: nothing here is released).
+    """
+
+    target: Target
+    mechanisms: tuple[str, ...] = ("gaussian", "projection")
+    b_values: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0)
+    delta: float | None = None
+    epsilon_min: float = 0.01
+    epsilon_max: float = 20.0
+    steps: int = 7
+    confidence: float = 0.95
+    min_repetitions: int = 3
+    max_repetitions: int = 10
+    gamma: float | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.target, str):
+            object.__setattr__(self, "target", Target.parse(self.target))
+        if not isinstance(self.target, Target):
+            raise InvalidParameterError(f"target must be a Target; got {type(self.target).__name__}")
+        mechanisms = tuple(self.mechanisms)
+        if not mechanisms:
+            raise InvalidParameterError("choose at least one mechanism to search")
+        for kind in mechanisms:
+            check_choice("mechanism", kind, RECOMMEND_MECHANISMS)
+        object.__setattr__(self, "mechanisms", mechanisms)
+        bs = tuple(check_interval("B", b, 0, 2, closed="right") for b in self.b_values)
+        if not bs:
+            raise InvalidParameterError("b_values must list at least one B in (0, 2]")
+        object.__setattr__(self, "b_values", tuple(sorted(set(bs))))
+        if self.delta is not None:
+            check_interval("delta", self.delta, 0, 1, closed="neither")
+        check_interval("epsilon_min", self.epsilon_min, 0, None, closed="neither")
+        check_interval("epsilon_max", self.epsilon_max, self.epsilon_min, None, closed="neither",
+                       hint="epsilon_max must be above epsilon_min")
+        check_integer("steps", self.steps, 1, 30)
+        check_interval("confidence", self.confidence, 0.5, 1, closed="left")
+        check_integer("min_repetitions", self.min_repetitions, 2, 1000)
+        check_integer("max_repetitions", self.max_repetitions, self.min_repetitions, 1000)
+        if self.gamma is not None:
+            check_interval("gamma", self.gamma, 0.5, 1, closed="neither")
+        check_integer("seed", self.seed, 0, None)
+
+    @property
+    def theorem_gamma(self) -> float | None:
+        """The γ of Theorem 1's region: ``gamma``, else the target's value for a γ target."""
+        if self.gamma is not None:
+            return self.gamma
+        if self.target.metric == "decision_agreement" and self.target.op == ">=" and not self.target.relative:
+            return float(self.target.value) if 0.5 <= self.target.value < 1 else None
+        return None
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """The smallest ε found to meet the target at one B, for one mechanism, with its evidence."""
+
+    mechanism: str
+    b: float
+    epsilon: float
+    delta: float
+    values: tuple[float, ...]
+    mean: float
+    lower: float
+    upper: float
+    implied_epsilon: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mechanism": self.mechanism, "b": self.b, "epsilon": self.epsilon, "delta": self.delta,
+                "repetitions": len(self.values), "mean": self.mean, "ci_low": self.lower, "ci_high": self.upper,
+                "implied_classic_dp_epsilon": self.implied_epsilon}
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The search's answer: the recommended point (or None), every frontier point, and what was evaluated."""
+
+    config: RecommendConfig
+    recommended: FrontierPoint | None
+    frontier: tuple[FrontierPoint, ...]
+    evaluated: tuple[dict[str, Any], ...]
+    theorem1: dict[str, Any] = field(default_factory=dict)
+    protections: dict[str, float] = field(default_factory=dict)
+    complete: bool = True
+    seconds: float = math.nan
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "simulation": "seeded search — not a release; nothing here is private",
+            "target": self.config.target.describe(),
+            "config": self.config.to_dict(),
+            "recommended": None if self.recommended is None else self.recommended.to_dict(),
+            "frontier": [p.to_dict() for p in self.frontier],
+            "theorem1": self.theorem1,
+            "protections": self.protections,
+            "evaluations": len(self.evaluated),
+            "complete": self.complete,
+            "seconds": self.seconds,
+            "notes": list(self.notes),
+        }
+
+
+def _bounds(values: Sequence[float], confidence: float, looks: int) -> tuple[float, float, float]:
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean())
+    if v.size < 2:
+        return mean, -math.inf, math.inf
+    from scipy.stats import t as student_t
+
+    alpha = (1.0 - confidence) / max(looks, 1)
+    sd = float(v.std(ddof=1))
+    half = float(student_t.ppf(1.0 - alpha, v.size - 1)) * sd / math.sqrt(v.size)
+    return mean, mean - half, mean + half
+
+
+def point_verdict(values: Sequence[float], threshold: float, op: str, confidence: float, looks: int) -> str:
+    """``"meets"``, ``"fails"`` or ``"open"`` for the releases so far (one-sided bounds, Bonferroni over looks).
+
+    >>> point_verdict([0.80, 0.81, 0.79], 0.7, ">=", 0.95, 8)
+    'meets'
+    >>> point_verdict([0.60, 0.61, 0.59], 0.7, ">=", 0.95, 8)
+    'fails'
+    """
+    _, lo, hi = _bounds(values, confidence, looks)
+    if op == ">=":
+        return "meets" if lo >= threshold else ("fails" if hi < threshold else "open")
+    return "meets" if hi <= threshold else ("fails" if lo > threshold else "open")
+
+
+Evaluator = Callable[[float, float, int], float]
+
+
+def _decide(evaluate: Evaluator, b: float, epsilon: float, threshold: float, config: RecommendConfig,
+            log: list[dict[str, Any]]) -> tuple[bool, list[float]]:
+    looks = config.max_repetitions - config.min_repetitions + 1
+    values = [evaluate(b, epsilon, i) for i in range(config.min_repetitions)]
+    verdict = point_verdict(values, threshold, config.target.op, config.confidence, looks)
+    while verdict == "open" and len(values) < config.max_repetitions:
+        values.append(evaluate(b, epsilon, len(values)))
+        verdict = point_verdict(values, threshold, config.target.op, config.confidence, looks)
+    log.append({"b": b, "epsilon": epsilon, "repetitions": len(values), "mean": float(np.mean(values)),
+                "verdict": verdict})
+    return verdict == "meets", values
+
+
+def frontier_for_b(evaluate: Evaluator, b: float, threshold: float, config: RecommendConfig, *,
+                   epsilon_floor: float | None = None, log: list[dict[str, Any]] | None = None
+                   ) -> tuple[float, list[float]] | None:
+    """Bisect log ε in [max(ε_min, floor), ε_max] for the smallest ε whose releases meet the target at B.
+
+    ``evaluate(b, epsilon, i)`` returns the metric of the i-th release at (B, ε). Returns (ε*, the metric values
+    at ε*) or None when even ε_max does not meet the target.
+    """
+    log = [] if log is None else log
+    lo = max(config.epsilon_min, epsilon_floor or 0.0)
+    hi = config.epsilon_max
+    if lo >= hi:
+        return None
+    ok, values_hi = _decide(evaluate, b, hi, threshold, config, log)
+    if not ok:
+        return None
+    ok_lo, values_lo = _decide(evaluate, b, lo, threshold, config, log)
+    if ok_lo:
+        return lo, values_lo
+    for _ in range(config.steps):
+        mid = math.sqrt(lo * hi)
+        ok, values = _decide(evaluate, b, mid, threshold, config, log)
+        if ok:
+            hi, values_hi = mid, values
+        else:
+            lo = mid
+    return hi, values_hi
+
+
+def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: ProgressCallback | None = None,
+              cancel: CancelToken | None = None) -> Recommendation:
+    """Search every mechanism's frontier on ``data`` (prepared) for ``program`` and recommend one point.
+
+    Every evaluation runs the one analysis (:func:`engine.analysis.analyse`) without attacks; the attacks run
+    once, at the recommended point. With ``cancel`` set, the frontier found so far is returned
+    (``complete=False``).
+    """
+    from engine.accounting.budget import default_delta
+    from engine.accounting.tdp import tdp_to_dp
+    from engine.analysis import ATTACKS, AnalysisConfig, AnalysisData, analyse
+    from engine.mechanisms import MECHANISMS
+    from engine.theory.feasibility import gamma_max, is_feasible, min_epsilon
+
+    if not isinstance(config, RecommendConfig):
+        raise InvalidParameterError(f"config must be a RecommendConfig; got {type(config).__name__}")
+    started = time.perf_counter()
+    analysis = AnalysisConfig(program=program, attacks=())
+    built = AnalysisData.build(data, analysis)
+    if built.baseline is None:
+        raise InvalidParameterError("the recommendation needs a program and an outcome — choose a target column")
+    metric = config.target.metric
+    row0 = analyse(built, None, seed=0, attacks=False).row()
+    if metric not in row0:
+        raise InvalidParameterError(
+            f"the target's metric {metric!r} is not measured for this program; choose one of "
+            f"{sorted(k for k in row0 if not k.startswith(('baseline:', 'protection_')))}"
+        )
+    threshold = config.target.threshold(float(row0[metric]))
+    notes: list[str] = []
+    if metric in built.baseline.metrics:
+        from engine.evaluation.programs import beaten_by
+
+        weak = beaten_by(threshold, built.baseline.baselines, metric)
+        if weak:
+            rule = weak[0]
+            notes.append(
+                f"the target {config.target.describe()} is no better than '{rule}' "
+                f"({built.baseline.baselines[rule][metric]:.4g}), a rule that uses no data: a release meeting it "
+                "may still be useless for the program — consider a stricter target"
+            )
+    delta = default_delta(built.n_released) if config.delta is None else float(config.delta)
+    gamma = config.theorem_gamma
+    d = built.x_rel.shape[1]
+    log: list[dict[str, Any]] = []
+    frontier: list[FrontierPoint] = []
+    total = len(config.mechanisms) * len(config.b_values)
+    done = 0
+    complete = True
+    for m_index, kind in enumerate(config.mechanisms):
+        cls = MECHANISMS[kind]
+        for b_index, b in enumerate(config.b_values):
+            if cancel is not None and cancel.cancelled:
+                complete = False
+                break
+            floor = None
+            if gamma is not None:
+                floor = float(min_epsilon(b, gamma, delta))
+                if not math.isfinite(floor):
+                    notes.append(f"{kind}, B = {b:g}: Theorem 1 rules out γ = {gamma:g} for every ε — skipped")
+                    done += 1
+                    continue
+
+            def evaluate(bb: float, eps: float, i: int, kind=kind, cls=cls, m=m_index, j=b_index) -> float:
+                options = {"d": d} if kind == "jl-laplace" else {}
+                mechanism = cls.from_budget(bb, eps, delta, **options)
+                # one stream per (mechanism, B, ε, release): the bit pattern of ε makes the key exact
+                eps_bits = int(np.float64(eps).view(np.uint64))
+                seed = np.random.SeedSequence(config.seed, spawn_key=(m, j, eps_bits, i))
+                return float(analyse(built, mechanism, seed=seed, attacks=False).row()[metric])
+
+            found = frontier_for_b(evaluate, b, threshold, config, epsilon_floor=floor, log=log)
+            if found is not None:
+                eps, values = found
+                mean, lo, hi = _bounds(values, config.confidence, config.max_repetitions - config.min_repetitions + 1)
+                implied = float(tdp_to_dp(eps, delta, b)[0])
+                frontier.append(FrontierPoint(kind, float(b), float(eps), delta, tuple(values), mean, lo, hi,
+                                              implied))
+            done += 1
+            if progress is not None:
+                progress(Progress(done, total, f"{kind}, B = {b:g}", elapsed=time.perf_counter() - started))
+        if not complete:
+            break
+    recommended = min(frontier, key=lambda p: (p.implied_epsilon, -p.b)) if frontier else None
+    theorem: dict[str, Any] = {}
+    protections: dict[str, float] = {}
+    if recommended is not None:
+        theorem["gamma_max"] = float(gamma_max(recommended.b, recommended.epsilon, delta))
+        if gamma is not None:
+            least = float(min_epsilon(recommended.b, gamma, delta))
+            theorem.update(gamma=gamma, min_epsilon=least,
+                           inside=bool(is_feasible(recommended.b, gamma, recommended.epsilon, delta)),
+                           epsilon_over_min=recommended.epsilon / least if least > 0 else math.inf)
+        options = {"d": d} if recommended.mechanism == "jl-laplace" else {}
+        chosen = MECHANISMS[recommended.mechanism].from_budget(recommended.b, recommended.epsilon, delta, **options)
+        full = AnalysisData.build(data, AnalysisConfig(program=program, attacks=ATTACKS))
+        row = analyse(full, chosen, seed=np.random.SeedSequence(config.seed, spawn_key=(2**31,))).row()
+        protections = {k: float(v) for k, v in row.items() if k.startswith("protection_")}
+    else:
+        notes.append("no searched configuration meets the target with the required confidence — relax the "
+                     "target, allow larger ε or B, or check that the non-private program meets it")
+    result = Recommendation(config, recommended, tuple(frontier), tuple(log), theorem, protections, complete,
+                            time.perf_counter() - started, tuple(notes))
+    if not complete:
+        err = CancelledError("the search was cancelled; the frontier found so far is kept")
+        err.partial = result  # type: ignore[attr-defined]
+        raise err
+    return result

@@ -1,0 +1,201 @@
+"""Where out-of-core work runs: a Dask ``LocalCluster`` sized to this machine, or a running cluster at an address.
+
+One entry point, :func:`dask_client`, used by the out-of-core release (``python -m engine privatize --engine
+dask``) and meant for any other engine computation that runs on Dask (e.g. a sweep executor)::
+
+    with dask_client(None) as client:                      # LocalCluster: one single-threaded worker per core
+        ...
+    with dask_client("tcp://10.0.0.5:8786") as client:     # a running cluster (validated, bounded wait)
+        ...
+
+A scheduler address is validated first (:func:`validate_scheduler_address`: ``tcp://HOST:PORT``); a cluster that
+cannot be reached within the timeout raises :class:`ClusterUnreachableError` with one line saying which address
+failed and what to check. :func:`cluster_summary` describes the cluster for a run's metadata and for a UI (worker
+count, threads, memory, dashboard link).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import ipaddress
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from engine.errors import EngineError, InvalidParameterError
+from engine.validation import check_integer
+
+#: Seconds to wait for a scheduler to answer before giving up.
+CONNECT_TIMEOUT_SECONDS = 10.0
+
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+
+
+class ClusterUnreachableError(EngineError):
+    """No Dask scheduler answered at the given address within the timeout."""
+
+
+def validate_scheduler_address(address: str) -> str:
+    """Check a Dask scheduler address and return it in canonical form ``tcp://HOST:PORT``.
+
+    Accepts ``tcp://HOST:PORT`` or ``HOST:PORT``; HOST is a host name, an IPv4 address or a bracketed IPv6
+    address, PORT an integer in 1..65535.
+
+    Raises
+    ------
+    InvalidParameterError
+        The text is not such an address (the message shows the expected form).
+
+    Examples
+    --------
+    >>> validate_scheduler_address("127.0.0.1:8786")
+    'tcp://127.0.0.1:8786'
+    >>> validate_scheduler_address("tcp://[::1]:8786")
+    'tcp://[::1]:8786'
+    >>> validate_scheduler_address("http://x:1")
+    Traceback (most recent call last):
+    ...
+    engine.errors.InvalidParameterError: scheduler address must look like tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786); got 'http://x:1' — only the tcp:// protocol is supported
+    """
+    form = "scheduler address must look like tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)"
+    if not isinstance(address, str) or not address.strip():
+        raise InvalidParameterError(f"{form}; got {address!r}")
+    text = address.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme.lower() != "tcp":
+        raise InvalidParameterError(f"{form}; got {address!r} — only the tcp:// protocol is supported")
+    match = re.fullmatch(r"(\[[^\]]+\]|[^:/\[\]]+):(\d{1,5})", rest)
+    if match is None:
+        raise InvalidParameterError(f"{form}; got {address!r} — give the host and the port, nothing else")
+    host, port_text = match.groups()
+    port = int(port_text)
+    if not 1 <= port <= 65535:
+        raise InvalidParameterError(f"{form}; got port {port} in {address!r} — ports run from 1 to 65535")
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise InvalidParameterError(f"{form}; got {address!r} — {host} is not an IPv6 address") from None
+    elif not _HOSTNAME.match(host):
+        raise InvalidParameterError(f"{form}; got {address!r} — {host!r} is not a valid host name or IP address")
+    return f"tcp://{host}:{port}"
+
+
+def machine_cores() -> int:
+    """Cores this process may use (the CPU affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def dask_client(
+    address: str | None = None,
+    *,
+    n_workers: int | None = None,
+    processes: bool = True,
+    memory_limit: str | int = "auto",
+    timeout: float = CONNECT_TIMEOUT_SECONDS,
+) -> Iterator[Any]:
+    """A ``distributed.Client`` for the duration of a ``with`` block; closes what it started.
+
+    Parameters
+    ----------
+    address : str or None
+        ``None`` starts a ``LocalCluster`` on this machine (``n_workers`` single-threaded workers, default one per
+        core, no dashboard server, 127.0.0.1 only) and shuts it down afterwards. Otherwise the address of a running
+        scheduler (:func:`validate_scheduler_address`); the cluster is left running.
+    n_workers : int, optional
+        Workers of the local cluster (ignored with an address).
+    processes : bool
+        Local workers as processes (default; true parallelism) or threads in this process (tests).
+    memory_limit : str or int
+        Memory limit per local worker (Dask's "auto" shares the machine's memory between workers).
+    timeout : float
+        Seconds to wait for a remote scheduler.
+
+    Raises
+    ------
+    InvalidParameterError
+        Malformed address or worker count.
+    ClusterUnreachableError
+        Nothing answered at the address in time.
+    """
+    from distributed import Client, LocalCluster
+
+    if address is None:
+        workers = machine_cores() if n_workers is None else check_integer("n_workers", n_workers, 1, 1024)
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=processes,
+            memory_limit=memory_limit,
+            host="127.0.0.1" if processes else None,  # thread workers talk in-process, not over TCP
+            dashboard_address=None,
+            # The scheduler's HTTP endpoints (health, metrics) on a free port: several clusters can run at once.
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0" if processes else ":0"},
+            silence_logs=50,
+        )
+        try:
+            with Client(cluster, set_as_default=False) as client:
+                yield client
+        finally:
+            cluster.close()
+        return
+    canonical = validate_scheduler_address(address)
+    try:
+        client = Client(canonical, timeout=f"{float(timeout)}s", set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ClusterUnreachableError(
+            f"cannot reach a Dask scheduler at {canonical} within {timeout:g} s ({reason}) — check that "
+            f"'dask scheduler' runs there and that the port is open, or leave out --scheduler to use this machine"
+        ) from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def cluster_summary(client: Any) -> dict[str, Any]:
+    """What a run's metadata (and a UI) says about the cluster: address, workers, threads, memory, dashboard.
+
+    ``dashboard`` is the scheduler's dashboard link, or None when the cluster serves none.
+    """
+    info = client.scheduler_info(n_workers=-1) if _accepts_n_workers(client) else client.scheduler_info()
+    workers = info.get("workers", {})
+    dashboard = None
+    # The scheduler always serves HTTP (health, metrics); its dashboard pages exist only where bokeh is installed,
+    # which is known for a local cluster and assumed for a remote one.
+    local = getattr(client, "cluster", None) is not None
+    if info.get("services", {}).get("dashboard") and (not local or importlib.util.find_spec("bokeh") is not None):
+        with contextlib.suppress(Exception):
+            dashboard = client.dashboard_link
+    return {
+        "scheduler": client.scheduler.address,
+        "workers": len(workers),
+        "threads": int(sum(w.get("nthreads", 0) for w in workers.values())),
+        "memory_limit_bytes_per_worker": sorted({int(w.get("memory_limit") or 0) for w in workers.values()}),
+        "dashboard": dashboard,
+    }
+
+
+def _accepts_n_workers(client: Any) -> bool:
+    import inspect
+
+    return "n_workers" in inspect.signature(client.scheduler_info).parameters
+
+
+__all__ = [
+    "CONNECT_TIMEOUT_SECONDS",
+    "ClusterUnreachableError",
+    "cluster_summary",
+    "dask_client",
+    "machine_cores",
+    "validate_scheduler_address",
+]

@@ -1,0 +1,121 @@
+"""``python -m engine privatize --engine dask``: the out-of-core release from the command line.
+
+Example::
+
+    python -m engine privatize --config record.json --input 'phones/*.parquet' --output private_phones \\
+        --engine dask [--scheduler tcp://10.0.0.5:8786] [--partition-rows 1000000] [--dask-mode global]
+
+Reads the same configuration and flags as the in-memory command (:mod:`engine.cli.privatize`), starts a
+``LocalCluster`` sized to the machine (or connects to ``--scheduler``), runs
+:func:`engine.scale.out_of_core.run_out_of_core_release`, shows a progress bar on stderr and prints the JSON summary
+(also written as ``OUTPUT/_release.json``) on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from engine.errors import InvalidParameterError
+from engine.progress import Progress
+
+#: ``--engine`` choices.
+ENGINES = ("memory", "dask")
+
+_DASK_ONLY = {"scheduler": "--scheduler", "partition_rows": "--partition-rows", "workers": "--workers",
+              "dask_mode": "--dask-mode"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The engine flags of ``privatize``."""
+    from engine.scale.partition_mechanisms import MODES
+
+    group = parser.add_argument_group("scale-out (Dask)")
+    group.add_argument("--engine", choices=ENGINES, default="memory",
+                       help="memory (default): the whole table in this process; dask: out of core on a Dask cluster, "
+                            "--input a Parquet/CSV file, folder or glob, --output a new folder")
+    group.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                       help="address of a running Dask scheduler (default: a local cluster, one worker per core)")
+    group.add_argument("--partition-rows", dest="partition_rows", type=int, default=None, metavar="N",
+                       help="rows per partition for Parquet input (default 1000000); the seeded output depends on it")
+    group.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="workers of the local cluster (default: one per core)")
+    group.add_argument("--dask-mode", dest="dask_mode", choices=sorted(MODES), default=None,
+                       help="global (default): one release, distributed exactly as in memory; partitioned: the "
+                            "projection runs on each partition as a disjoint part (parallel composition)")
+
+
+def check_engine_flags(args: argparse.Namespace) -> None:
+    """Refuse the Dask-only flags without ``--engine dask``."""
+    if getattr(args, "engine", "memory") == "dask":
+        return
+    for dest, flag in _DASK_ONLY.items():
+        if getattr(args, dest, None) is not None:
+            raise InvalidParameterError(f"{flag} applies to --engine dask only — add --engine dask or remove {flag}")
+
+
+class StderrProgress:
+    """A text progress bar on stderr: redrawn in place on a terminal, one line per update otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, width: int = 30) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+
+    def __call__(self, progress: Progress) -> None:
+        filled = int(round(self.width * progress.fraction))
+        bar = "#" * filled + "." * (self.width - filled)
+        line = f"{progress.message}: [{bar}] {progress.done}/{progress.total} partitions"
+        tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        end = "\n" if (not tty or progress.done >= progress.total) else ""
+        self.stream.write(("\r" if tty else "") + line + end)
+        self.stream.flush()
+
+
+def run_dask_release(args: argparse.Namespace) -> int:
+    """The ``--engine dask`` branch of ``python -m engine privatize``."""
+    from engine.cli._common import print_json
+    from engine.cli.privatize import _data_spec, _mechanism_dict, _read_config
+    from engine.release import ReleaseConfig
+    from engine.scale.atomic_output import check_output_directory
+    from engine.scale.cluster import cluster_summary, dask_client, validate_scheduler_address
+    from engine.scale.out_of_core import run_out_of_core_release
+    from engine.scale.partition_mechanisms import check_supported
+    from engine.scale.partitioned_input import open_partitioned_input
+
+    if not args.input:
+        raise InvalidParameterError(
+            "--engine dask reads the data from --input (a Parquet/CSV file, folder or glob pattern); the built-in "
+            "demo datasets fit in memory — leave out --engine dask"
+        )
+    mode = args.dask_mode or "global"
+    scheduler = validate_scheduler_address(args.scheduler) if args.scheduler is not None else None
+    if scheduler is not None and args.workers is not None:
+        raise InvalidParameterError("--workers sizes the local cluster; with --scheduler the cluster has its own workers")
+    config = _read_config(args.config) if args.config else None
+    output = check_output_directory(args.output)
+    if args.input and Path(args.input).resolve() == output.resolve():
+        raise InvalidParameterError("--output must differ from --input (the input would be overwritten)")
+    plan = open_partitioned_input(args.input, partition_rows=args.partition_rows)
+    notes: list[str] = []
+    spec = _data_spec(args, config.data if config else None, list(plan.columns), notes)
+    mechanism = _mechanism_dict(args, config.mechanism if config else None, len(spec.features))
+    seed = args.seed if args.seed is not None else (config.seed if config else None)
+    release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None)
+    check_supported(release_config.build_mechanism(), mode)
+    if args.save_config:
+        try:
+            Path(args.save_config).write_text(release_config.to_json(indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InvalidParameterError(f"cannot write {args.save_config!r}: {exc.strerror or exc}") from None
+    with dask_client(scheduler, n_workers=args.workers) as client:
+        summary = run_out_of_core_release(
+            client, plan, str(output), release_config, mode=mode, progress=StderrProgress(),
+            cluster=cluster_summary(client),
+        )
+    print_json({**summary, "notes": notes})
+    return 0
+
+
+__all__ = ["ENGINES", "StderrProgress", "add_arguments", "check_engine_flags", "run_dask_release"]

@@ -1,0 +1,485 @@
+"""The out-of-core release: a table that does not fit in memory, prepared and privatized on a Dask cluster.
+
+:func:`run_out_of_core_release` runs a :class:`~engine.release.ReleaseConfig` over a partitioned input
+(:mod:`engine.scale.partitioned_input`) and writes a partitioned Parquet dataset atomically
+(:mod:`engine.scale.atomic_output`) with a sidecar JSON holding the guarantee and the run's metadata.
+
+Passes (each a set of Dask tasks, one per partition):
+
+1. Only when the preparation is data-dependent (``clip``/``maxnorm`` with standardisation, or ``maxnorm``): the
+   column statistics and, for ``maxnorm``, the largest row norm, by reduction
+   (:mod:`engine.scale.partition_preparation`). Public bounds need no pass. The partitions are checked here.
+2. Only for the projection at rank < d (global mode): XᵀX of the whole prepared table, by reduction.
+3. The release: every partition is read, prepared with the fixed map, privatized with the shared pieces
+   (:mod:`engine.scale.partition_mechanisms`) and its OWN random stream, and written as one Parquet file.
+
+Randomness: one ``numpy.random.SeedSequence`` (the configuration's seed, or OS entropy) is split into a driver
+stream (R, the covariance noise, JL's P) and a parent of the partition streams; partition j uses the parent's
+j-th child, whichever worker runs it. A seeded rerun on any number of workers therefore writes identical files
+(for the same input and ``partition_rows``); a seed makes the output NOT private (:data:`engine.rng.SEEDED_WARNING`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.data.preparation import TableProblem, TooFewRowsError, privacy_note, table_problems
+from engine.errors import InvalidParameterError
+from engine.fingerprint import FINGERPRINT_TEXT, keyed_hasher
+from engine.mechanisms.gaussian import GaussianMechanism
+from engine.progress import Progress, ProgressCallback
+from engine.release import ReleaseConfig
+from engine.rng import SEEDED_WARNING
+from engine.scale.atomic_output import check_output_directory, commit, staging_directory, write_partition
+from engine.scale.partition_mechanisms import (
+    MODES,
+    JLPieces,
+    Pieces,
+    check_supported,
+    finish_details,
+    plan_pieces,
+    stated_guarantee,
+)
+from engine.scale.partition_preparation import (
+    PreparationMap,
+    canonical_digest,
+    check_partition,
+    check_whole_table,
+    combine_moments,
+    feature_matrix,
+    partition_max_norm,
+    partition_moments,
+    prepare_rows,
+    public_map,
+    raise_problem,
+)
+from engine.scale.partitioned_input import PartitionedInput, open_partitioned_input, read_partition
+
+_FINGERPRINT_VERSION = b"privacy-parameter-studio/table/partitioned/v1\n"
+
+
+# ------------------------------------------------------------------------------------------------ worker tasks
+def _read(partition: Any, columns: tuple[str, ...]) -> tuple[Any, dict[str, Any] | None]:
+    """The partition's data, or a problem report when the file cannot be read (errors travel back as data)."""
+    import pyarrow
+
+    try:
+        return read_partition(partition, columns), None
+    except (pyarrow.ArrowException, OSError, ValueError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return None, {"message": f"could not read the input: {reason} — check or export the file again",
+                      "control": "file", "column": None, "row": None}
+
+
+def _stats_task(partition: Any, columns: tuple[str, ...], spec, moments: bool) -> dict[str, Any]:
+    data, failure = _read(partition, columns)
+    if failure is not None:
+        return {"n": 0, "problem": failure}
+    problem, values = check_partition(data, spec)
+    n = _length(data)
+    report: dict[str, Any] = {"n": n, "problem": problem}
+    if problem is None and n:
+        raw = feature_matrix(values, spec)
+        report["min"], report["max"] = raw.min(axis=0), raw.max(axis=0)
+        if moments:
+            report["moments"] = partition_moments(raw)
+    return report
+
+
+def _length(data: pd.DataFrame | dict[str, np.ndarray]) -> int:
+    return len(data) if isinstance(data, pd.DataFrame) else len(next(iter(data.values())))
+
+
+def _max_norm_task(partition: Any, columns: tuple[str, ...], spec, centre: np.ndarray, scale: np.ndarray) -> float:
+    values = check_partition(read_partition(partition, columns), spec)[1]
+    return partition_max_norm(feature_matrix(values, spec), centre, scale)
+
+
+def _gram_task(partition: Any, columns: tuple[str, ...], spec, prep: PreparationMap) -> tuple[np.ndarray, np.ndarray, int]:
+    values = check_partition(read_partition(partition, columns), spec)[1]
+    x = prepare_rows(feature_matrix(values, spec), prep)[0]
+    return x.T @ x, x.sum(axis=0), x.shape[0]
+
+
+@dataclass(frozen=True)
+class PartitionJob:
+    """Everything a pass-3 task needs, broadcast once to every worker."""
+
+    columns: tuple[str, ...]
+    spec: Any
+    prep: PreparationMap | None  # None: public map computed from the spec (see public_map)
+    pieces: Pieces
+    stream_entropy: Any
+    stream_key: tuple[int, ...]
+    stream_pool: int
+    directory: str
+    checked: bool  # partitions already checked in pass 1
+    output_columns: tuple[str, ...]
+
+    def rng(self, index: int) -> np.random.Generator:
+        """The partition's own stream: child ``index`` of the parent sequence (as ``SeedSequence.spawn`` makes)."""
+        seq = np.random.SeedSequence(self.stream_entropy, spawn_key=(*self.stream_key, index), pool_size=self.stream_pool)
+        return np.random.default_rng(seq)
+
+
+def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, Any]:
+    data, failure = _read(partition, job.columns)
+    if failure is not None:
+        return {"index": index, "n": 0, "problem": failure}
+    n = _length(data)
+    problem, values = check_partition(data, job.spec)
+    del data
+    report: dict[str, Any] = {"index": index, "n": n, "problem": problem}
+    if problem is not None:
+        return report
+    raw = feature_matrix(values, job.spec)
+    report["digest"] = canonical_digest(values, job.spec, n)
+    del values
+    if not job.checked and n:
+        report["min"], report["max"] = raw.min(axis=0), raw.max(axis=0)
+    prep = job.prep if job.prep is not None else public_map(job.spec.normalization, raw.shape[1])
+    x, report["clipped_rows"], report["clipped_values"] = prepare_rows(raw, prep)
+    del raw
+    value, report["mechanism"] = job.pieces.privatize(x, job.rng(index))
+    del x
+    try:
+        report["file"] = write_partition(value, job.output_columns, job.directory, index)
+    except OSError as exc:
+        report["io_error"] = f"cannot write partition {index} into {job.directory!r}: {exc.strerror or exc}"
+    return report
+
+
+# ------------------------------------------------------------------------------------------------ driver
+def _run(client: Any, tasks: list, what: str, progress: ProgressCallback | None) -> list[Any]:
+    """Compute Dask tasks, reporting progress as they finish; results in task order. Cancels the rest on failure."""
+    from distributed import as_completed
+
+    futures = client.compute(tasks)
+    position = {f.key: i for i, f in enumerate(futures)}
+    results: list[Any] = [None] * len(futures)
+    try:
+        done = 0
+        if progress is not None:
+            progress(Progress(0, len(futures), what))
+        for future in as_completed(futures, loop=client.loop):
+            results[position[future.key]] = future.result()
+            done += 1
+            if progress is not None:
+                progress(Progress(done, len(futures), what))
+    except BaseException:
+        client.cancel(futures)
+        raise
+    return results
+
+
+def _check_columns(plan: PartitionedInput, spec) -> None:
+    empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in plan.columns})
+    problems = [p for p in table_problems(empty, spec) if not isinstance(p, TooFewRowsError)]
+    if problems:
+        raise problems[0]
+
+
+def _raise_first_problem(reports: list[dict[str, Any]]) -> None:
+    offset = 0
+    for report in reports:
+        if report["problem"] is not None:
+            raise_problem(report["problem"], offset)
+        offset += int(report["n"])
+
+
+def _ranges(reports: list[dict[str, Any]], d: int) -> tuple[np.ndarray, np.ndarray]:
+    kept = [r for r in reports if "min" in r]
+    if not kept:
+        return np.zeros(d), np.zeros(d)
+    return np.min([r["min"] for r in kept], axis=0), np.max([r["max"] for r in kept], axis=0)
+
+
+def fit_preparation(
+    client: Any, plan: PartitionedInput, spec, progress: ProgressCallback | None = None
+) -> tuple[PreparationMap | None, list[dict[str, Any]] | None]:
+    """Pass 1: the data-dependent part of the map (None when the map is public) and the partitions' reports.
+
+    Returns the :class:`PreparationMap` — centre, scale and row factor equal to the in-memory
+    :func:`engine.data.preparation.prepare` up to floating-point summation order — or ``(None, None)`` when
+    ``spec.normalization`` needs no statistic of the data.
+    """
+    import dask
+
+    norm = spec.normalization
+    d = len(spec.features)
+    public = public_map(norm, d)
+    if public is not None:
+        return None, None
+    stats = dask.delayed(_stats_task, pure=True)
+    reports = _run(
+        client,
+        [stats(p, plan.columns, spec, norm.standardize) for p in plan.partitions],
+        "pass 1: column statistics",
+        progress,
+    )
+    _raise_first_problem(reports)
+    rows = int(sum(r["n"] for r in reports))
+    check_whole_table(rows, *_ranges(reports, d), spec)
+    if norm.standardize:
+        centre, scale = combine_moments([r["moments"] for r in reports if "moments" in r])
+    else:
+        centre, scale = np.zeros(d), np.ones(d)
+    if not (np.all(np.isfinite(scale)) and np.all(scale > 0)):
+        bad = int(np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))[0])
+        raise TableProblem(
+            f"feature column {spec.features[bad]!r} cannot be scaled (its spread is zero or too large) — rescale "
+            f"or remove it",
+            control="features",
+            column=spec.features[bad],
+        )
+    if norm.method == "clip":
+        return PreparationMap(norm, centre, scale, 1.0), reports
+    task = dask.delayed(_max_norm_task, pure=True)
+    norms = _run(
+        client, [task(p, plan.columns, spec, centre, scale) for p in plan.partitions], "pass 1b: largest row norm",
+        progress,
+    )
+    biggest = float(max(norms))
+    if not (math.isfinite(biggest) and biggest > 0):
+        raise TableProblem(
+            "the rows cannot be scaled into the unit ball (the largest row norm is zero or too large) — rescale the "
+            "features",
+            control="features",
+        )
+    return PreparationMap(norm, centre, scale, 1.0 / biggest, max_norm=biggest), reports
+
+
+def partitioned_fingerprint(digests: list[str], rows: int, spec, partition_rows: int | None) -> str:
+    """Keyed fingerprint of a partitioned table: HMAC (the data holder's key) over the partitions' digests.
+
+    It identifies the same table read with the same partitioning; it differs from the in-memory fingerprint of
+    the same table (that one hashes the columns in one piece).
+    """
+    h = keyed_hasher()
+    h.update(_FINGERPRINT_VERSION)
+    h.update(f"rows={rows}\npartition_rows={partition_rows}\n".encode())
+    for digest in digests:
+        h.update(bytes.fromhex(digest))
+    h.update(b"spec\x00" + spec.key().encode("utf-8"))
+    return h.hexdigest()
+
+
+def run_out_of_core_release(
+    client: Any,
+    source: str | PartitionedInput,
+    output: str,
+    config: ReleaseConfig,
+    *,
+    mode: str = "global",
+    partition_rows: int | None = None,
+    progress: ProgressCallback | None = None,
+    cluster: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Prepare and privatize the table at ``source`` on the cluster of ``client``; write ``output`` atomically.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        From :func:`engine.scale.cluster.dask_client`.
+    source : str or PartitionedInput
+        Parquet/CSV file, folder or glob pattern (or an already planned input).
+    output : str
+        A new folder: partitioned Parquet (``part-00000.parquet`` …) plus ``_release.json``.
+    config : ReleaseConfig
+        Data spec, mechanism and seed (None = OS entropy).
+    mode : {"global", "partitioned"}
+        :data:`engine.scale.partition_mechanisms.MODES`.
+    partition_rows : int, optional
+        Rows per partition (Parquet input).
+    progress : callable, optional
+        Called with :class:`engine.progress.Progress` after every finished partition of every pass.
+    cluster : dict, optional
+        :func:`engine.scale.cluster.cluster_summary`, recorded in the metadata.
+
+    Returns
+    -------
+    dict
+        The summary also written as the sidecar: the fields of :func:`engine.release.release_summary` (guarantee,
+        noise, details, seed and warning, data fingerprint summary, preparation and its privacy note, config)
+        plus ``output``, ``rows``, ``columns`` and ``execution`` (engine, mode, partitions, passes, cluster).
+
+    Raises
+    ------
+    EngineError
+        Unsupported mechanism or mode, bad input, output folder exists, data problems (named by whole-table row).
+    """
+    import dask
+
+    if not isinstance(config, ReleaseConfig):
+        raise InvalidParameterError(f"config must be a ReleaseConfig; got {type(config).__name__}")
+    started = time.perf_counter()
+    mechanism = config.build_mechanism()
+    requested = mode
+    if isinstance(mechanism, GaussianMechanism):
+        mode = "global" if mode in MODES else mode  # independent noise per entry: both modes are one and the same
+    check_supported(mechanism, mode)
+    out = check_output_directory(output)
+    plan = source if isinstance(source, PartitionedInput) else open_partitioned_input(source, partition_rows=partition_rows)
+    spec = config.data
+    _check_columns(plan, spec)
+    d = len(spec.features)
+    timings: dict[str, float] = {}
+
+    root = np.random.SeedSequence(config.seed)
+    driver_seq, parent = root.spawn(2)
+
+    t_import = time.perf_counter()
+    client.run(importlib.import_module, __name__)  # every worker imports the engine once, before the passes
+    timings["worker imports"] = time.perf_counter() - t_import
+
+    t0 = time.perf_counter()
+    prep, stats_reports = fit_preparation(client, plan, spec, progress)
+    if stats_reports is not None:
+        timings["pass 1 (statistics)"] = time.perf_counter() - t0
+    public = public_map(spec.normalization, d)
+
+    def covariance(kind: str) -> np.ndarray:
+        t1 = time.perf_counter()
+        task = dask.delayed(_gram_task, pure=True)
+        parts = _run(client, [task(p, plan.columns, spec, prep or public) for p in plan.partitions],
+                     "pass 2: XᵀX", progress)
+        gram = np.sum([g for g, _, _ in parts], axis=0)
+        sums = np.sum([s for _, s, _ in parts], axis=0)
+        n = int(sum(m for _, _, m in parts))
+        timings["pass 2 (XᵀX)"] = time.perf_counter() - t1
+        if kind == "gram":
+            return gram
+        mean = sums / n
+        return np.atleast_2d((gram - n * np.outer(mean, mean)) / (n - 1))
+
+    pieces, details = plan_pieces(mechanism, mode, d, np.random.default_rng(driver_seq), covariance)
+    # As release_frame: the features' names, or z1 … zk when the mechanism changes the dimension (JL + Laplace).
+    output_columns = (
+        tuple(f"z{i + 1}" for i in range(mechanism.k)) if isinstance(pieces, JLPieces) else tuple(spec.features)
+    )
+
+    t2 = time.perf_counter()
+    with staging_directory(out) as staging:
+        job = PartitionJob(
+            columns=plan.columns, spec=spec, prep=prep, pieces=pieces, stream_entropy=parent.entropy,
+            stream_key=tuple(parent.spawn_key), stream_pool=parent.pool_size, directory=str(staging),
+            checked=stats_reports is not None, output_columns=output_columns,
+        )
+        job_future = client.scatter(job, broadcast=True, hash=False)
+        task = dask.delayed(_release_task, pure=True)
+        reports = _run(client, [task(p, j, job_future) for j, p in enumerate(plan.partitions)],
+                       "release", progress)
+        _raise_first_problem(reports)
+        for report in reports:
+            if "io_error" in report:
+                raise InvalidParameterError(report["io_error"])
+        rows = int(sum(r["n"] for r in reports))
+        if stats_reports is None:
+            check_whole_table(rows, *_ranges(reports, d), spec)
+        timings["pass 3 (release)"] = time.perf_counter() - t2
+        finish_details(details, pieces, [r["mechanism"] for r in reports], rows, d)
+        summary = _summary(
+            config, mechanism, mode, plan, pieces, details, reports, rows, output_columns, out, timings,
+            time.perf_counter() - started, cluster,
+        )
+        if requested != mode:
+            summary["execution"]["mode_note"] = (
+                f"--dask-mode {requested} was asked for; for the Gaussian mechanism (independent noise on every entry) "
+                "it is the same release as the global mode, which is what ran"
+            )
+        commit(staging, out, summary)
+    return summary
+
+
+def _summary(config, mechanism, mode, plan, pieces, details, reports, rows, columns, out, timings, seconds, cluster):
+    guarantee = stated_guarantee(mechanism, mode, plan.npartitions)
+    implied = guarantee.implied_dp()
+    noise = details.get("noise_sd_per_coordinate")
+    norm = config.data.normalization
+    spec = config.data
+    digests = [r["digest"] for r in reports]
+    return _jsonable({
+        "output": str(out),
+        "rows": rows,
+        "columns": list(columns),
+        "mechanism": config.kind,
+        "guarantee": {
+            "headline": guarantee.headline(),
+            "describe": list(guarantee.describe()),
+            "dict": guarantee.to_dict(),
+            "implied_dp": implied.to_dict() if implied is not guarantee else None,
+        },
+        "noise_sd_per_coordinate": None if noise is None or (isinstance(noise, float) and math.isnan(noise)) else noise,
+        "details": dict(details),
+        "seconds": seconds,
+        "seeded": config.seeded,
+        "seed": config.seed,
+        "warning": SEEDED_WARNING if config.seeded else None,
+        "data": {
+            "n": rows,
+            "d": len(spec.features),
+            "features": list(spec.features),
+            "target": spec.target,
+            "roles": dict(spec.roles or {}),
+            "normalization": norm.to_dict(),
+            "sha256": partitioned_fingerprint(digests, rows, spec, plan.partition_rows),
+            "fingerprint_scheme": (
+                f"{FINGERPRINT_TEXT}; computed over the {plan.npartitions} partitions' digests, so it matches "
+                "the same table read with the same partitioning, not the in-memory fingerprint"
+            ),
+        },
+        "preparation": {
+            "description": norm.describe(),
+            "privacy_note": privacy_note(norm),
+            "internal_not_private": {
+                "clipped_rows": int(sum(r["clipped_rows"] for r in reports)),
+                "clipped_values": int(sum(r["clipped_values"] for r in reports)),
+                "note": "exact counts from the confidential data: keep internal, do not publish with the release",
+            },
+            "output_units": (
+                "prepared scale: each input row was mapped into the unit L2 ball as described; the released "
+                "values are not in the data's original units"
+            ),
+        },
+        "config": config.to_dict(),
+        "execution": {
+            "engine": "dask",
+            "mode": mode,
+            "mode_text": MODES[mode].format(m=plan.npartitions),
+            "input": plan.describe(),
+            "random_streams": (
+                "one SeedSequence (the seed, or OS entropy) split into a driver stream (shared pieces) and one child "
+                "stream per partition index: the output does not depend on the number of workers"
+            ),
+            "passes_seconds": timings,
+            "cluster": cluster,
+            "files": [r["file"] for r in reports],
+        },
+    })
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+__all__ = ["PartitionJob", "fit_preparation", "partitioned_fingerprint", "run_out_of_core_release"]

@@ -1,0 +1,214 @@
+r"""Sweep results: the tidy table of a finished sweep, its per-point summary and the Pareto frontier.
+
+Interval convention: :meth:`SweepResult.summary` reports, per grid point, the mean, the sample sd (ddof = 1)
+and by default a 95 % confidence interval for the MEAN, mean ± t₀.₉₇₅,r−1 · sd/√r over the r repetitions
+(``interval="runs"`` gives the 2.5–97.5 % range of single runs instead: what one release may give).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from engine.analysis import (
+    BASELINE_PREFIX,
+    baseline_column,
+    mean_interval,
+)
+from engine.errors import InvalidParameterError
+from engine.evaluation.programs import higher_is_better
+from engine.sweeps.grid import AI_CELL_PREFIX, DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, SweepConfig
+from engine.validation import check_choice, check_interval
+
+__all__ = ["SweepResult", "pareto_mask"]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A finished (or, after a cancel, partial) sweep.
+
+    Attributes
+    ----------
+    config : SweepConfig
+    table : pandas.DataFrame
+        Tidy table, one row per cell in cell order: descriptor columns (:data:`DESCRIPTOR_COLUMNS`), ``rep``,
+        the program's metrics, ``<headline>_change`` and the program-specific relative metrics against the
+        non-private model on the same rows, ``noise_sd`` (per-coordinate noise sd on the unbiased scale; 0 for the
+        non-private release) and the protection columns (:data:`PROTECTION_COLUMNS`) with attack details:
+        ``protection_singling_out`` (1 − worst-case share singled out) with ``singling_out_risk`` and
+        ``singling_out_worst_net_size``; ``protection_attribute_inference`` (the paper's relative protection,
+        worst cell) with the Anonymeter-style ``attribute_inference_risk`` and its ``_ci_low``/``_ci_high``;
+        ``protection_distinguishing`` (smallest total error α + β of the best test telling two records apart —
+        the hypothesis-testing view, comparable across mechanisms) and ``distinguishing_paper_d`` (the paper's
+        D = 1/(U + 1)). The non-private release has distinguishing protection 0. Attribute inference also has one
+        column per (adversary, secret column) cell, ``attribute_inference_cell:<knowledge>:<j>`` (that run's
+        relative protection), so that :meth:`summary` can average every cell over the runs before taking the
+        worst one. JL sweeps of a classification program add ``clustering_accuracy``.
+    fingerprint : str
+        Data fingerprint the sweep ran on.
+    n_released, n_holdout : int
+        Rows privatized and rows held out.
+    complete : bool
+        False for the partial result attached to a :class:`~engine.errors.CancelledError`.
+    seconds : float
+        Wall time of the run (not part of the table, which is deterministic).
+    cpu_seconds : float
+        CPU time spent in the cells, summed over workers (independent of how busy the machine is: divided by the
+        number of free cores it predicts the wall time on an idle machine, pool start-up excluded).
+    from_cache : bool
+    """
+
+    config: SweepConfig
+    table: pd.DataFrame
+    fingerprint: str = ""
+    n_released: int = 0
+    n_holdout: int = 0
+    complete: bool = True
+    seconds: float = math.nan
+    cpu_seconds: float = math.nan
+    from_cache: bool = False
+
+    @property
+    def metric_columns(self) -> list[str]:
+        """Numeric outcome columns (everything except descriptors and ``rep``)."""
+        skip = set(DESCRIPTOR_COLUMNS) | {"rep"}
+        return [c for c in self.table.columns if c not in skip and pd.api.types.is_numeric_dtype(self.table[c])]
+
+    @property
+    def protection_columns(self) -> list[str]:
+        return [c for c in PROTECTION_COLUMNS.values() if c in self.table.columns]
+
+    def summary(self, interval: Literal["mean", "runs"] = "mean", confidence: float = 0.95) -> pd.DataFrame:
+        """Per grid point: descriptors, ``runs`` and for every metric ``<m>_mean``, ``<m>_sd``, ``<m>_lo``, ``<m>_hi``.
+
+        ``interval="mean"``: confidence interval of the mean, mean ± t · sd/√r (t the ``(1+confidence)/2``
+        quantile of Student's t with r − 1 degrees of freedom; NaN for r = 1). ``interval="runs"``: the
+        ``(1−confidence)/2`` and ``(1+confidence)/2`` quantiles of the single runs. sd uses ddof = 1.
+
+        Attribute inference is a worst case over (adversary, secret column) cells. ``protection_attribute_inference_*``
+        is the spec's statistic: each cell's relative protection is averaged over the runs FIRST, then the lowest
+        cell is taken (its name in ``attribute_inference_worst_cell``, e.g. ``"half:3"``; sd and interval are that
+        cell's). The mean of the per-run minima — lower, because a minimum of noisy values is biased low — is kept
+        as ``protection_attribute_inference_per_run_min_*``. Tables without the per-cell columns (sweeps recorded
+        before they existed) fall back to the per-run minima.
+        """
+        check_choice("interval", interval, ("mean", "runs"))
+        level = check_interval("confidence", confidence, 0, 1, closed="neither")
+        descriptors = [c for c in DESCRIPTOR_COLUMNS if c in self.table.columns]
+        if self.table.empty or "point" not in self.table.columns:  # e.g. cancelled before the first cell
+            return pd.DataFrame(columns=[*descriptors, "runs"])
+        metrics = self.metric_columns
+        cells = [m for m in metrics if m.startswith(AI_CELL_PREFIX)]
+        ai = PROTECTION_COLUMNS["attribute_inference"]
+        stats = ("mean", "sd", "lo", "hi")
+        rows = []
+        for _, group in self.table.groupby("point", sort=True):
+            row: dict[str, Any] = {c: group[c].iloc[0] for c in descriptors}
+            r = len(group)
+            row["runs"] = r
+            for m in metrics:
+                values = group[m].to_numpy(dtype=float)
+                values = values[np.isfinite(values)]
+                k = values.size
+                mean, sd, lo, hi = mean_interval(values, level)
+                if interval == "runs":
+                    lo, hi = (
+                        (float(np.quantile(values, (1 - level) / 2)), float(np.quantile(values, (1 + level) / 2)))
+                        if k
+                        else (math.nan, math.nan)
+                    )
+                row[f"{m}_mean"] = mean
+                row[f"{m}_sd"] = sd
+                row[f"{m}_lo"] = lo
+                row[f"{m}_hi"] = hi
+            if cells and ai in metrics:
+                means = np.array([row[f"{c}_mean"] for c in cells], dtype=float)
+                for st in stats:
+                    row[f"{ai}_per_run_min_{st}"] = row[f"{ai}_{st}"]
+                if np.isfinite(means).any():
+                    worst = cells[int(np.nanargmin(means))]
+                    for st in stats:
+                        row[f"{ai}_{st}"] = row[f"{worst}_{st}"]
+                    row["attribute_inference_worst_cell"] = worst[len(AI_CELL_PREFIX):]
+            rows.append(row)
+        shown = [m for m in metrics if m not in cells]
+        columns = descriptors + ["runs"] + [f"{m}_{st}" for m in shown for st in stats]
+        if cells and ai in metrics:
+            columns += [f"{ai}_per_run_min_{st}" for st in stats] + ["attribute_inference_worst_cell"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def no_better_than_trivial(self, metric: str | None = None, confidence: float = 0.95) -> pd.Series:
+        """Per grid point of :meth:`summary`: the trivial rule (``baseline:<rule>:<metric>`` columns) that is at
+        least as good as the point's mean ``metric`` even at the favourable end of its interval, else "".
+
+        A point whose interval does not clear a rule that uses no data (target nobody, approve everyone, …) is no
+        better than that rule on these data.
+        """
+        name = self.config.program.headline_metric if metric is None else metric
+        summary = self.summary(confidence=confidence)
+        up = higher_is_better(name)
+        rules = [c[len(BASELINE_PREFIX):-len(":" + name)] for c in self.metric_columns
+                 if c.startswith(BASELINE_PREFIX) and c.endswith(":" + name)]
+        out = []
+        for _, row in summary.iterrows():
+            best = row.get(f"{name}_hi" if up else f"{name}_lo")
+            if best is None or not np.isfinite(best):
+                best = row.get(f"{name}_mean")
+            found = ""
+            for rule in rules:
+                b = row.get(f"{baseline_column(rule, name)}_mean")
+                if b is not None and np.isfinite(b) and best is not None and np.isfinite(best) and (
+                        (up and b >= best) or (not up and b <= best)):
+                    found = rule
+                    break
+            out.append(found)
+        return pd.Series(out, index=summary.index, name="no_better_than")
+
+    def reference_points(self) -> pd.DataFrame:
+        """Summary rows of the non-private and classic-DP reference points."""
+        summary = self.summary()
+        return summary[summary["reference"].isin(["non-private", "classic-dp"])].reset_index(drop=True)
+
+    def pareto(self, utility_metric: str | None = None,
+               protection_metric: str = PROTECTION_COLUMNS["singling_out"]) -> pd.DataFrame:
+        """Summary with a boolean ``pareto`` column: grid points no other point beats on both axes (means).
+
+        A point is dominated when another point is at least as good on the utility (direction from
+        :func:`~engine.evaluation.programs.higher_is_better`: larger is better unless the metric says otherwise,
+        e.g. exclusion errors) and at least as protective, and strictly better on one. Points with a missing mean are never on
+        the frontier. Reference points take part (they are real options).
+        """
+        utility = self.config.program.headline_metric if utility_metric is None else utility_metric
+        for name in (utility, protection_metric):
+            if name not in self.metric_columns:
+                raise InvalidParameterError(
+                    f"metric {name!r} is not in this sweep; choose one of {self.metric_columns}"
+                )
+        summary = self.summary()
+        sign = 1.0 if higher_is_better(utility) else -1.0
+        u = sign * summary[f"{utility}_mean"].to_numpy(dtype=float)
+        p = summary[f"{protection_metric}_mean"].to_numpy(dtype=float)
+        summary["pareto"] = pareto_mask(u, p)
+        return summary
+
+
+def pareto_mask(utility: np.ndarray, protection: np.ndarray) -> np.ndarray:
+    """Non-dominated points when both coordinates are to be maximised (NaN never on the frontier).
+
+    >>> pareto_mask(np.array([1.0, 2.0, 2.0, 0.5]), np.array([3.0, 1.0, 0.5, 3.0])).tolist()
+    [True, True, False, False]
+    """
+    u = np.asarray(utility, dtype=float)
+    p = np.asarray(protection, dtype=float)
+    ok = np.isfinite(u) & np.isfinite(p)
+    mask = np.zeros(u.size, dtype=bool)
+    for i in np.flatnonzero(ok):
+        others = ok.copy()
+        others[i] = False
+        dominated = others & (u >= u[i]) & (p >= p[i]) & ((u > u[i]) | (p > p[i]))
+        mask[i] = not dominated.any()
+    return mask

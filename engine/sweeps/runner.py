@@ -1,0 +1,350 @@
+r"""Sweep runner: the holdout, the cells (inline or in a process pool), the in-process cache and the reference
+markers.
+
+See :mod:`engine.sweeps` for the design (holdout, seeds, parallelism, cache).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import hashlib
+import math
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from engine.accounting.tdp import tdp_to_dp
+from engine.analysis import (
+    AnalysisData,
+    PointAnalysis,
+    analyse,
+)
+from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError
+from engine.progress import CancelToken, Progress, ProgressCallback
+from engine.rng import spawn_seeds
+from engine.sweeps.grid import Budget, GridPoint, SweepConfig
+from engine.sweeps.results import SweepResult
+from engine.validation import check_integer
+
+__all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "estimate_seconds", "run_sweep"]
+
+#: Finished sweeps kept by the in-process cache.
+CACHE_SIZE = 8
+
+
+@dataclass
+class _Context:
+    """Everything a cell needs that does not depend on the noise (sent to each worker once)."""
+
+    config: SweepConfig
+    data: AnalysisData
+    points: list[GridPoint]
+
+
+_WORKER_CONTEXT: _Context | None = None
+#: Modules the forkserver imports once, so that forked workers start with them loaded.
+_WORKER_MODULES: tuple[str, ...] = (
+    "engine.sweeps.grid",
+    "engine.sweeps.results",
+    "engine.sweeps.runner",
+    "engine.mechanisms.private_projection",
+    "engine.mechanisms.gaussian",
+    "engine.mechanisms.jl_laplace",
+    "engine.attacks.singling_out",
+    "engine.attacks.attribute_inference",
+    "engine.attacks.distinguishing",
+    "sklearn.linear_model",
+    "threadpoolctl",
+)
+_CACHE: collections.OrderedDict[str, SweepResult] = collections.OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every cached sweep."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def _cache_key(fingerprint: str, config: SweepConfig) -> str:
+    return hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
+
+
+def _data_fingerprint(data: Any) -> str:
+    """The data's fingerprint (computed from the arrays when the object has none), checking it is prepared data."""
+    from engine.analysis import _data_arrays
+
+    return _data_arrays(data, need_outcome=True)[3]
+
+
+def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism=None) -> dict[str, Any]:
+    if point.budget is None:
+        return {
+            "point": point.index, "reference": point.reference, "mechanism": "none", "b": math.nan,
+            "epsilon1": math.nan, "delta1": math.nan, "epsilon2": math.nan, "delta2": math.nan,
+            "epsilon": math.nan, "delta": math.nan, "implied_epsilon": math.nan, "implied_delta": math.nan,
+        }
+    budget = point.budget
+    eps, dlt = budget.epsilon, budget.delta
+    # The Gaussian mechanism spends the totals; the budget's split is kept so that projection and Gaussian
+    # sweeps over the same budgets line up row for row.
+    e1, d1, e2, d2 = float(budget.epsilon1), float(budget.delta1), float(budget.epsilon2), float(budget.delta2)
+    if config.mechanism == "jl-laplace":
+        # δ is the per-pair bound on δ_fail the calibration achieved (≤ the target); element-wise protection
+        # covers one entry, so no whole-record (classic DP) statement is implied.
+        dlt = float(min(1.0, mechanism.delta_fail))
+        if config.relation == "element":
+            implied_eps, implied_delta = math.nan, math.nan
+        else:
+            implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
+    else:
+        implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
+    return {
+        "point": point.index, "reference": point.reference, "mechanism": config.mechanism, "b": point.b,
+        "epsilon1": e1, "delta1": d1, "epsilon2": e2, "delta2": d2, "epsilon": eps, "delta": dlt,
+        "implied_epsilon": float(implied_eps), "implied_delta": float(implied_delta),
+    }
+
+
+def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
+    cpu_started = time.process_time()
+    point = ctx.points[point_index]
+    config = ctx.config
+    if point.budget is None:
+        mechanism = None
+        row: dict[str, Any] = _point_descriptors(point, config)
+    else:
+        mechanism = config.mechanism_for(point.b, point.budget, d=ctx.data.x_rel.shape[1])
+        row = _point_descriptors(point, config, mechanism)
+    row["rep"] = rep
+    row.update(analyse(ctx.data, mechanism, seed=seed).row())
+    # CPU time is a diagnostic (it varies run to run), kept out of the deterministic table.
+    return {"cell": cell, **row, "_cpu_seconds": time.process_time() - cpu_started}
+
+
+def _init_worker(ctx: _Context) -> None:
+    global _WORKER_CONTEXT
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    _WORKER_CONTEXT = ctx
+
+
+def _worker_cell(cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
+    assert _WORKER_CONTEXT is not None, "worker initializer did not run"
+    return _run_cell(_WORKER_CONTEXT, cell, point_index, rep, seed)
+
+
+def _build_context(data: Any, config: SweepConfig, holdout_seed) -> _Context:
+    analysis_data = AnalysisData.build(data, config.analysis_config(), holdout_seed=holdout_seed)
+    if config.mechanism == "jl-laplace":
+        # Every grid point's JL mechanism has the sweep's k: check the adversary's known records once, up front.
+        known = 2 * config.k if config.known_records is None else config.known_records
+        if known >= analysis_data.n_released:
+            raise InsufficientDataError(
+                f"the JL adversary knows {known} records, but only {analysis_data.n_released} rows are released — "
+                "set known_records below the number of released rows (or a smaller k)"
+            )
+    return _Context(config, analysis_data, config.points())
+
+
+def run_sweep(
+    data: Any,
+    config: SweepConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: CancelToken | None = None,
+    workers: int = 1,
+    on_row: Callable[[dict], None] | None = None,
+    use_cache: bool = True,
+) -> SweepResult:
+    """Run a tradeoff sweep on prepared data.
+
+    Parameters
+    ----------
+    data : PreparedData
+        Prepared features ``x`` (rows in the unit L2 ball), outcome ``y``, program ``extras`` and ``fingerprint``
+        (any object with these attributes; the fingerprint is computed if missing).
+    config : SweepConfig
+    progress : callable, optional
+        Called with :class:`~engine.progress.Progress` after every finished cell.
+    cancel : CancelToken, optional
+        Checked between cells. When set, running cells finish, no new cell starts, and
+        :class:`~engine.errors.CancelledError` is raised; its attribute ``partial`` is a :class:`SweepResult`
+        with ``complete=False`` holding every finished row (also delivered one by one through ``on_row``).
+    workers : int
+        Worker processes, in [1, 64]; 1 runs inline. The table does not depend on it.
+    on_row : callable, optional
+        Called with every finished row (a dict) as it arrives (in completion order).
+    use_cache : bool
+        Reuse (and store) a finished sweep with the same data fingerprint and configuration.
+
+    Returns
+    -------
+    SweepResult
+
+    Raises
+    ------
+    CancelledError
+        The cancel token was set (``err.partial`` holds the finished rows).
+    DataValidationError, InsufficientDataError, InvalidParameterError
+        The data do not fit the program or the grid.
+    """
+    if not isinstance(config, SweepConfig):
+        raise InvalidParameterError(f"config must be a SweepConfig; got {type(config).__name__}")
+    n_workers = check_integer("workers", workers, 1, 64)
+    fingerprint = _data_fingerprint(data)
+    key = _cache_key(fingerprint, config)
+    if use_cache:
+        with _CACHE_LOCK:
+            cached = _CACHE.get(key)
+            if cached is not None:
+                _CACHE.move_to_end(key)
+        if cached is not None:
+            total = len(cached.table)
+            if progress is not None:
+                progress(Progress(total, total, "loaded from cache"))
+            return SweepResult(**{**cached.__dict__, "table": cached.table.copy(), "from_cache": True})
+
+    started = time.perf_counter()
+    if cancel is not None:
+        cancel.raise_if_cancelled("the sweep")
+    points = config.points()
+    tasks = [(p.index, rep) for p in points for rep in range(config.repetitions)]
+    seeds = spawn_seeds(config.seed, len(tasks) + 1)
+    ctx = _build_context(data, config, None)  # the holdout comes from the analysis configuration's holdout_seed
+    total = len(tasks)
+    rows: dict[int, dict] = {}
+
+    cpu = [0.0]
+
+    def finished(row: dict) -> None:
+        cpu[0] += float(row.pop("_cpu_seconds", 0.0))
+        rows[row["cell"]] = row
+        if on_row is not None:
+            on_row(dict(row))
+        if progress is not None:
+            point = ctx.points[int(row["point"])]
+            label = "non-private" if point.budget is None else f"B={point.b:g}, ε={point.budget.epsilon:g}"
+            progress(Progress(len(rows), total, f"{label}, repetition {int(row['rep']) + 1}",
+                              elapsed=time.perf_counter() - started))
+
+    cancelled = False
+    if n_workers == 1:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):
+            for cell, (point_index, rep) in enumerate(tasks):
+                if cancel is not None and cancel.cancelled:
+                    cancelled = True
+                    break
+                finished(_run_cell(ctx, cell, point_index, rep, seeds[cell + 1]))
+    else:
+        cancelled = _run_pool(ctx, tasks, seeds, n_workers, cancel, finished)
+
+    table = _table([rows[c] for c in sorted(rows)])
+    result = SweepResult(
+        config=config,
+        table=table,
+        fingerprint=fingerprint,
+        n_released=ctx.data.n_released,
+        n_holdout=ctx.data.n_holdout,
+        complete=not cancelled,
+        seconds=time.perf_counter() - started,
+        cpu_seconds=cpu[0],
+    )
+    if cancelled:
+        err = CancelledError(
+            f"the sweep was cancelled after {len(rows)} of {total} cells; the finished rows are kept"
+        )
+        err.partial = result  # type: ignore[attr-defined]
+        raise err
+    if use_cache:
+        with _CACHE_LOCK:
+            _CACHE[key] = SweepResult(**{**result.__dict__, "table": table.copy()})
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return result
+
+
+def _start_method() -> str:
+    """``fork`` from a single-threaded process (the CLI, scripts: instant start, nothing re-imported);
+    ``forkserver`` when other threads run (the dashboard: forking a threaded process is unsafe); ``spawn`` where
+    neither exists."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken | None,
+              finished: Callable[[dict], None]) -> bool:
+    """Run cells in worker processes, at most 2 × workers in flight; returns True when cancelled."""
+    mp_context = multiprocessing.get_context(_start_method())
+    if mp_context.get_start_method() == "forkserver":
+        # Workers fork from a server that has already imported everything a cell needs.
+        mp_context.set_forkserver_preload(list(_WORKER_MODULES))
+    cancelled = False
+    with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=mp_context, initializer=_init_worker,
+                                initargs=(ctx,)) as pool:
+        pending: set[cf.Future] = set()
+        next_cell = 0
+        while next_cell < len(tasks) or pending:
+            while not cancelled and next_cell < len(tasks) and len(pending) < 2 * n_workers:
+                point_index, rep = tasks[next_cell]
+                pending.add(pool.submit(_worker_cell, next_cell, point_index, rep, seeds[next_cell + 1]))
+                next_cell += 1
+            done, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                finished(future.result())
+            if cancel is not None and cancel.cancelled and not cancelled:
+                cancelled = True
+                next_cell = len(tasks)  # submit nothing more; let the running cells finish
+    return cancelled
+
+
+def _table(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    if "cell" in frame.columns:
+        frame = frame.drop(columns="cell")
+    return frame.reset_index(drop=True)
+
+
+def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetitions: int | None = None
+                      ) -> PointAnalysis:
+    """A mechanism outside the grid (e.g. k-anonymity, the paper's non-DP baseline) analysed on exactly the
+    sweep's released rows and holdout, with ``repetitions`` (default: the sweep's) releases, so its marker sits on
+    the same axes as the sweep's points.
+
+    Seeds: the sweep's holdout (the analysis configuration's holdout_seed), and releases from a stream spawned from
+    the sweep seed that no cell uses.
+    """
+    reps = config.repetitions if repetitions is None else check_integer("repetitions", repetitions, 1, 10_000)
+    built = AnalysisData.build(data, config.analysis_config())
+    seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
+    first = analyse(built, mechanism, seed=seeds[0])
+    rows = [first.row()] + [analyse(built, mechanism, seed=s).row() for s in seeds[1:]]
+    return PointAnalysis(mechanism, first, tuple(rows))
+
+
+def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1) -> float:
+    """Wall time the sweeps will take, from one timed cell of each (the first private grid point), divided
+    among ``workers``. A rough figure to show before a long run starts; the progress bar refines it."""
+    n_workers = check_integer("workers", workers, 1, 64)
+    total = 0.0
+    for config in configs:
+        point = next(p for p in config.points() if p.budget is not None)
+        built = AnalysisData.build(data, config.analysis_config())
+        mechanism = config.mechanism_for(point.b, cast(Budget, point.budget), d=built.x_rel.shape[1])
+        started = time.perf_counter()
+        analyse(built, mechanism, seed=0)
+        total += (time.perf_counter() - started) * config.n_cells
+    return total / min(n_workers, os.cpu_count() or 1)
