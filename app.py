@@ -12,6 +12,8 @@ current scenario back into the address bar.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import session_store
@@ -33,7 +35,10 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/studio/export.py", "Export", ":material/download:"),
 )
 
-st.set_page_config(page_title="Privacy Parameter Studio", page_icon=":material/tune:", layout="wide")
+# The tab icon is a local file: a ":material/…:" page icon makes every browser fetch it from a font service. (The
+# Material Symbols font of the page icons in the navigation is bundled with Streamlit and served locally.)
+st.set_page_config(page_title="Privacy Parameter Studio", page_icon=str(Path(__file__).parent / "assets" / "favicon.svg"),
+                   layout="wide")
 
 # A reload starts a new session: bring back this session's work kept in memory under the address's key.
 if STATE_KEY not in st.session_state:

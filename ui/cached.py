@@ -28,6 +28,10 @@ from ui.state import StudioState
 
 #: Largest upload the Data page accepts, in MB (also ``server.maxUploadSize`` in .streamlit/config.toml).
 MAX_UPLOAD_MB = 50
+#: Widest uploaded table the Data page accepts. Profiling, preparing and attacking grow with every column (a 1 MB
+#: file of 5,000 columns took minutes of CPU and gigabytes of memory in a Mechanisms run); wider tables are refused
+#: with a message naming the limit (the command line has no such limit).
+MAX_UPLOAD_COLUMNS = 500
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,32 @@ from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
 from ui.figures.theme import fmt, fmt_param
 from ui.state import StudioState, scenario_params
+
+#: Characters Streamlit's Markdown gives a meaning to anywhere in a line: emphasis, code, links and images, raw
+#: HTML, strikethrough, tables, headings, LaTeX (``$``), emoji / ``:material/…:`` icons / ``:red[…]`` directives
+#: (``:``), entities (``&``), e-mail autolinks (``@``). ``www.`` and list/quote markers at the start are handled apart.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~$:|#!@&])")
+_LINE_START = re.compile(r"^(\s*)(\d*)([-+=.)])")
+_WWW = re.compile(r"(?i)\b(www)\.")
+
+
+def plain(text: object) -> str:
+    """``text`` escaped so that ``st.markdown`` (and every label, caption, error box …) shows it literally.
+
+    User text — column names, file names, dataset titles, record titles and rationales, engine messages quoting
+    them — must never be rendered as Markdown: ``![px](http://127.0.0.1:9/t.png)`` as a column name would make the
+    browser fetch that address, and ``**Approved by**`` in a record title would show as bold. Every Markdown
+    metacharacter gets a backslash (CommonMark shows an escaped punctuation character literally) and line breaks
+    become spaces (a newline could start a heading or a list).
+
+    >>> print(plain("**Approved by** ![px](http://x/t.png)"))
+    \\*\\*Approved by\\*\\* \\!\\[px\\](http\\://x/t.png)
+    """
+    text = " ".join(str(text).splitlines())
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    text = _WWW.sub(r"\1\\.", text)  # GitHub-flavoured autolinks start at "www."
+    return _LINE_START.sub(r"\1\2\\\3", text)  # a list or heading marker at the start
+
 
 #: Plain-language help, one entry per recurring control. Pages append data-specific sentences (e.g. B in units).
 HELP: dict[str, str] = {
@@ -123,19 +150,19 @@ def user_errors(container: Any = None, *, prefix: str = "") -> Iterator[Outcome]
     except EngineError as exc:
         outcome.failed = True
         outcome.error = exc
-        (container or st).error(f"{prefix}{exc}", icon=":material/error:")
+        (container or st).error(f"{prefix}{plain(exc)}", icon=":material/error:")
 
 
 def field_error(message: str | None, container: Any = None) -> None:
     """Draw ``message`` (if any) right below the control that fixes it."""
     if message:
-        (container or st).error(message, icon=":material/error:")
+        (container or st).error(plain(message), icon=":material/error:")
 
 
 def show_notices(state: StudioState) -> None:
     """Show (once) the messages queued in ``state.notices`` — e.g. what a shared link could not restore."""
     while state.notices:
-        st.warning(state.notices.pop(0), icon=":material/info:")
+        st.warning(plain(state.notices.pop(0)), icon=":material/info:")
 
 
 def seed_badge(seed: int | None) -> str:
@@ -167,12 +194,12 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
         st.markdown("**Dataset**")
         if state.n is not None and state.data_fingerprint is not None:
             label = ":violet-badge[synthetic]" if state.synthetic and state.source == "demo" else ""
-            st.markdown(f"{state.dataset_label()} {label}")
+            st.markdown(f"{plain(state.dataset_label())} {label}")
             st.caption(f"n = {state.n:,} people · d = {state.d} features")
         elif state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint:
             st.caption("Waiting for the uploaded file named in the link (upload it on the Data page).")
         else:
-            st.caption(f"{state.dataset_label()} (not loaded yet)")
+            st.caption(f"{plain(state.dataset_label())} (not loaded yet)")
         st.markdown("**Candidate**" + ("" if state.candidate is not None else " (default: Example 1)"))
         st.markdown(candidate_text(state))
         st.markdown(seed_badge(state.seed), help=SEEDED_WARNING if state.seed is not None else HELP["seed"])
@@ -187,9 +214,9 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
 
 
 def b_in_data_units(prepared: Any, b: float) -> str:
-    """What B means in this data's units (``PreparedData.describe_b``), or "" for an invalid B."""
+    """What B means in this data's units (``PreparedData.describe_b``, Markdown-escaped), or "" for an invalid B."""
     try:
-        return str(prepared.describe_b(float(b)))
+        return plain(prepared.describe_b(float(b)))  # names the data's columns: user text
     except (EngineError, TypeError, ValueError):
         return ""
 

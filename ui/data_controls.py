@@ -18,6 +18,7 @@ import streamlit as st
 from engine.data.preparation import Categorical, DataSpec, MissingRule, Normalization
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import LENDING_ROLES, PROGRAM_KINDS, ProgramConfig
+from ui.common import plain
 from ui.state import seed_widget
 
 NO_COLUMN = "(none)"
@@ -139,7 +140,7 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
     missing = dict(zip(profile["column"], profile["missing"], strict=True))
     gaps = [c for c in used if missing.get(c, 0) > 0 and c != target]
     if target is not None and missing.get(target, 0) > 0:
-        container.caption(f"The target {target!r} is missing in {missing[target]:,} rows: those rows are always "
+        container.caption(f"The target {plain(repr(target))} is missing in {missing[target]:,} rows: those rows are always "
                           "dropped (an outcome cannot be filled in).")
     if not gaps:
         return {}, categorical
@@ -209,7 +210,7 @@ def positive_class_control(profile: pd.DataFrame, spec: DataSpec, target: str | 
     if not set(st.session_state["data.positive"]) <= set(levels):
         st.session_state["data.positive"] = current
     chosen = container.multiselect(
-        f"Which value(s) of {target!r} count as 1?", levels, key="data.positive",
+        f"Which value(s) of {plain(repr(target))} count as 1?", levels, key="data.positive",
         help="A text outcome becomes a 1/0 label: the values chosen here are 1 (e.g. 'Fully Paid' = repaid, 'no' "
         "for 'denied?' = approved), every other value is 0. For lending, 1 must mean 'repays' (low risk).",
     )
@@ -278,7 +279,7 @@ def role_controls(columns: list[str], spec: DataSpec, features: list[str], conta
             roles[role] = chosen
             if chosen in features:
                 container.warning(
-                    f"{chosen!r} is also a privatized feature: the program's profit uses its exact values while the "
+                    f"{plain(repr(chosen))} is also a privatized feature: the program's profit uses its exact values while the "
                     "model sees the noisy ones. Remove it from the features if it should stay out of the release.",
                     icon=":material/warning:")
     return roles

@@ -101,6 +101,9 @@ class StudioState:
     public_info: dict[str, Any] = field(default_factory=dict)
     # --- export ---------------------------------------------------------------------------------------------
     rationale: str = ""
+    #: True while the public bounds of the spec are the data's own min and max (the Data page's "fill" button):
+    #: they reveal the most extreme records, so links leave them out.
+    bounds_from_data: bool = False
     # --- bookkeeping ----------------------------------------------------------------------------------------
     link_restored: bool = False
     #: Messages to show once at the top of the next page (e.g. what a shared link could not restore).
@@ -202,6 +205,80 @@ def persist(key: str, target: str | Callable[[StudioState, Any], None]) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 UPLOAD_PREFIX = "upload:"
+#: What the Studio's inputs accept (the Feasibility page's widgets). A link or record outside these ranges is
+#: refused with a message — never clamped to the nearest allowed value by a widget.
+STUDIO_EPSILON = (0.001, 50.0)
+STUDIO_B = (0.001, 2.0)
+STUDIO_DELTA_MAX = 0.5
+#: The link key saying the data settings were left out because their bounds were read from the data.
+BOUNDS_OMITTED = "bounds"
+
+
+def check_studio_range(name: str, value: Any, low: float, high: float, where: str) -> float:
+    """``value`` as a float when ``low ≤ value ≤ high``; otherwise an :class:`EngineError` naming both."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+        raise EngineError(f"{where} states {name} = {value!r}, which is not a finite number")
+    value = float(value)
+    if not low <= value <= high:
+        raise EngineError(
+            f"{where} states {name} = {value:g}, outside the range this Studio accepts, [{low:g}, {high:g}] — it "
+            f"was not applied (nothing is clamped); use the command line for other values, or correct the {where.split()[-1]}"
+        )
+    return value
+
+
+def check_studio_candidate(b: Any, epsilon: Any, delta: Any, where: str) -> None:
+    """Refuse a candidate (B, ε, δ) the Feasibility page's inputs cannot show unchanged."""
+    check_studio_range("B", b, *STUDIO_B, where)
+    check_studio_range("ε", epsilon, *STUDIO_EPSILON, where)
+    check_studio_range("δ", delta, 0.0, STUDIO_DELTA_MAX, where)
+
+
+_PER_RECORD_CHOICES = {"source": {"establishments", "table1", "loaded"}, "unit": {"rho", "epsilon"},
+                       "accuracy": {"relative_sd", "sd", "half_width"}}
+
+
+def check_per_record_settings(settings: Any, where: str) -> dict[str, Any]:
+    """The Per-record page's saved settings, checked key by key (types, choices, finite numbers ≥ 0)."""
+    from engine.per_record import SUM_MECHANISMS
+
+    if not isinstance(settings, dict):
+        raise EngineError(f"{where}: the per-record settings must be an object; got {type(settings).__name__}")
+
+    def fail(key: str, expected: str) -> EngineError:
+        return EngineError(f"{where}: per_record.{key} must be {expected}; got {settings[key]!r:.80}")
+
+    for key, allowed in _PER_RECORD_CHOICES.items():
+        if key in settings and settings[key] not in allowed:
+            raise fail(key, "one of " + ", ".join(sorted(allowed)))
+    if "value" in settings and not isinstance(settings["value"], str):
+        raise fail("value", "a column name")
+    for key in ("by", "mechanisms"):
+        if key in settings and (not isinstance(settings[key], list)
+                                or not all(isinstance(v, str) for v in settings[key])):
+            raise fail(key, "a list of names")
+    if "mechanisms" in settings and not set(settings["mechanisms"]) <= set(SUM_MECHANISMS):
+        raise fail("mechanisms", "a list of " + ", ".join(sorted(SUM_MECHANISMS)))
+    for key in ("target", "q_ref", "threshold"):
+        if key in settings:
+            value = settings[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e300:
+                raise fail(key, "a finite number ≥ 0")
+    if "shapes" in settings:
+        shapes = settings["shapes"]
+        if not isinstance(shapes, dict) or not all(
+            isinstance(params, dict) and all(
+                not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and abs(v) < 1e12
+                for v in params.values())
+            for params in shapes.values()
+        ):
+            raise fail("shapes", "an object of mechanisms, each with finite shape parameters below 1e12")
+    if "levels" in settings and (not isinstance(settings["levels"], dict)
+                                 or not all(isinstance(v, str) for v in settings["levels"].values())):
+        raise fail("levels", "an object of column names to text")
+    if "calibrated" in settings and not isinstance(settings["calibrated"], list):
+        raise fail("calibrated", "a list")
+    return dict(settings)
 
 
 def _num(value: float) -> str:
@@ -223,7 +300,9 @@ def scenario_params(state: StudioState, page: str | None = None) -> dict[str, st
         params["data"] = UPLOAD_PREFIX + state.upload_fingerprint
     else:
         params["data"] = state.demo_name
-    if state.spec is not None:
+    if state.spec is not None and state.bounds_from_data and state.spec.normalization.method == "bounds":
+        params[BOUNDS_OMITTED] = "data"  # the data's own extremes never go into a link
+    elif state.spec is not None:
         params["spec"] = state.spec.to_json(separators=(",", ":"))
     params["gamma"] = ",".join(_num(g) for g in state.gammas)
     if state.delta is not None:
@@ -252,6 +331,13 @@ def _float(params: Mapping[str, Any], key: str) -> float:
     return value
 
 
+def _json(params: Mapping[str, Any], key: str) -> Any:
+    """The link's JSON value under ``key``, parsed defensively (size, depth, huge numbers: one clear message)."""
+    from engine.decision_record import parse_json_document
+
+    return parse_json_document(_one(params, key), f"the link's {key!r}")
+
+
 def _one(params: Mapping[str, Any], key: str) -> str:
     value = params[key]
     if isinstance(value, list):  # AppTest keeps repeated keys as lists; the browser gives the last one
@@ -273,7 +359,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
     def attempt(label: str, action: Callable[[], None]) -> None:
         try:
             action()
-        except (EngineError, ValueError) as exc:  # ValueError: malformed numbers or JSON typed into a link
+        except (EngineError, ValueError, TypeError, RecursionError) as exc:  # never a traceback for a typed link
             messages.append(f"The shared link's {label} could not be restored: {exc}")
 
     if "data" in params:
@@ -301,7 +387,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
 
         attempt("dataset", set_data)
     if "spec" in params:
-        attempt("data settings", lambda: setattr(state, "spec", DataSpec.from_json(_one(params, "spec"))))
+        attempt("data settings", lambda: setattr(state, "spec", DataSpec.from_dict(_json(params, "spec"))))
     if "gamma" in params:
 
         def set_gammas() -> None:
@@ -322,6 +408,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
         def set_delta() -> None:
             from engine.validation import check_interval
 
+            check_studio_range("δ", _float(params, "delta"), 0.0, STUDIO_DELTA_MAX, "the link")
             state.delta = check_interval("delta", _float(params, "delta"), 0, 1, closed="left")
 
         attempt("δ", set_delta)
@@ -329,6 +416,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
 
         def set_candidate() -> None:
             cdelta = _float(params, "cdelta") if "cdelta" in params else state.effective_delta()
+            check_studio_candidate(_float(params, "B"), _float(params, "eps"), cdelta, "the link")
             state.set_candidate(b=_float(params, "B"), epsilon=_float(params, "eps"), delta=cdelta)
 
         attempt("chosen point (B, ε, δ)", set_candidate)
@@ -337,7 +425,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
         def set_mechanism() -> None:
             from engine.mechanisms import mechanism_from_dict
 
-            mechanism = mechanism_from_dict(json.loads(_one(params, "mech")))
+            mechanism = mechanism_from_dict(_json(params, "mech"))
             state.mechanism = mechanism.to_dict()
 
         attempt("mechanism", set_mechanism)
@@ -346,9 +434,14 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
         def set_program() -> None:
             from engine.evaluation.programs import ProgramConfig
 
-            state.program = ProgramConfig.from_dict(json.loads(_one(params, "program"))).to_dict()
+            state.program = ProgramConfig.from_dict(_json(params, "program")).to_dict()
 
         attempt("program", set_program)
+    if BOUNDS_OMITTED in params:
+        messages.append(
+            "The link leaves out the data settings: their normalisation bounds were the data's own minimum and "
+            "maximum, which reveal the most extreme records. Enter public bounds on the Data page."
+        )
     if "seed" in params:
 
         def set_seed() -> None:
@@ -430,7 +523,9 @@ def record_from_state(
         sweeps=sweeps if sweeps is not None else (() if state.sweep_result is None else (state.sweep_result,)),
         selected=state.selected_point,
         file_sha256=state.upload_fingerprint if state.source == "upload" else None,
-        studio={"eps_max": state.eps_max, "per_record": dict(state.per_record)},
+        studio={"eps_max": state.eps_max, "per_record": dict(state.per_record),
+                # flags the spec's bounds as the data's own extremes (not public bounds; links leave them out)
+                **({"bounds_from_data": True} if state.bounds_from_data else {})},
         created=created,
         public_information=public_information,
     )
@@ -468,6 +563,9 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
                 f"{(data.file_sha256 or '')[:12]}…), which records never contain. Upload the same file on the Data "
                 "page to continue with it; every setting is already restored."
             )
+    check_studio_candidate(record.candidate.b, record.candidate.epsilon, record.candidate.delta, "the record")
+    if record.targets.delta_rule != "1/(n+1)":
+        check_studio_range("targets.delta", record.targets.delta, 0.0, STUDIO_DELTA_MAX, "the record")
     new.gammas = tuple(record.targets.gammas)
     new.delta = None if record.targets.delta_rule == "1/(n+1)" else record.targets.delta
     new.candidate = record.candidate
@@ -481,10 +579,16 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
         new.sweep_config = first.config.to_dict()
         new.selected_point = first.selected
     studio = record.studio or {}
-    if isinstance(studio.get("eps_max"), (int, float)) and 1 <= studio["eps_max"] <= 50:
-        new.eps_max = float(studio["eps_max"])
-    if isinstance(studio.get("per_record"), dict):
-        new.per_record = dict(studio["per_record"])
+    if not isinstance(studio, dict):
+        raise EngineError(f"the record's 'studio' part must be an object; got {type(studio).__name__}")
+    if "eps_max" in studio:
+        new.eps_max = check_studio_range("studio.eps_max", studio["eps_max"], 1.0, 50.0, "the record")
+    if "per_record" in studio:
+        new.per_record = check_per_record_settings(studio["per_record"], "the record")
+    if "bounds_from_data" in studio:
+        if not isinstance(studio["bounds_from_data"], bool):
+            raise EngineError(f"the record's studio.bounds_from_data must be true or false; got {studio['bounds_from_data']!r:.40}")
+        new.bounds_from_data = studio["bounds_from_data"]
     block = record.public_information
     if block:
         new.public_info = {"source": block.get("source", "demo"), "data": block.get("data", ""),

@@ -237,9 +237,22 @@ def _read_csv(label: str, data: bytes) -> pd.DataFrame:
 
 def _read_parquet(label: str, data: bytes) -> pd.DataFrame:
     import pyarrow  # pandas' Parquet engine; imported here to keep module import light
+    import pyarrow.parquet
 
     try:
-        return pd.read_parquet(io.BytesIO(data))
+        table = pyarrow.parquet.read_table(io.BytesIO(data))
     except (pyarrow.ArrowException, OSError, ValueError, TypeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV") from None
+    nested = [f.name for f in table.schema if pyarrow.types.is_nested(f.type)]
+    if nested:  # lists, structs and maps are not table cells a feature can hold
+        shown = ", ".join(repr(n) for n in nested[:5]) + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
+        raise _file_error(
+            label, "Parquet", f"column(s) {shown} hold nested values (lists, structs or maps), not one value per cell",
+            "flatten them into one column per value, or leave them out of the export",
+        )
+    try:
+        return table.to_pandas()
+    except (pyarrow.ArrowException, ValueError, TypeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV") from None

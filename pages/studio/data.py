@@ -12,19 +12,21 @@ from engine.data.demos import demo_names
 from engine.data.preparation import Normalization, preparation_notes, privacy_note, table_problems
 from engine.errors import EngineError
 from ui.cached import (
+    MAX_UPLOAD_COLUMNS,
     MAX_UPLOAD_MB,
     current_data,
     data_key,
     default_upload_spec,
     demo_dataset,
     observed_bounds,
+    prepared_data,
     raw_table,
     sha256_bytes,
     table_profile,
     uploaded_table,
 )
 from ui.cached_analysis import session_program
-from ui.common import DATA_DEPENDENT_NOTE, HELP, b_in_data_units, field_error, user_errors
+from ui.common import DATA_DEPENDENT_NOTE, HELP, b_in_data_units, field_error, plain, user_errors
 from ui.data_controls import (
     build_spec,
     categorical_controls,
@@ -89,17 +91,43 @@ def handle_upload(file: object) -> str | None:
     """
     content = file.getvalue()  # type: ignore[attr-defined]
     name = str(file.name)  # type: ignore[attr-defined]
+    kept = "Your previous data and settings are unchanged."
     if len(content) > MAX_UPLOAD_MB * 1024 * 1024:
         return (
             f"'{name}' is {len(content) / 1024 / 1024:.1f} MB, above this app's limit of {MAX_UPLOAD_MB} MB — use a "
-            "sample of the rows here, or run the full release with 'python -m engine privatize'."
+            f"sample of the rows here, or run the full release with 'python -m engine privatize'. {kept}"
         )
     fingerprint = sha256_bytes(content)
     try:
         frame = uploaded_table(fingerprint, name, content)
     except EngineError as exc:
-        return f"{exc}. Your previous data and settings are unchanged."
+        return f"{exc}. {kept}"
+    if frame.shape[1] > MAX_UPLOAD_COLUMNS:
+        return (
+            f"'{name}' has {frame.shape[1]:,} columns; this app works with at most {MAX_UPLOAD_COLUMNS:,} (the attacks "
+            "and the profile grow with every column) — keep only the columns you need (features, target, program "
+            f"columns), or run the release on the full table with 'python -m engine privatize'. {kept}"
+        )
     linked = state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint == fingerprint
+    # Check the new file can be used before it replaces anything: its suggested settings (or the link's) must
+    # prepare. A readable but unusable file (too few rows, only infinite values, constant or text columns …)
+    # leaves the session exactly as it was.
+    candidate_spec = state.spec if linked and state.spec is not None else None
+    try:
+        if candidate_spec is None:
+            candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
+        problems = table_problems(frame, candidate_spec)
+        if not problems:
+            prepared_data(f"upload:{fingerprint}", candidate_spec.to_json(), frame)
+    except EngineError as exc:
+        problems = [exc]
+    if problems:
+        found = "; ".join(str(p) for p in problems[:3])
+        if any("choose at least one feature column" in str(p) for p in problems):
+            found += (" (no column is numeric with more than one value, a yes/no column, or a text column with few "
+                      "levels — such columns are what the release privatizes)")
+        return (f"'{name}' ({len(frame):,} rows × {frame.shape[1]:,} columns) was read but cannot be used: {found}. "
+                f"Fix the file and upload it again. {kept}")
     if state.upload_fingerprint is not None and state.upload_bytes is None and not linked:
         state.notices.append(
             f"This file's fingerprint ({fingerprint[:12]}…) differs from the one in the shared link "
@@ -111,7 +139,7 @@ def handle_upload(file: object) -> str | None:
     state.upload_name = name
     state.upload_fingerprint = fingerprint
     if not linked:
-        state.spec = default_upload_spec(f"upload:{fingerprint}", frame)
+        state.spec = candidate_spec
         state.program = None
     state.switch_data()
     reset_column_widgets()
@@ -140,8 +168,8 @@ if st.session_state["data.source"] == DEMO:
     with user_errors():
         demo = demo_dataset(st.session_state["data.demo"])
         badge = ":violet-badge[synthetic]" if demo.synthetic else ":blue-badge[real data — authors' replication input]"
-        st.markdown(f"**{demo.title}** {badge}")
-        st.caption(demo.description)
+        st.markdown(f"**{plain(demo.title)}** {badge}")
+        st.caption(plain(demo.description))
 else:
     st.file_uploader(
         f"CSV or Parquet file (at most {MAX_UPLOAD_MB} MB)", type=["csv", "tsv", "txt", "parquet", "pq"],
@@ -154,7 +182,7 @@ else:
     field_error(st.session_state.get("data.upload_error"))
     if state.upload_bytes is not None:
         st.caption(
-            f"In memory for this session only: **{state.upload_name}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
+            f"In memory for this session only: **{plain(state.upload_name)}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
             f"fingerprint {state.upload_fingerprint[:12]}…). Nothing is written to disk."
         )
     elif state.upload_fingerprint:
@@ -179,7 +207,7 @@ else:
     profile = table_profile(key, frame)
     columns = list(profile["column"])
     label = demo.title if demo is not None else state.upload_name
-    st.subheader(f"Columns of {label}")
+    st.subheader(f"Columns of {plain(label)}")
     st.caption(f"{len(frame):,} rows × {len(columns)} columns.")
     with st.expander("What each column holds", icon=":material/table_rows:"):
         st.dataframe(profile.assign(examples=profile["examples"].map(lambda v: " | ".join(map(str, v)))),
@@ -246,13 +274,14 @@ else:
             st.button("Fill with the data's own min and max (exploration only)", key="data.fill_bounds",
                       on_click=fill_bounds_from_data, args=(tuple(numeric_features),), icon=":material/warning:",
                       help="Reads the bounds from the sensitive data itself, so the preparation is no longer "
-                      "data-independent, and the extreme values would appear in the decision record. Use it to "
-                      "explore; enter public bounds before a real release.")
+                      "data-independent, and the extreme values would appear in the decision record (shareable "
+                      "links leave them out). Use it to explore; enter public bounds before a real release.")
             bounds_from_data = bool(numeric_features) and (lower, upper) == observed_bounds(
                 key, tuple(numeric_features), frame)
             if bounds_from_data:
                 st.warning("These bounds are the data's own minimum and maximum: they reveal the most extreme "
-                           "records and are NOT public bounds. Replace them before a real release.",
+                           "records and are NOT public bounds. Replace them before a real release. Shareable "
+                           "links leave these data settings out; the decision record and the report contain them.",
                            icon=":material/warning:")
         norm_box = st.container()
 
@@ -284,6 +313,7 @@ else:
             st.caption(DATA_DEPENDENT_NOTE)
 
     if spec is not None and not problems:
+        state.bounds_from_data = bounds_from_data
         default = demo.spec if demo is not None else None
         wanted = None if default is not None and spec == default else spec
         if wanted != state.spec:
@@ -306,7 +336,7 @@ else:
         if problems or spec is None:  # already shown next to the controls that fix it
             st.caption(":material/info: No preview until the problems above are fixed.")
         else:
-            st.error(str(exc), icon=":material/error:")
+            st.error(plain(exc), icon=":material/error:")
     if loaded is not None:
         prepared = loaded.prepared
         c1, c2, c3, c4 = st.columns(4)

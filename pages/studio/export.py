@@ -12,7 +12,7 @@ from engine.errors import EngineError
 from engine.export_csv import safe_csv_bytes
 from engine.release import cli_command
 from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceiling
-from ui.common import HELP, field_error, user_errors
+from ui.common import HELP, field_error, plain, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import fmt, fmt_param
 from ui.report import html_report
@@ -87,7 +87,7 @@ if record is not None:
     spec = record.specification
     st.subheader("What the release guarantees")
     for line in record.guarantee:
-        st.markdown("- " + line)
+        st.markdown("- " + plain(line))
     if record.seeds.release is not None:
         st.warning(f"Seed {record.seeds.release}: this configuration is reproducible and therefore NOT private. "
                    "Clear the seed on the Mechanisms page before a real release.", icon=":material/warning:")
@@ -106,7 +106,7 @@ if record is not None:
     ]
     with st.container(border=True):
         for name, text in blocks:
-            st.markdown(f"**{name}.** {text}")
+            st.markdown(f"**{name}.** {plain(text)}")
     if record.public_information:
         pi = record.public_information
         st.markdown("**Public information (count-table study)**")

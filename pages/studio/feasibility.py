@@ -20,7 +20,7 @@ from ui.cached_analysis import recommendation, session_program
 from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
-from ui.state import get_state, persist, seed_widget
+from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
 
 state = get_state()
 
@@ -118,7 +118,7 @@ with controls:
     else:
         seed_widget("feasibility.delta", state.effective_delta())
         st.number_input(
-            "δ", key="feasibility.delta", min_value=0.0, max_value=0.5, step=1e-5, format="%.3e",
+            "δ", key="feasibility.delta", min_value=0.0, max_value=STUDIO_DELTA_MAX, step=1e-5, format="%.3e",
             help=HELP["delta"],
         )
         try:
@@ -141,12 +141,12 @@ with controls:
     current = state.candidate_or_default()
     seed_widget("feasibility.epsilon", float(current.epsilon))
     seed_widget("feasibility.b", float(current.b))
-    st.number_input("Privacy loss ε", key="feasibility.epsilon", min_value=0.001, max_value=50.0, step=0.1,
+    st.number_input("Privacy loss ε", key="feasibility.epsilon", min_value=STUDIO_EPSILON[0], max_value=STUDIO_EPSILON[1], step=0.1,
                     format="%.3f", help=HELP["epsilon"])
     b_help = HELP["b"]
     if loaded is not None:
         b_help += " " + b_in_data_units(loaded.prepared, st.session_state["feasibility.b"])
-    st.number_input("Target distance B", key="feasibility.b", min_value=0.001, max_value=2.0, step=0.01,
+    st.number_input("Target distance B", key="feasibility.b", min_value=STUDIO_B[0], max_value=STUDIO_B[1], step=0.01,
                     format="%.3f", help=b_help)
     st.button("Use the largest feasible B at this ε", key="feasibility.largest_b", on_click=on_use_largest_b,
               help="Sets B to 2/m, the largest value with 2/B whole that Theorem 1 allows for the strictest γ.")

@@ -30,7 +30,7 @@ from ui.cached_analysis import (
     tdp_losses,
     tdp_policy_curve,
 )
-from ui.common import HELP, user_errors
+from ui.common import HELP, plain, user_errors
 from ui.figures.per_record import (
     PolicyCurve,
     distance_loss_histogram,
@@ -282,7 +282,7 @@ if calibrated and values is not None:
             st.caption("Transformation mechanisms and the baselines are analysed in ρ only; switch to ρ to see them.")
 
 # ---- 2. who pays what (internal) -----------------------------------------------------------------------------
-st.subheader(f"2 · Who pays what in '{value}' ({title})")
+st.subheader(f"2 · Who pays what in '{plain(value)}' ({plain(title)})")
 st.error(
     "**Internal — do not publish.** Everything in this section is computed from the confidential records: "
     + CONFIDENTIAL_NOTE + " (Finley et al., remark after Def. 2.10.)",
@@ -341,7 +341,7 @@ if mech_dict is not None and by:
     declared = {}
     if source == "establishments" and all(c in CELL_LEVELS for c in by):
         declared = {c: list(CELL_LEVELS[c]) for c in by}
-        sizes = " × ".join(f"{len(declared[c])} {c} levels" for c in by)
+        sizes = " × ".join(f"{len(declared[c])} {plain(c)} levels" for c in by)
         st.caption(f"Public cell levels: the demo's declared lists ({sizes}). Every cell of that universe is "
                    "released, empty cells included, so which cells appear reveals nothing about the data.")
     else:
@@ -352,12 +352,12 @@ if mech_dict is not None and by:
         for col_widget, col in zip(level_cols, by, strict=True):
             seed_widget(f"per_record.levels.{col}", saved.get("levels", {}).get(col, ""))
             text = col_widget.text_area(
-                f"Public levels of '{col}'", key=f"per_record.levels.{col}", height=90,
+                f"Public levels of '{plain(col)}'", key=f"per_record.levels.{col}", height=90,
                 placeholder="one level per line (empty: read from the data — NOT private)",
                 help="Levels separated by new lines or commas. Leave empty to read them from the data; then the "
                 "release reveals which levels occur unless that list is itself public.")
             if frame[col].isna().any():
-                col_widget.caption(f"'{col}' has rows without a value: list {MISSING_LEVEL} as a level to release "
+                col_widget.caption(f"'{plain(col)}' has rows without a value: list {MISSING_LEVEL} as a level to release "
                                    "their cell.")
             parsed = [t.strip() for t in text.replace(",", "\n").splitlines() if t.strip()]
             if parsed:
@@ -447,7 +447,7 @@ st.caption(
     f"Under (B = {fmt(c.b)}, ε = {fmt(c.epsilon)}, δ = {fmt(c.delta)})-TDP (the candidate), a record that could be "
     f"replaced by one at distance t loses ⌈t/B⌉·ε (switch lemma), shown in {UNIT_LABELS['tdp_epsilon']} — a "
     f"different unit from sections 1–2 (ρ or per-record ε). The policy curve is public; the losses below are per "
-    f"record of the prepared data '{loaded.title}': against its nearest DISTINCT neighbour (identical copies are "
+    f"record of the prepared data '{plain(loaded.title)}': against its nearest DISTINCT neighbour (identical copies are "
     "skipped — swapping a record for its copy changes nothing; their count is the record's multiplicity) and in the "
     f"worst case t = 2. Provenance: {TDP_SOURCE}."
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.cached import current_data
-from ui.common import user_errors
+from ui.common import plain, user_errors
 from ui.state import DEFAULT_DEMO, get_state
 
 state = get_state()
@@ -43,9 +43,9 @@ with user_errors():
         st.info("No dataset loaded yet: open the Data page to upload a file or pick a demo.")
     else:
         badge = " :violet-badge[synthetic]" if loaded.synthetic else ""
-        st.markdown(f"**{loaded.title}**{badge}")
+        st.markdown(f"**{plain(loaded.title)}**{badge}")
         if loaded.description:
-            st.markdown(loaded.description)
+            st.markdown(plain(loaded.description))
         c1, c2, c3 = st.columns(3)
         c1.metric("people (n)", f"{loaded.prepared.n:,}")
         c2.metric("features (d)", loaded.prepared.d)

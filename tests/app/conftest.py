@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,12 @@ def assert_clean(at: AppTest) -> None:
         if key.startswith("$$"):
             continue
         pickle.dumps(at.session_state[key])
+
+
+def shown(markdown: str) -> str:
+    """What the reader sees of Markdown source whose user text was escaped (``ui.common.plain``): backslash
+    escapes of punctuation removed."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
 
 def studio(at: AppTest):

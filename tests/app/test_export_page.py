@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from engine.decision_record import load_decision_record
-from tests.app.conftest import assert_clean, element_after, open_page, start_app, studio
+from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, studio
 
 
 def record_text(at) -> str:
@@ -44,11 +44,11 @@ def test_record_states_the_session_and_the_command():
     assert record.data.sha256 == state.data_fingerprint and record.data.dataset == "togo-demo"
     assert any(c.value == record.command for c in at.code)
     assert record.command == "python -m engine privatize --config decision-record.json --output private.csv"
-    shown = " ".join(m.value for m in at.markdown)
+    text = shown(" ".join(m.value for m in at.markdown))
     for block in ("Protection domain", "Scope of protection", "Protection unit", "Neighbouring relation",
                   "B in the data's units", "Standard of protection", "Intensity of protection", "Out of scope"):
-        assert f"**{block}" in shown, block
-    assert record.specification.neighbouring_relation in shown
+        assert f"**{block}" in text, block
+    assert record.specification.neighbouring_relation in text
     assert any("NOT private" in w.value for w in at.warning)  # seeded
 
 

@@ -1,0 +1,130 @@
+"""AppTest: the hostile-input corpus (tests/hostile_inputs.py) through the Data page's uploader (issue 15 §4, §5.1,
+§5.3, §5.6).
+
+One session uploads every file one after another. An unusable file shows a message naming the file, the problem and
+the fix next to the uploader, and leaves the session's earlier data and settings exactly as they were; a usable one
+is taken. No file may end in an exception element.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.app.conftest import assert_clean, element_after, flat, open_page, shown, start_app, studio
+from tests.hostile_inputs import MARKDOWN_COLUMNS, hostile_files, valid_csv
+
+#: Files the engine reads correctly (delimiter detection, byte-order mark, odd but legal column names …).
+USABLE = frozenset({
+    "bom.csv", "booleans.csv", "formula-injection.csv", "long-column-name.csv", "markdown-column-names.csv",
+    "mixed-types.csv", "one-column.csv", "script-column-name.csv", "semicolons.csv", "tsv-as-csv.csv",
+})
+
+
+def _upload(at, name: str, content: bytes):
+    at.file_uploader(key="data.upload").set_value((name, content, "text/csv")).run()
+    return at
+
+
+def _uploader_message(at) -> str | None:
+    after = element_after(at, lambda e: type(e).__name__ == "FileUploader")
+    return shown(after.value) if type(after).__name__ == "Error" else None
+
+
+@pytest.mark.slow
+def test_every_unusable_file_is_refused_with_a_message_and_the_session_kept():
+    files = hostile_files()
+    assert len(files) >= 35
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    _upload(at, "good.csv", valid_csv())
+    assert_clean(at)
+    at.radio(key="data.norm_method").set_value("maxnorm").run()  # a setting the user made
+    before = studio(at)
+    kept = (before.upload_name, before.upload_fingerprint, before.spec, before.data_fingerprint)
+    assert kept[0] == "good.csv" and before.spec.normalization.method == "maxnorm"
+    tried = refused = 0
+    for name, content in sorted(files.items()):
+        if name in USABLE or name.endswith(".xlsx"):  # the browser's file picker refuses other extensions
+            continue
+        tried += 1
+        _upload(at, name, content)
+        assert not at.exception, (name, [e.value for e in at.exception])
+        message = _uploader_message(at)
+        assert message is not None, name
+        assert name in message and "previous data and settings are unchanged" in message, (name, message)
+        assert " — " in message or "Fix the file" in message, (name, message)  # names the fix
+        state = studio(at)
+        assert (state.upload_name, state.upload_fingerprint, state.spec, state.data_fingerprint) == kept, name
+        refused += 1
+    assert tried == refused >= 25
+    # The session still works with its previous data.
+    open_page(at, "feasibility")
+
+
+@pytest.mark.slow
+def test_every_usable_odd_file_is_taken_without_an_exception():
+    """Odd but legal files (byte-order mark, semicolons, tabs, formula-like and HTML-like column names …) load."""
+    files = hostile_files(large=False)
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    for name in sorted(USABLE):
+        _upload(at, name, files[name])
+        assert not at.exception, (name, [e.value for e in at.exception])
+        assert _uploader_message(at) is None, name
+        state = studio(at)
+        assert state.upload_name == name and state.source == "upload" and state.n == 40, name
+
+
+def test_a_readable_but_invalid_upload_keeps_the_previous_data_and_settings():
+    """§5.3: 19 rows must not replace a valid upload (today the session switched to the file first)."""
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    _upload(at, "good.csv", valid_csv())
+    at.radio(key="data.norm_method").set_value("maxnorm").run()
+    spec, fingerprint = studio(at).spec, studio(at).data_fingerprint
+    _upload(at, "nineteen-rows.csv", hostile_files(large=False)["nineteen-rows.csv"])
+    assert_clean(at)
+    message = _uploader_message(at)
+    assert message is not None and "19 data rows" in message and "at least 20" in message
+    state = studio(at)
+    assert state.upload_name == "good.csv" and state.spec == spec and state.data_fingerprint == fingerprint
+    assert at.radio(key="data.norm_method").value == "maxnorm"
+
+
+def test_too_many_columns_are_refused_before_any_work():
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    _upload(at, "wide.csv", hostile_files(large=False)["five-thousand-columns.csv"])
+    assert_clean(at)
+    message = _uploader_message(at)
+    assert message is not None and "5,000 columns" in message and "at most 500" in message
+    assert studio(at).source == "demo"
+
+
+def _markdown_nodes(at) -> list:
+    """Every element whose text Streamlit renders as Markdown (markdown, captions, alerts, subheaders …)."""
+    return [e for e in flat(at.main) if type(e).__name__ in
+            ("Markdown", "Caption", "Error", "Warning", "Info", "Success", "Subheader", "Header", "Title")]
+
+
+def test_markdown_in_column_and_file_names_is_shown_literally():
+    """§5.1: a column named ``![px](http://127.0.0.1:9/t.png)`` must not become an image (a request to that address)
+    and ``**Approved by**`` must not become bold, wherever a name is shown."""
+    content = hostile_files(large=False)["markdown-column-names.csv"]
+    at = open_page(start_app(), "data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    _upload(at, "**Approved by** ![f](http://127.0.0.1:9/f.png).csv", content)
+    assert_clean(at)
+    # Make the columns appear in messages: choose the image-named column as the target and as a program column.
+    at.selectbox(key="data.target").set_value(MARKDOWN_COLUMNS[0]).run()
+    assert_clean(at)
+    texts = [e.value for e in _markdown_nodes(at)]
+    joined = " ".join(texts)
+    assert "Approved by" in joined  # the file name is shown …
+    for text in texts:  # … but no Markdown image, link or bold survives un-escaped
+        assert not re.search(r"(?<!\\)\*(?<!\\)\*Approved|(?<!\\)\]\(", text), text
+    from ui.common import plain
+
+    assert plain(MARKDOWN_COLUMNS[0]) in joined or plain("**Approved by** ![f](http://127.0.0.1:9/f.png).csv") in joined

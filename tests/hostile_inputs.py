@@ -1,0 +1,123 @@
+"""A corpus of malformed and hostile input files, generated on demand (issue 15 §4) — nothing binary is kept in git.
+
+:func:`hostile_files` returns ``{name: bytes}``; :func:`write_corpus` writes them into a directory. Every entry is a
+file a user could pick in the Data page's uploader or pass to ``python -m engine privatize --input``; none of them
+may crash the app or the command line. ``LARGE`` names the entries that are big (kept out of quick loops).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import struct
+import zlib
+from pathlib import Path
+
+__all__ = ["LARGE", "MARKDOWN_COLUMNS", "hostile_files", "valid_csv", "write_corpus"]
+
+#: Column names that Streamlit's Markdown would render (an image fetched from an address, bold text).
+MARKDOWN_COLUMNS = ("![px](http://127.0.0.1:9/t.png)", "**Approved by**")
+#: Entries too large for a quick loop (generated, never committed).
+LARGE = frozenset({"over-limit.csv"})
+
+
+def valid_csv(rows: int = 40, *, seed: int = 0, names: tuple[str, ...] = ("income", "age", "spend", "size")) -> bytes:
+    """A small valid numeric table (deterministic)."""
+    lines = [",".join(names)]
+    for i in range(rows):
+        lines.append(",".join(str((i * 7 + j * 13 + seed) % 97 + j) for j in range(len(names))))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _numeric_rows(rows: int, cols: int, start: int = 0) -> list[str]:
+    return [",".join(str((i * 31 + j * 17 + start) % 89) for j in range(cols)) for i in range(rows)]
+
+
+def _png() -> bytes:
+    """A 1×1 PNG image (valid file signature and chunks)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+            + chunk(b"IEND", b""))
+
+
+def _parquet(frame_builder) -> bytes:
+    import pandas as pd
+
+    buf = io.BytesIO()
+    frame_builder(pd).to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def hostile_files(*, large: bool = True) -> dict[str, bytes]:
+    """Every corpus entry as ``{file name: content}`` (``large=False`` leaves out :data:`LARGE`)."""
+    header = "a,b,c"
+    ok = "\n".join(_numeric_rows(40, 3))
+    files: dict[str, bytes] = {
+        "empty.csv": b"",
+        "whitespace-only.csv": b"   \n\n  \n",
+        "header-only.csv": b"a,b,c\n",
+        "one-row.csv": b"a,b,c\n1,2,3\n",
+        "nineteen-rows.csv": ("a,b,c\n" + "\n".join(_numeric_rows(19, 3)) + "\n").encode(),
+        "binary.csv": bytes(range(256)) * 8,
+        "image-renamed.csv": _png(),
+        "latin1.csv": ("name,größe,wert\n" + "\n".join(f"é{i},{i},{i * 2}" for i in range(40)) + "\n").encode("latin-1"),
+        "utf16.csv": (header + "\n" + ok + "\n").encode("utf-16"),
+        "bom.csv": b"\xef\xbb\xbf" + (header + "\n" + ok + "\n").encode(),
+        "semicolons.csv": ("a;b;c\n" + "\n".join(r.replace(",", ";") for r in _numeric_rows(40, 3)) + "\n").encode(),
+        "text-only.csv": ("name,city,remark\n" + "\n".join(f"n{i},c{i},r{i}" for i in range(40)) + "\n").encode(),
+        "nan-inf.csv": ("a,b,c\n" + "\n".join(f"{i},{'inf' if i % 3 else '-inf'},nan" for i in range(40)) + "\n").encode(),
+        "all-nan.csv": ("a,b,c\n" + "\n".join("nan,nan,nan" for _ in range(40)) + "\n").encode(),
+        "huge-1e308.csv": ("a,b,c\n" + "\n".join(f"1e308,{-1e308 if i % 2 else 1e308},{i}" for i in range(40))
+                           + "\n").encode(),
+        "constant-columns.csv": ("a,b,c\n" + "\n".join("5,5,5" for _ in range(40)) + "\n").encode(),
+        "duplicate-columns.csv": ("a,a,b\n" + ok + "\n").encode(),
+        "empty-column-names.csv": (",,\n" + ok + "\n").encode(),
+        "long-column-name.csv": (("x" * 10_000) + ",b,c\n" + ok + "\n").encode(),
+        "script-column-name.csv": ('"<script>alert(1)</script>",<img src=x onerror=alert(1)>,c\n' + ok + "\n").encode(),
+        "markdown-column-names.csv": (",".join(f'"{c}"' for c in MARKDOWN_COLUMNS) + ",c\n" + ok + "\n").encode(),
+        "formula-injection.csv": ("\"=cmd|' /C calc'!A0\",\"=HYPERLINK(\"\"http://x\"\")\",@SUM(A1:A9)\n"
+                                  + "\n".join(f"=1+{i},+{i},-{i}" for i in range(40)) + "\n").encode(),
+        "five-thousand-columns.csv": (",".join(f"c{j}" for j in range(5000)) + "\n"
+                                      + "\n".join(_numeric_rows(25, 5000)) + "\n").encode(),
+        "ragged-rows.csv": b"a,b\n1,2\n3\n4,5,6,7\n",
+        "unclosed-quote.csv": b'a,b\n"1,2\n3,4\n',
+        "gzip-disguised.csv": gzip.compress((header + "\n" + ok + "\n").encode()),
+        "dates.csv": ("day,when\n" + "\n".join(f"2024-01-{i % 28 + 1:02d},2024-02-{i % 28 + 1:02d}"
+                                               for i in range(40)) + "\n").encode(),
+        "booleans.csv": ("x,y\n" + "\n".join(f"{'true' if i % 2 else 'false'},{'yes' if i % 3 else 'no'}"
+                                             for i in range(40)) + "\n").encode(),
+        "mixed-types.csv": ("a,b\n" + "\n".join(f"{i if i % 2 else 'x' + str(i)},{i}.5" for i in range(40))
+                            + "\n").encode(),
+        "null-bytes.csv": ("a,b\n" + "\n".join(f"{i}\x00,{i}" for i in range(40)) + "\n").encode(),
+        "only-newlines.csv": b"\n" * 1000,
+        "one-column.csv": ("a\n" + "\n".join(str(i % 7) for i in range(40)) + "\n").encode(),
+        "tsv-as-csv.csv": ("a\tb\tc\n" + "\n".join(r.replace(",", "\t") for r in _numeric_rows(40, 3))
+                           + "\n").encode(),
+        "html-page.csv": b"<!DOCTYPE html><html><body><table><tr><td>1</td></tr></table></body></html>\n",
+        "json-as-csv.csv": b'[{"a": 1, "b": 2}, {"a": 3, "b": 4}]\n',
+        "corrupt.parquet": b"PAR1" + b"\x00garbage\x01" * 50 + b"PAR1",
+        "truncated.parquet": _parquet(lambda pd: pd.DataFrame({"a": range(40), "b": range(40)}))[:60],
+        "nested.parquet": _parquet(lambda pd: pd.DataFrame({"a": [[1, 2]] * 40, "b": [{"x": 1}] * 40})),
+        "csv-named-parquet.parquet": (header + "\n" + ok + "\n").encode(),
+        "unknown-extension.xlsx": (header + "\n" + ok + "\n").encode(),
+        "deep-quotes.csv": ('a,b\n' + "\n".join('"' + '""' * 500 + f'",{i}' for i in range(40)) + "\n").encode(),
+    }
+    if large:
+        row = ",".join(["123456789"] * 10) + "\n"
+        files["over-limit.csv"] = (",".join(f"c{j}" for j in range(10)) + "\n").encode() + row.encode() * (
+            51 * 1024 * 1024 // len(row) + 1)
+    return files
+
+
+def write_corpus(directory: Path, *, large: bool = True) -> list[Path]:
+    """Write :func:`hostile_files` into ``directory``; return the paths (sorted by name)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, content in sorted(hostile_files(large=large).items()):
+        path = directory / name
+        path.write_bytes(content)
+        paths.append(path)
+    return paths
