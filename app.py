@@ -17,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import session_store
-from ui.common import render_sidebar, show_notices, warm_up
+from ui.common import PageStop, render_sidebar, show_notices, warm_up
 from ui.state import STATE_KEY, apply_scenario_params, get_state, scenario_params
 
 #: Where this session's key for the in-memory store lives (ui.session_store).
@@ -68,6 +68,8 @@ sidebar = st.sidebar.container()
 show_notices(state)
 try:
     navigation.run()
+except PageStop:  # the page ended early on purpose (ui.common.stop_page): the shell below still runs
+    pass
 finally:
     render_sidebar(state, sidebar, page=navigation.url_path)
     wanted = {**scenario_params(state, page=navigation.url_path),

@@ -133,6 +133,17 @@ def warm_up() -> None:
     threading.Thread(target=run, name="studio-warm-up", daemon=True).start()
 
 
+class PageStop(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised by :func:`stop_page`; ``app.py`` catches it after the page."""
+
+
+def stop_page() -> None:
+    """End the page here, like ``st.stop()``, but let ``app.py`` still draw the sidebar and write the address bar
+    (after ``st.stop()`` Streamlit drops every later element, so the sidebar and the session key in the address
+    would be lost on pages that stop early)."""
+    raise PageStop
+
+
 @dataclass
 class Outcome:
     """Set by :func:`user_errors`: whether the block failed, and the error."""

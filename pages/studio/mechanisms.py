@@ -34,6 +34,7 @@ from ui.common import (
     gamma_verdicts,
     program_table,
     seed_badge,
+    stop_page,
     user_errors,
 )
 from ui.figures.mechanisms import (
@@ -197,7 +198,7 @@ with user_errors():
 if loaded is None:
     st.info("Load a dataset on the Data page first.", icon=":material/info:")
     st.page_link("pages/studio/data.py", label="Go to the Data page", icon=":material/table_view:")
-    st.stop()
+    stop_page()
 
 prepared = loaded.prepared
 candidate = state.candidate_or_default()
@@ -330,7 +331,7 @@ if st.session_state.get("mechanisms.form_error"):
 args = st.session_state.get("mechanisms.args")
 if not args:
     st.info("Set the parameters and press **Run the mechanism**.", icon=":material/info:")
-    st.stop()
+    stop_page()
 
 program = None
 with user_errors(prefix="Program: "):
@@ -357,7 +358,7 @@ if outcome.failed:
             st.session_state["mechanisms.args"] = args = last
             st.caption("Showing the previous successful run.")
 if run is None:
-    st.stop()
+    stop_page()
 st.session_state["mechanisms.last_good"] = args
 state.run_summary = run.summary
 

@@ -30,7 +30,7 @@ from ui.cached_analysis import (
     tdp_losses,
     tdp_policy_curve,
 )
-from ui.common import HELP, plain, user_errors
+from ui.common import HELP, plain, stop_page, user_errors
 from ui.figures.per_record import (
     PolicyCurve,
     distance_loss_histogram,
@@ -133,13 +133,13 @@ state.per_record["source"] = source
 picked = source_frame(source)
 if picked is None:
     st.info("Load a dataset on the Data page, or pick the establishments demo.", icon=":material/info:")
-    st.stop()
+    stop_page()
 key, frame, title = picked
 numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and c != ID_COLUMN]
 categorical = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]) and c != ID_COLUMN]
 if not numeric:
     st.error("This table has no numeric column to sum.", icon=":material/error:")
-    st.stop()
+    stop_page()
 c1, c2 = st.columns(2)
 default_value = "payroll" if "payroll" in numeric else ("employees" if "employees" in numeric else numeric[0])
 if saved.get("value") in numeric:
@@ -222,7 +222,7 @@ if float(st.session_state["per_record.q_ref"]) <= 0:
     st.info("Type a **planning total q₀** for this column above (a public figure of the right order of magnitude, "
             "e.g. last year's published total) and press **Compare**: the mechanisms are calibrated at it.",
             icon=":material/edit:")
-    st.stop()
+    stop_page()
 with user_errors():
     shapes = mechanism_configs()
     if not shapes:
@@ -441,7 +441,7 @@ with user_errors():
     loaded = current_data(state)
 if loaded is None:
     st.info("Load a dataset on the Data page to see targeted DP's per-record losses.", icon=":material/info:")
-    st.stop()
+    stop_page()
 c = state.candidate_or_default()
 st.caption(
     f"Under (B = {fmt(c.b)}, ε = {fmt(c.epsilon)}, δ = {fmt(c.delta)})-TDP (the candidate), a record that could be "

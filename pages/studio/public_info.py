@@ -18,7 +18,7 @@ from engine.public_info.results import STUDY_METHODS, CountStudyConfig
 from engine.rng import SEEDED_WARNING
 from ui import cached_public_info as cpi
 from ui.cached import sha256_bytes, uploaded_table
-from ui.common import field_error, seed_badge, user_errors
+from ui.common import field_error, seed_badge, stop_page, user_errors
 from ui.figures import public_info as figs
 from ui.figures.theme import fmt
 from ui.state import get_state, parse_seed, seed_widget
@@ -55,7 +55,7 @@ else:
     if kept is None:
         st.info("Upload a table with columns for region, period and count (optional: a sub-count ≤ count, and the "
                 "population).", icon=":material/upload_file:")
-        st.stop()
+        stop_page()
     name, content = kept
     data_key = sha256_bytes(content)
     try:
@@ -63,7 +63,7 @@ else:
     except EngineError as exc:
         field_error(f"{name}: {exc}")
         st.caption("Nothing else changed: upload another file and the page continues.")
-        st.stop()
+        stop_page()
     c1, c2, c3, c4, c5 = st.columns(5)
 
     def pick(col, label, default, optional=False):
@@ -80,7 +80,7 @@ else:
     except EngineError as exc:
         field_error(f"{name}: {exc}")
         st.caption("Nothing else changed: fix the file or the column choice and the page continues.")
-        st.stop()
+        stop_page()
     st.success(f"{name}: {len(table.regions)} regions × {len(table.periods)} periods.", icon=":material/check:")
 
 # ---- 2. what is public ------------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ with user_errors(s2):
                               public=tuple(public), alpha=float(alpha), sensitivity=float(sensitivity),
                               highlight=tuple(highlight))
 if config is None:
-    st.stop()
+    stop_page()
 state.public_info = {"source": source, "data": data_key if source == "demo" else f"upload:{data_key[:16]}",
                      "model": model, "seed": seed, "study": config.to_dict(), "periods": len(table.periods)}
 st.markdown(seed_badge(seed))

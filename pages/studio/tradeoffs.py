@@ -44,7 +44,7 @@ from ui.cached_analysis import (
     sweep_estimate,
     tradeoff_curves,
 )
-from ui.common import HELP, user_errors
+from ui.common import HELP, stop_page, user_errors
 from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
     Marker,
@@ -223,12 +223,12 @@ with user_errors():
     loaded = current_data(state)
 if loaded is None:
     st.info("Load a dataset on the Data page first.", icon=":material/info:")
-    st.stop()
+    stop_page()
 prepared = loaded.prepared
 if prepared.y is None:
     st.info("A sweep scores a program, which needs an outcome: choose a target column on the Data page.",
             icon=":material/info:")
-    st.stop()
+    stop_page()
 #: Rows privatized with the attacks chosen (the holdout is left out only for attribute inference); the custom grid's
 #: default δ = 1/(n + 1) uses it.
 chosen_attacks = tuple(a for a in st.session_state.get("tradeoffs.attacks", ATTACKS) if a in ATTACKS)
@@ -408,7 +408,7 @@ partial_rows = st.session_state.get("tradeoffs.partial") if st.session_state.get
 if not results and not partial_rows:
     st.info("Configure the sweep and press **Run the sweep**. The time it will take is estimated when it starts.",
             icon=":material/info:")
-    st.stop()
+    stop_page()
 
 
 # ---- results ----------------------------------------------------------------------------------------------------
@@ -423,7 +423,7 @@ if partial_rows and any(partial_rows.values()):
         if rows and i < len(pending_configs)
     ] or results
 if not results:
-    st.stop()
+    stop_page()
 
 configs = [r.config for r in results]
 summaries = [r.summary() for r in results]

@@ -135,3 +135,13 @@ def test_a_reload_keeps_the_upload_and_the_results_and_a_shared_link_does_not():
     fresh = AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()  # a new tab without the key
     assert studio(fresh).upload_bytes is None and dict(fresh.query_params)["sid"] != sid
     assert "sid=" not in share_link(studio(at), "data")
+
+
+def test_a_page_that_ends_early_still_draws_the_sidebar_and_writes_the_address():
+    """The Mechanisms page before a run ends early; with st.stop() Streamlit dropped the shell's sidebar and the
+    address-bar update (so a reload lost the session). ui.common.stop_page ends the page and keeps both."""
+    at = open_page(start_app(), "mechanisms")
+    assert any("Set the parameters" in i.value for i in at.info)
+    assert "Candidate" in " ".join(str(m.value) for m in at.sidebar.markdown)
+    params = dict(at.query_params)
+    assert params["page"] == "mechanisms" and len(params["sid"]) >= 20
