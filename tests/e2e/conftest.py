@@ -170,3 +170,37 @@ def click_button(page, name: str) -> None:
 
 # ----------------------------------------------------------------------------------------------------------------
 # the workflow
+
+
+def run_sweep_with_one_repetition(page) -> None:
+    """On the Tradeoffs page: one repetition per point, run, and wait for the results table."""
+    from playwright.sync_api import expect
+
+    reps = page.get_by_role("spinbutton", name="Repetitions per point")
+    reps.fill("1")
+    reps.press("Tab")
+    click_button(page, "Run the sweep")
+    idle(page, timeout=300_000)
+    expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)
+    no_exception(page)
+
+
+def import_record(page, path) -> None:
+    """On the Export page: upload a decision record and wait until the page says it was imported."""
+    from playwright.sync_api import expect
+
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+    idle(page)
+    expect(page.get_by_text("Decision record from")).to_be_visible(timeout=30_000)
+    no_exception(page)
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the select box (or multiselect) whose label starts with ``label``: type to filter, then
+    click the option itself (pressing Enter races the filtering on a busy machine and may pick another option)."""
+    box = page.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
+        has=page.locator("label", has_text=re.compile("^" + re.escape(label)))).first
+    box.locator("input").click()
+    page.keyboard.type(option)
+    page.get_by_role("option", name=option, exact=True).first.click(timeout=30_000)
+    idle(page)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, PAGES, go, idle, no_exception, shoot
+from tests.e2e.conftest import ARTIFACTS, PAGES, go, idle, import_record, no_exception, shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -73,9 +73,7 @@ def test_public_information_page_in_chromium(browser, server):
         box.press("Tab")
         idle(page)
         go(page, "export")
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
-        idle(page)
-        expect(page.get_by_text("Decision record from")).to_be_visible(timeout=30_000)
+        import_record(page, path)
         go(page, "public_info")
         expect(page.get_by_role("textbox", name="ε per period (comma-separated)")).to_have_value("0.5, 2")
         no_exception(page)

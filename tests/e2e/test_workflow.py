@@ -22,7 +22,19 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, PAGES, click_button, go, idle, metric_value, no_exception, shoot
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    PAGES,
+    choose,
+    click_button,
+    go,
+    idle,
+    import_record,
+    metric_value,
+    no_exception,
+    run_sweep_with_one_repetition,
+    shoot,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -106,13 +118,7 @@ def test_whole_workflow_in_chromium(browser, server):
 
         # ---- Tradeoffs: a quick sweep with one repetition --------------------------------------------------
         go(page, "tradeoffs")
-        reps = page.get_by_role("spinbutton", name="Repetitions per point")
-        reps.fill("1")
-        reps.press("Tab")
-        click_button(page, "Run the sweep")
-        idle(page, timeout=300_000)
-        expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)
-        no_exception(page)
+        run_sweep_with_one_repetition(page)
         shoot(page, "5-tradeoffs")
 
         # ---- Per-record --------------------------------------------------------------------------------------
@@ -139,7 +145,7 @@ def test_whole_workflow_in_chromium(browser, server):
         shoot(page, "7-export")
 
         from engine.decision_record import load_decision_record
-        from ui.figures.theme import fmt
+        from ui.figures.theme import fmt_param
 
         record = load_decision_record(record_path.read_bytes())
         assert record.rationale == "Targeting must keep 99 % of decisions (browser test)."
@@ -153,10 +159,8 @@ def test_whole_workflow_in_chromium(browser, server):
         eps.press("Tab")
         idle(page)
         go(page, "export")
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(record_path))
-        idle(page)
-        expect(page.get_by_text("Decision record from")).to_be_visible(timeout=30_000)
-        expect(sidebar).to_contain_text(f"ε = {fmt(record.candidate.epsilon)} ·")
+        import_record(page, record_path)
+        expect(sidebar).to_contain_text(f"ε = {fmt_param(record.candidate.epsilon)} ·")
         no_exception(page)
         shoot(page, "7b-export-reimported")
 
@@ -194,11 +198,7 @@ def test_real_public_data_in_chromium(browser, server, tmp_path):
         page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv_path))
         idle(page)
         no_exception(page)
-        target = page.locator('[data-testid="stSelectbox"]').filter(has_text="Target (the outcome").first
-        target.locator("input").click()
-        page.keyboard.type("wages")
-        page.keyboard.press("Enter")
-        idle(page)
+        choose(page, "Target (the outcome", "wages")
         no_exception(page)
         sidebar = page.locator('[data-testid="stSidebar"]')
         expect(sidebar).to_contain_text("n = 3,987 people")  # rows with wages, education and language present
@@ -237,15 +237,6 @@ def test_real_lending_data_through_sweep_and_export_in_chromium(browser, server,
     csv_path = write_csv("hmda", tmp_path)
     page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
 
-    def choose(label: str, option: str) -> None:
-        """Type ``option`` into the select box whose label starts with ``label`` (case-sensitive)."""
-        box = page.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
-            has=page.locator("label", has_text=re.compile("^" + re.escape(label)))).first
-        box.locator("input").click()
-        page.keyboard.type(option)
-        page.keyboard.press("Enter")
-        idle(page)
-
     try:
         page.goto(url)
         idle(page)
@@ -254,10 +245,10 @@ def test_real_lending_data_through_sweep_and_export_in_chromium(browser, server,
         idle(page)
         page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv_path))
         idle(page)
-        choose("Target (the outcome", "deny")
-        choose("Which value(s) of", "no")
+        choose(page, "Target (the outcome", "deny")
+        choose(page, "Which value(s) of", "no")
         page.keyboard.press("Escape")
-        choose("Program", "lending — approve")
+        choose(page, "Program", "lending — approve applicants predicted to repay; score profit")
         page.get_by_text("the top share of applicants", exact=True).click()
         idle(page)
         share = page.get_by_role("spinbutton", name="Share approved")
@@ -273,13 +264,7 @@ def test_real_lending_data_through_sweep_and_export_in_chromium(browser, server,
         page.get_by_text("Custom grid", exact=True).click()
         b_values = page.get_by_role("textbox", name="B values")
         b_values.fill("0.5, 2")
-        reps = page.get_by_role("spinbutton", name="Repetitions per point")
-        reps.fill("1")
-        reps.press("Tab")
-        click_button(page, "Run the sweep")
-        idle(page, timeout=300_000)
-        expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)
-        no_exception(page)
+        run_sweep_with_one_repetition(page)
         shoot(page, "9-real-lending-tradeoffs")
 
         go(page, "export")
@@ -291,10 +276,7 @@ def test_real_lending_data_through_sweep_and_export_in_chromium(browser, server,
         assert record.release.data.positive_class == ("no",) and record.release.data.target == "deny"
         assert record.program.approval_rule == "top_share" and record.program.approve_share == 0.8
         assert record.data.source == "upload" and record.tradeoffs
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(record_path))
-        idle(page)
-        expect(page.get_by_text("Decision record from")).to_be_visible(timeout=30_000)
-        no_exception(page)
+        import_record(page, record_path)
         expect(sidebar).to_contain_text("n = 2,380 people")
     finally:
         page.close()
