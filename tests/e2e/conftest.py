@@ -200,7 +200,28 @@ def choose(page, label: str, option: str) -> None:
     click the option itself (pressing Enter races the filtering on a busy machine and may pick another option)."""
     box = page.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
         has=page.locator("label", has_text=re.compile("^" + re.escape(label)))).first
-    box.locator("input").click()
-    page.keyboard.type(option)
-    page.get_by_role("option", name=option, exact=True).first.click(timeout=30_000)
+    field = box.locator("input")
+    for attempt in range(3):  # the menu opens on focus; on a busy machine the first click may land before it can
+        field.click()
+        field.fill(option)
+        choice = page.get_by_role("option", name=option, exact=True).first
+        try:
+            choice.click(timeout=15_000)
+            break
+        except Exception:  # noqa: BLE001 - retried; the last attempt re-raises below
+            page.keyboard.press("Escape")
+            if attempt == 2:
+                raise
     idle(page)
+
+
+def upload_on_data_page(page, url: str, path) -> None:
+    """Open the app, go to the Data page and upload the file at ``path`` (the way a user does)."""
+    page.goto(url)
+    idle(page)
+    go(page, "data")
+    page.get_by_text("Upload a file", exact=True).click()
+    idle(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+    idle(page)
+    no_exception(page)

@@ -34,6 +34,7 @@ from tests.e2e.conftest import (
     no_exception,
     run_sweep_with_one_repetition,
     shoot,
+    upload_on_data_page,
 )
 
 pytestmark = pytest.mark.e2e
@@ -190,13 +191,7 @@ def test_real_public_data_in_chromium(browser, server, tmp_path):
     csv_path = write_csv("slid", tmp_path)
     page = browser.new_page(viewport={"width": 1440, "height": 5200})  # tall: the whole Mechanisms page in one shot
     try:
-        page.goto(url)
-        idle(page)
-        go(page, "data")
-        page.get_by_text("Upload a file", exact=True).click()
-        idle(page)
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv_path))
-        idle(page)
+        upload_on_data_page(page, url, csv_path)
         no_exception(page)
         choose(page, "Target (the outcome", "wages")
         no_exception(page)
@@ -238,13 +233,7 @@ def test_real_lending_data_through_sweep_and_export_in_chromium(browser, server,
     page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
 
     try:
-        page.goto(url)
-        idle(page)
-        go(page, "data")
-        page.get_by_text("Upload a file", exact=True).click()
-        idle(page)
-        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(csv_path))
-        idle(page)
+        upload_on_data_page(page, url, csv_path)
         choose(page, "Target (the outcome", "deny")
         choose(page, "Which value(s) of", "no")
         page.keyboard.press("Escape")
