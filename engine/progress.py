@@ -93,7 +93,9 @@ def cancel_on_interrupt(token: CancelToken, notice: Callable[[], None] | None = 
 
     For command-line work: the computation sees the token between units of work and raises
     :class:`~engine.errors.CancelledError` with the finished part, which the command then writes. ``notice`` is
-    called once on the first Ctrl-C (e.g. to say "stopping after the running cell"). Only the process and thread
+    called once on the first Ctrl-C (e.g. to say "stopping after the running cell"); it runs inside the signal
+    handler, so it must not write to a buffered stream the main thread may be writing to (use ``os.write``, or a
+    "reentrant call" error replaces the clean stop). Only the process and thread
     that entered the block react: worker processes forked inside it ignore SIGINT (their parent decides). Outside
     the main thread (e.g. in the dashboard) this does nothing.
     """

@@ -16,6 +16,7 @@ point, with the non-private and classic-DP (B = 2) reference points.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -176,8 +177,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{p.done}/{p.total}]{left} {p.message}", file=sys.stderr, flush=True)
 
     def notice() -> None:
-        print("stopping after the running cell(s); the finished rows will be written (Ctrl-C again: stop at once)",
-              file=sys.stderr, flush=True)
+        # Runs inside the SIGINT handler, possibly while the main thread is printing to stderr: a buffered write
+        # here would raise "reentrant call"; os.write on the descriptor is safe.
+        os.write(sys.stderr.fileno(), b"stopping after the running cell(s); the finished rows will be written "
+                 b"(Ctrl-C again: stop at once)\n")
 
     try:
         with cancel_on_interrupt(CancelToken(), notice) as token:
