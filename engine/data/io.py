@@ -240,19 +240,22 @@ def _read_parquet(label: str, data: bytes) -> pd.DataFrame:
     import pyarrow.parquet
 
     try:
-        table = pyarrow.parquet.read_table(io.BytesIO(data))
+        # One thread: a refused file must not leave Arrow's thread pool holding objects that are torn down at
+        # interpreter exit (seen as "terminate called without an active exception" after the one-line error).
+        table = pyarrow.parquet.read_table(io.BytesIO(data), use_threads=False)
     except (pyarrow.ArrowException, OSError, ValueError, TypeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV") from None
     nested = [f.name for f in table.schema if pyarrow.types.is_nested(f.type)]
     if nested:  # lists, structs and maps are not table cells a feature can hold
+        del table  # nothing of Arrow's stays referenced from the error's traceback
         shown = ", ".join(repr(n) for n in nested[:5]) + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
         raise _file_error(
             label, "Parquet", f"column(s) {shown} hold nested values (lists, structs or maps), not one value per cell",
             "flatten them into one column per value, or leave them out of the export",
         )
     try:
-        return table.to_pandas()
+        return table.to_pandas(use_threads=False)
     except (pyarrow.ArrowException, ValueError, TypeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV") from None
