@@ -1,1 +1,7 @@
-"""Privacy attacks: singling out, attribute inference, distinguishing."""
+"""Privacy attacks: singling out, attribute inference, distinguishing.
+
+The package's modules are imported on use, not here (attribute inference and singling out load scipy and the
+nearest-neighbour kernels, which the command line's start-up must not pay for).
+"""
+
+__all__ = ["attribute_inference", "distinguishing", "singling_out", "threat_model"]
