@@ -106,6 +106,23 @@ def server(browser):
     log.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Remember a failed step of a module whose tests are the steps of one session (``STEPS = True``)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and getattr(item.module, "STEPS", False):
+        item.module.FAILED_STEP = item.name
+
+
+@pytest.fixture(autouse=True)
+def _earlier_steps_passed(request):
+    """In a module of steps, a step after a failed one starts from the page the failure left behind: skip it."""
+    failed = getattr(request.module, "FAILED_STEP", None)
+    if failed is not None:
+        pytest.skip(f"the earlier step {failed} failed; this step continues its session")
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------------------------
