@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.theme import COLORS, MECHANISM_COLORS, SEQUENCE, apply_theme, fmt
+from ui.figures.theme import COLORS, MECHANISM_COLORS, SEQUENCE, apply_theme, fmt, plain_label
 
 #: Most points drawn per trace in the scatter (every point is an SVG element; thousands make the page slow).
 MAX_SCATTER_POINTS = 2000
@@ -51,6 +51,7 @@ def original_vs_private_figure(
     """
     x = np.asarray(x, dtype=float)
     x_priv = np.asarray(x_priv, dtype=float)
+    name_i, name_j = plain_label(feature_names[i]), plain_label(feature_names[j])
     rows = display_rows(x.shape[0], max_points)
     fig = go.Figure()
     # The private release first, the original on top: the original is often a small cloud inside the noise.
@@ -67,8 +68,8 @@ def original_vs_private_figure(
                 marker={"color": color, "size": 6, "opacity": opacity},
                 customdata=rows,
                 hovertemplate=(
-                    f"row %{{customdata}}<br>{feature_names[i]} = %{{x:.4g}}<br>"
-                    f"{feature_names[j]} = %{{y:.4g}}<extra>{label}</extra>"
+                    f"row %{{customdata}}<br>{name_i} = %{{x:.4g}}<br>"
+                    f"{name_j} = %{{y:.4g}}<extra>{label}</extra>"
                 ),
             )
         )
@@ -76,8 +77,8 @@ def original_vs_private_figure(
     fig.update_layout(
         title={"text": "Original vs private", "subtitle": {"text": shown}} if shown else "Original vs private",
         legend={"orientation": "h", "y": -0.2, "x": 0.0},
-        xaxis_title=f"{feature_names[i]} (prepared scale)",
-        yaxis_title=f"{feature_names[j]} (prepared scale)",
+        xaxis_title=f"{name_i} (prepared scale)",
+        yaxis_title=f"{name_j} (prepared scale)",
     )
     return apply_theme(fig, height=480)
 
@@ -105,7 +106,7 @@ def noise_by_coordinate_figure(
     """
     fig = go.Figure(
         go.Bar(
-            x=list(feature_names),
+            x=[plain_label(name) for name in feature_names],
             y=list(measured_sd),
             name=measured_label,
             marker_color=COLORS["private"],

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.theme import COLORS, SEQUENCE, apply_theme, fmt
+from ui.figures.theme import COLORS, SEQUENCE, apply_theme, fmt, plain_label
 
 __all__ = ["guarantee_caption", "sensitivity_heatmap", "release_boxplots", "error_distribution", "contraction_bars",
            "posterior_draws"]
@@ -93,7 +93,8 @@ def release_boxplots(results, region: str, epsilon: float, caption: str, *, rate
     fig.update_xaxes(title="period", type="category")
     fig.update_yaxes(title="released rate per 100,000" if rates else "released count")
     apply_theme(fig, height=460, legend_title="method")
-    return _title(fig, f"{region}: release against period at ε = {fmt(epsilon)} (boxes over replicates)", caption)
+    title = f"{plain_label(region)}: release against period at ε = {fmt(epsilon)} (boxes over replicates)"
+    return _title(fig, title, caption)
 
 
 def _box_stats(values: np.ndarray) -> dict[str, float]:
@@ -133,7 +134,8 @@ def contraction_bars(results, caption: str, regions: Sequence[str] | None = None
     for i, cell in enumerate(results.cells):
         for j, effect in enumerate(effects):
             fig.add_trace(go.Bar(
-                x=regions, y=[cell.contraction[r].get(effect, np.nan) for r in regions], name=_cell_name(cell),
+                x=[plain_label(r) for r in regions], y=[cell.contraction[r].get(effect, np.nan) for r in regions],
+                name=_cell_name(cell),
                 legendgroup=_cell_name(cell), showlegend=j == 0, marker={"color": SEQUENCE[i % len(SEQUENCE)]},
                 hovertemplate="%{x}: %{y:.3g} — " + EFFECT_TEXT[effect] + "<extra>" + _cell_name(cell) + "</extra>",
             ), row=1, col=j + 1)

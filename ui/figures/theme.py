@@ -13,6 +13,7 @@ audience learns them once:
 
 from __future__ import annotations
 
+import html
 import math
 
 import plotly.graph_objects as go
@@ -68,6 +69,21 @@ AXIS: dict[str, str] = {
     "row_norm": "row L2 norm",
 }
 
+
+
+def plain_label(text: object) -> str:
+    r"""User text (a column name, a region, a file name) made safe for a Plotly text field.
+
+    Plotly renders a subset of HTML in titles, axis and tick labels, legend entries and hover text (``<b>``,
+    ``<br>``, ``<a href>``, ``<span style>``) and decodes character entities, so a column named
+    ``<a href="http://x">pay</a>`` would draw a link. Escaping ``&``, ``<`` and ``>`` makes Plotly show the name as
+    typed; ``%{`` (the start of a hover-template field) is broken with a zero-width space so a name cannot pull
+    in another field's value.
+
+    >>> plain_label('<a href="http://x">pay</a> & %{y}')
+    '&lt;a href="http://x"&gt;pay&lt;/a&gt; &amp; %\u200b{y}'
+    """
+    return html.escape(str(text), quote=False).replace("%{", "%\u200b{")
 
 def fmt(value: float | int | None, digits: int = 3) -> str:
     """Round for display: ``digits`` significant digits, scientific notation for very small/large values.
