@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -46,6 +47,7 @@ from engine.evaluation.programs import (
     evaluate_program,
     relative_to,
 )
+from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
 from engine.serialization import Serializable
 from engine.validation import check_bool, check_choice, check_integer
@@ -557,7 +559,8 @@ class PointAnalysis:
 
 
 def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisConfig, *, seed: Any,
-                       repetitions: int = 1) -> tuple[AnalysisData, list[PointAnalysis]]:
+                       repetitions: int = 1, progress: ProgressCallback | None = None,
+                       cancel: CancelToken | None = None) -> tuple[AnalysisData, list[PointAnalysis]]:
     """Analyse several mechanisms on the same released rows with the same seeds (the Mechanisms page's run).
 
     Seeds: the holdout comes from ``config.holdout_seed``; ``spawn_seeds(seed, repetitions + 1)`` gives child i
@@ -574,15 +577,40 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
     repetitions : int
         Releases per mechanism, in [1, 100]: the program metrics and the measured γ get an interval; the attacks
         run on the first release.
+    progress : callable, optional
+        Called with a :class:`~engine.progress.Progress` (releases analysed of ``len(mechanisms) × repetitions``,
+        with the time so far) after every release; the dashboard draws its progress bar from it, and an exception
+        it raises (Streamlit's stop of a closed or rerun session) ends the work there.
+    cancel : CancelToken, optional
+        Checked before every release; a cancelled token raises :class:`~engine.errors.CancelledError`.
     """
     reps = check_integer("repetitions", repetitions, 1, 100)
     seeds = spawn_seeds(seed, reps + 1)
+    started = time.perf_counter()
+    total = len(mechanisms) * reps
+    done = 0
+
+    def step(what: str) -> None:
+        if cancel is not None:
+            cancel.raise_if_cancelled("the analysis")
+        if progress is not None:
+            progress(Progress(done, total, what, elapsed=time.perf_counter() - started))
+
+    step("holding out the attack's control group")
     built = AnalysisData.build(data, config)
     out = []
     for mechanism in mechanisms:
+        label = getattr(type(mechanism), "LABEL", type(mechanism).__name__)
+        step(f"{label}: release 1 of {reps} with the attacks")
         first = analyse(built, mechanism, seed=seeds[1])
-        rows = [first.row()] + [analyse(built, mechanism, seed=s, attacks=False).row() for s in seeds[2:]]
+        done += 1
+        rows = [first.row()]
+        for index, s in enumerate(seeds[2:], start=2):
+            step(f"{label}: release {index} of {reps}")
+            rows.append(analyse(built, mechanism, seed=s, attacks=False).row())
+            done += 1
         out.append(PointAnalysis(mechanism, first, tuple(rows)))
+    step("done")
     return built, out
 
 

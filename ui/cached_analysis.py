@@ -30,7 +30,7 @@ from engine.attacks.distinguishing import TradeoffCurve, tradeoff_curve
 from engine.data.preparation import DataSpec, PreparedData
 from engine.evaluation.programs import ProgramConfig
 from engine.mechanisms import mechanism_from_dict
-from engine.progress import format_seconds
+from engine.progress import Progress, format_seconds
 from engine.release import ReleaseConfig, cli_command, release_summary, run_release
 from engine.rng import make_rng, spawn_seeds
 
@@ -105,7 +105,6 @@ def session_program(state: Any, default: ProgramConfig | None) -> ProgramConfig 
     return default
 
 
-@st.cache_data(max_entries=24, ttl="1h", show_spinner=False)
 def mechanism_run(
     fingerprint: str,
     spec_json: str,
@@ -116,12 +115,18 @@ def mechanism_run(
     user_seed: bool,
     dataset: str | None,
     _frame: pd.DataFrame,
+    *,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> MechanismRun:
     """Release the data with the mechanism (``run_release``, as the CLI does), then analyse it beside the
     alternatives at the same guarantee (``analyse_mechanisms``, as a sweep does), all from one seed.
 
     ``user_seed`` says whether the seed was typed by the user (then it is recorded and the output is labelled
     "simulation — not private") or drawn from OS entropy for this run (then it is never shown or exported).
+
+    Not a shared cache: the page keeps its last runs in the session (:func:`remembered_run`), so that
+    ``on_progress`` can draw a progress bar. Drawing is a Streamlit call, the point where a rerun (the page's Stop
+    button) or a closed tab ends the work; inside ``st.cache_data`` those calls would be recorded and replayed.
     """
     from engine.analysis import AnalysisConfig, analyse_mechanisms
     from engine.comparison import alternatives, comparison_verdict
@@ -141,7 +146,7 @@ def mechanism_run(
     candidate = Guarantee.from_json(candidate_json)
     others = alternatives(mechanism, d=prepared.d, candidate=candidate)
     data, points = analyse_mechanisms(prepared, [mechanism, *others], analysis, seed=seed,
-                                      repetitions=PAGE_REPETITIONS)
+                                      repetitions=PAGE_REPETITIONS, progress=on_progress)
     first = points[0].first
 
     guarantee = release.guarantee
@@ -190,6 +195,29 @@ def mechanism_run(
         summary=summary,
         seconds=time.perf_counter() - started,
     )
+
+
+#: Runs one session keeps (the current one and the last good one), newest last.
+KEPT_RUNS = 2
+
+
+def remembered_run(session: Any, key: str) -> MechanismRun | None:
+    """The run this session already made for ``key`` (see :func:`run_key`), or None."""
+    for stored_key, run in session.get("mechanisms.runs", ()):
+        if stored_key == key:
+            return run
+    return None
+
+
+def remember_run(session: Any, key: str, run: MechanismRun) -> None:
+    """Keep ``run`` under ``key`` in the session, with at most :data:`KEPT_RUNS` runs (bounded memory)."""
+    runs = [(k, r) for k, r in session.get("mechanisms.runs", ()) if k != key]
+    session["mechanisms.runs"] = tuple([*runs, (key, run)][-KEPT_RUNS:])
+
+
+def run_key(*parts: Any) -> str:
+    """One string naming a run's inputs (data fingerprint, spec, mechanism, analysis, candidate, seed …)."""
+    return json.dumps([str(p) for p in parts])
 
 
 @st.cache_data(max_entries=32, ttl="2h", show_spinner=False)

@@ -23,6 +23,9 @@ from ui.cached_analysis import (
     jl_distance_recovery,
     mechanism_noise,
     mechanism_run,
+    remember_run,
+    remembered_run,
+    run_key,
     session_program,
 )
 from ui.common import (
@@ -341,20 +344,57 @@ if prepared.y is None:
 analysis = AnalysisConfig(program=program)
 dataset = state.demo_name if state.source == "demo" else None
 
+if st.session_state.get("mechanisms.stop"):  # the Stop button of the run below was pressed: back to the last run
+    last = st.session_state.get("mechanisms.last_good")
+    if last and last != args:
+        st.session_state["mechanisms.args"] = args = last
+    elif not last:
+        st.session_state.pop("mechanisms.args", None)
+    st.info("Stopped. Nothing of the stopped run is kept" + (" — the previous run is shown." if last else "."),
+            icon=":material/stop_circle:")
+    if not last:
+        stop_page()
+
+
+def key_of(a: dict) -> str:
+    return run_key(prepared.fingerprint, loaded.spec.to_json(), json.dumps(a["mechanism"]), analysis.to_json(),
+                   candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset)
+
+
+def compute(a: dict):
+    """The run for ``a``: this session's stored one, else computed with a progress bar and a Stop button."""
+    key = key_of(a)
+    stored = remembered_run(st.session_state, key)
+    if stored is not None:
+        return stored
+    stop_slot, bar = st.empty(), st.empty()
+    stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
+                     help="Stops before the next release; the previous run stays.")
+    bar.progress(0.0, text="Releasing the data…")
+
+    def on_progress(p) -> None:
+        bar.progress(p.fraction, text=f"Scoring the program ({PAGE_REPETITIONS} releases per mechanism) and running "
+                     f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
+
+    try:
+        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(a["mechanism"]),
+                            analysis.to_json(), candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset,
+                            loaded.frame, on_progress=on_progress)
+    finally:
+        stop_slot.empty()
+        bar.empty()
+    remember_run(st.session_state, key, run)
+    return run
+
+
 run = None
-with st.spinner(f"Releasing the data, then scoring the program ({PAGE_REPETITIONS} releases) and running the "
-                "attacks for this mechanism and the alternatives at the same guarantee…", show_time=True):
-    with user_errors() as outcome:
-        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(args["mechanism"]),
-                            analysis.to_json(), candidate.to_json(), int(args["seed"]), bool(args["user_seed"]),
-                            dataset, loaded.frame)
+with user_errors() as outcome:
+    run = compute(args)
 if outcome.failed:
     last = st.session_state.get("mechanisms.last_good")
     if last and last != args:
         with user_errors(prefix="The previous run cannot be shown either: "):
-            run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(last["mechanism"]),
-                                analysis.to_json(), candidate.to_json(), int(last["seed"]),
-                                bool(last["user_seed"]), dataset, loaded.frame)
+            run = compute(last)
             st.session_state["mechanisms.args"] = args = last
             st.caption("Showing the previous successful run.")
 if run is None:

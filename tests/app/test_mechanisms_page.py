@@ -162,3 +162,22 @@ def test_jl_laplace_row_wise_target_delta_calibrates_to_the_target():
     # honest comparison at the same (B, ε, δ) with the projection and the Gaussian mechanism
     table = next(df.value for df in at.dataframe if "noise sd per coordinate" in df.value.columns)
     assert len(table) == 4  # JL, projection, Gaussian, k-anonymity
+
+
+def test_stop_returns_to_the_last_run_without_computing_the_stopped_one():
+    """The Stop button shown during a run triggers a rerun that interrupts the work at its next progress update (a
+    Streamlit call); that rerun sees the button pressed, goes back to the last finished run and keeps nothing of the
+    stopped one."""
+    at = open_page(start_app(), "mechanisms")
+    run_with_seed(at, "5")
+    finished = dict(at.session_state["mechanisms.args"])
+    assert len(at.session_state["mechanisms.runs"]) == 1
+    # the state the Stop click leaves: new arguments were submitted, their run was interrupted, the button is pressed
+    at.session_state["mechanisms.args"] = {**finished, "seed": 6}
+    at.session_state["mechanisms.stop"] = True
+    at.run()
+    assert_clean(at)
+    assert any("Stopped" in i.value and "previous run is shown" in i.value for i in at.info)
+    assert at.session_state["mechanisms.args"] == finished
+    assert len(at.session_state["mechanisms.runs"]) == 1  # the stopped run was not computed
+    assert metric(at, "Noise sd per coordinate")  # the last run is still shown

@@ -203,3 +203,30 @@ def test_no_outcome_no_program(togo):
     assert res.program is None and math.isnan(res.decision_agreement)
     assert "accuracy" not in res.row() and "protection_singling_out" in res.row()
     assert decision_agreement(evaluate_program(togo.x, togo.y), evaluate_program(togo.x, togo.y)) == 1.0
+
+
+def test_page_run_reports_progress_and_can_be_cancelled(togo):
+    """Every release is reported (the dashboard's progress bar and its interruption points) and a cancelled token
+    stops the run before the next release."""
+    from engine.errors import CancelledError
+    from engine.progress import CancelToken
+
+    mechanisms = [GaussianMechanism.from_budget(0.25, 1.0, 1e-4), MondrianKAnonymity(k=2)]
+    seen = []
+    _, points = analyse_mechanisms(togo, mechanisms, AnalysisConfig(attacks=()), seed=2, repetitions=3,
+                                   progress=seen.append)
+    assert [p.done for p in seen] == [0, 0, 1, 2, 3, 4, 5, 6]  # before each of 2 × 3 releases, then "done"
+    assert all(p.total == 6 for p in seen) and seen[-1].message == "done"
+    assert all(b.elapsed >= a.elapsed for a, b in zip(seen, seen[1:], strict=False))
+    quiet = analyse_mechanisms(togo, mechanisms, AnalysisConfig(attacks=()), seed=2, repetitions=3)[1]
+    assert [p.runs for p in quiet] == [p.runs for p in points]  # progress changes nothing
+
+    token = CancelToken()
+
+    def stop_after_two(p):
+        if p.done == 2:
+            token.cancel()
+
+    with pytest.raises(CancelledError):
+        analyse_mechanisms(togo, mechanisms, AnalysisConfig(attacks=()), seed=2, repetitions=3,
+                           progress=stop_after_two, cancel=token)
