@@ -492,9 +492,32 @@ def finite_or_none(value: float | None) -> float | None:
 
 
 # ------------------------------------------------------------------------------------------------- recommendation
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def recommendation(fingerprint: str, program_json: str, config_json: str, _prepared: PreparedData):
-    """``engine.recommend.recommend`` on the session's data (keyed by the fingerprint and both configs)."""
+def recommendation(session: Any, prepared: PreparedData, program_json: str, config_json: str):
+    """``engine.recommend.recommend`` on the session's data, with a progress bar and a Stop button.
+
+    The result is kept in the session (the last one, keyed by the data's fingerprint and both configurations), not in
+    a shared cache, so that the progress updates are Streamlit calls: a Stop click or a closed tab ends the search at
+    the next evaluated point.
+    """
     from engine.recommend import RecommendConfig, recommend
 
-    return recommend(_prepared, ProgramConfig.from_json(program_json), RecommendConfig.from_json(config_json))
+    key = run_key(prepared.fingerprint, program_json, config_json)
+    kept = session.get("feasibility.recommendation")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    stop_slot, bar = st.empty(), st.empty()
+    stop_slot.button("Stop the search", key="feasibility.rec_stop", icon=":material/stop_circle:",
+                     help="Stops at the next evaluated point; nothing of the search is kept.")
+    bar.progress(0.0, text="Searching the frontier…")
+
+    def on_progress(p: Progress) -> None:
+        bar.progress(p.fraction, text=f"Searching the frontier: {p.describe()}")
+
+    try:
+        result = recommend(prepared, ProgramConfig.from_json(program_json), RecommendConfig.from_json(config_json),
+                           progress=on_progress)
+    finally:
+        stop_slot.empty()
+        bar.empty()
+    session["feasibility.recommendation"] = (key, result)
+    return result

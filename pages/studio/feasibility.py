@@ -267,10 +267,13 @@ else:
                                      steps=5, gamma=state.gammas[0] if len(state.gammas) else None)
         if st.session_state.get("feasibility.recommend"):
             st.session_state["feasibility.rec_config"] = rec_config.to_json()
+        if st.session_state.get("feasibility.rec_stop"):  # the Stop button below was pressed during the search
+            st.session_state.pop("feasibility.rec_config", None)
+            st.info("Stopped: the search was interrupted and nothing of it is kept. Press Recommend to search again.",
+                    icon=":material/stop_circle:")
         if st.session_state.get("feasibility.rec_config"):
-            with st.spinner("Searching the frontier (a few seconds per mechanism)…", show_time=True):
-                rec = recommendation(rec_loaded.prepared.fingerprint, rec_program.to_json(),
-                                     st.session_state["feasibility.rec_config"], rec_loaded.prepared)
+            rec = recommendation(st.session_state, rec_loaded.prepared, rec_program.to_json(),
+                                 st.session_state["feasibility.rec_config"])
     if rec is not None:
         for note in rec.notes:
             st.warning(note, icon=":material/warning:")

@@ -165,3 +165,12 @@ def test_recommendation_section_searches_and_sets_the_candidate():
     assert_clean(at)
     cand = studio(at).candidate
     assert (cand.b, cand.epsilon, cand.delta) == (expected.b, expected.epsilon, expected.delta)
+    # The Stop button shown during a search: its rerun drops the search and says so; nothing is recomputed.
+    kept = at.session_state["feasibility.recommendation"]
+    at.session_state["feasibility.rec_stop"] = True
+    at.run()
+    assert_clean(at)
+    assert any(i.value.startswith("Stopped: the search was interrupted") for i in at.info)
+    assert "feasibility.rec_config" not in at.session_state
+    assert not any(s.value.startswith("**Recommended:**") for s in at.success)
+    assert at.session_state["feasibility.recommendation"] is kept
