@@ -12,6 +12,7 @@ import hashlib
 import math
 import multiprocessing
 import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -165,6 +166,7 @@ def run_sweep(
     workers: int = 1,
     on_row: Callable[[dict], None] | None = None,
     use_cache: bool = True,
+    client: Any = None,
 ) -> SweepResult:
     """Run a tradeoff sweep on prepared data.
 
@@ -186,6 +188,12 @@ def run_sweep(
         Called with every finished row (a dict) as it arrives (in completion order).
     use_cache : bool
         Reuse (and store) a finished sweep with the same data fingerprint and configuration.
+    client : distributed.Client, optional
+        Run the cells as tasks on this Dask cluster instead of local processes (``workers`` is then ignored). The
+        cell context (prepared data, holdout, references) is scattered to every worker once, not shipped per task;
+        every cell's seed comes from the grid, so the table is the local run's, cell for cell. Progress, ``cancel``
+        (pending tasks are cancelled, running ones finish) and partial results work as with the local pool. See
+        :func:`engine.scale.cluster.dask_client` for a client to a running scheduler or a ``LocalCluster``.
 
     Returns
     -------
@@ -238,7 +246,9 @@ def run_sweep(
                               elapsed=time.perf_counter() - started))
 
     cancelled = False
-    if n_workers == 1:
+    if client is not None:
+        cancelled = _run_dask(client, ctx, tasks, seeds, cancel, finished)
+    elif n_workers == 1:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1):
@@ -308,6 +318,57 @@ def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken |
             if cancel is not None and cancel.cancelled and not cancelled:
                 cancelled = True
                 next_cell = len(tasks)  # submit nothing more; let the running cells finish
+    return cancelled
+
+
+def _dask_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
+    """One cell on a Dask worker, single-threaded BLAS like a pool worker (the numbers do not depend on it)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        return _run_cell(ctx, cell, point_index, rep, seed)
+
+
+def _run_dask(client: Any, ctx: _Context, tasks, seeds, cancel: CancelToken | None,
+              finished: Callable[[dict], None]) -> bool:
+    """Run cells as tasks on a Dask cluster; returns True when cancelled.
+
+    The context goes to every worker once (``scatter(broadcast=True)``); at most 2 × workers tasks are in flight, so
+    a cancel leaves little running. Any exception raised while rows arrive (the dashboard's stop of a closed or
+    rerun session) cancels the tasks not yet finished before it propagates.
+    """
+    from distributed import as_completed
+
+    workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})))
+    context = client.scatter(ctx, broadcast=True)
+    in_flight = 2 * workers
+    next_cell = 0
+    cancelled = False
+
+    def submit(cell: int):
+        point_index, rep = tasks[cell]
+        return client.submit(_dask_cell, context, cell, point_index, rep, seeds[cell + 1], pure=False,
+                             key=f"sweep-cell-{cell}-{secrets.token_hex(4)}")
+
+    first = []
+    while next_cell < len(tasks) and len(first) < in_flight:
+        first.append(submit(next_cell))
+        next_cell += 1
+    running = as_completed(first, loop=client.loop)
+    try:
+        for future in running:
+            finished(future.result())
+            if cancel is not None and cancel.cancelled:
+                cancelled = True
+                break
+            if next_cell < len(tasks):
+                running.add(submit(next_cell))
+                next_cell += 1
+    finally:
+        leftover = list(running.futures)  # submitted, not yet handed out
+        if leftover:
+            client.cancel(leftover)
+        client.cancel([context])
     return cancelled
 
 

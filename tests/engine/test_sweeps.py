@@ -486,3 +486,44 @@ def test_released_rows_and_paper_budgets_reject_bad_lists():
         paper_budgets(100, ("x",))
     with pytest.raises(InvalidParameterError, match="epsilon1 must be a list"):
         paper_budgets(100, 3.0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# sweeps on a Dask cluster (issue 14 §2)
+
+
+@pytest.fixture(scope="module")
+def dask_threads():
+    """A two-worker LocalCluster of threads in this process (the real-cluster test starts processes)."""
+    from engine.scale.cluster import dask_client
+
+    with dask_client(None, n_workers=2, processes=False) as client:
+        yield client
+
+
+def test_dask_sweep_equals_the_local_run_cell_for_cell(dask_threads):
+    data = _tiny(seed=9)
+    cfg = _config(seed=4)
+    local = run_sweep(data, cfg, workers=1, use_cache=False).table
+    seen = []
+    on_dask = run_sweep(data, cfg, client=dask_threads, progress=seen.append, use_cache=False)
+    pd.testing.assert_frame_equal(on_dask.table, local, check_exact=True)
+    assert [p.done for p in seen] == list(range(1, cfg.n_cells + 1)) and on_dask.complete
+
+
+def test_dask_sweep_cancel_keeps_finished_rows_identical_to_the_full_run(dask_threads):
+    data = _tiny(seed=10)
+    cfg = _config(attacks=("distinguishing",), b_values=(0.25, 0.5, 1.0, 2.0))
+    token = CancelToken()
+
+    def progress(p):
+        if p.done == 2:
+            token.cancel()
+
+    with pytest.raises(CancelledError) as info:
+        run_sweep(data, cfg, client=dask_threads, progress=progress, cancel=token, use_cache=False)
+    partial = info.value.partial
+    assert not partial.complete and 2 <= len(partial.table) < cfg.n_cells
+    full = run_sweep(data, cfg, use_cache=False).table.set_index(["point", "rep"])
+    got = partial.table.set_index(["point", "rep"])
+    pd.testing.assert_frame_equal(got, full.loc[got.index], check_exact=True)
