@@ -64,25 +64,25 @@ def demo_dataset(name: str) -> DemoDataset:
     return load_demo(name)
 
 
-@st.cache_data(max_entries=4, ttl="1h", show_spinner="Reading the uploaded file…")
+@st.cache_data(max_entries=3, ttl="1h", show_spinner="Reading the uploaded file…")
 def uploaded_table(fingerprint: str, filename: str, _content: bytes) -> pd.DataFrame:
     """Parse an uploaded CSV/Parquet file held in memory (keyed by its fingerprint)."""
     return load_table(io.BytesIO(_content), filename=filename)
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner="Preparing the data…")
+@st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…")
 def prepared_data(data_key: str, spec_json: str, _frame: pd.DataFrame) -> PreparedData:
     """``prepare(frame, spec)`` keyed by the data key and the spec's JSON text."""
     return prepare(_frame, DataSpec.from_json(spec_json))
 
 
-@st.cache_data(max_entries=16, ttl="1h")
+@st.cache_data(max_entries=6, ttl="1h")
 def row_norms(data_key: str, spec_json: str, _x: np.ndarray) -> np.ndarray:
     """L2 norm of every prepared row (for the Data page's distribution plot)."""
     return np.linalg.norm(_x, axis=1)
 
 
-@st.cache_data(max_entries=8, ttl="1h", show_spinner="Reading the columns…")
+@st.cache_data(max_entries=6, ttl="1h", show_spinner="Reading the columns…")
 def table_profile(data_key: str, _frame: pd.DataFrame) -> pd.DataFrame:
     """What each column holds (``engine.data.profile.column_profile``), for the Data page's controls."""
     from engine.data.profile import column_profile
