@@ -16,6 +16,7 @@ point, with the non-private and classic-DP (B = 2) reference points.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -84,7 +85,14 @@ def register(subparsers) -> None:
     add_program_arguments(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help="root seed (default: a fresh random seed, printed so the run can be repeated)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes on this machine (default 1); with --engine dask and no --scheduler, "
+                             "the workers of the local Dask cluster (default one per core)")
+    parser.add_argument("--engine", choices=("local", "dask"), default="local",
+                        help="local (default): this machine's processes; dask: the cells as tasks on a Dask cluster "
+                             "(the same table for the same seed)")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                        help="with --engine dask: address of a running Dask scheduler (default: a local cluster)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the per-run table (CSV)")
     add_data_flags(parser)
     parser.set_defaults(func=run)
@@ -137,7 +145,31 @@ def _load(args: argparse.Namespace):
     return prepare(frame, apply_data_flags(args, spec)), program
 
 
+@contextlib.contextmanager
+def _executor(args: argparse.Namespace):
+    """None for this machine's processes, or a Dask client (``--engine dask``: a running scheduler or a local
+    cluster started for this sweep and shut down after it)."""
+    if args.engine != "dask":
+        yield None
+        return
+    from engine.scale.cluster import dask_client
+
+    with dask_client(args.scheduler, n_workers=args.workers) as client:
+        print(f"computing on the Dask cluster {client.scheduler.address}", file=sys.stderr)
+        yield client
+
+
+def _check_engine_flags(args: argparse.Namespace) -> None:
+    if args.engine != "dask" and args.scheduler is not None:
+        raise InvalidParameterError("--scheduler applies to --engine dask only — add --engine dask or remove it")
+    if args.scheduler is not None:
+        from engine.scale.cluster import validate_scheduler_address
+
+        validate_scheduler_address(args.scheduler)
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_engine_flags(args)  # before any work
     dataset_file = args.dataset if Path(args.dataset).is_file() else None
     output = check_output_path(args.output, inputs=[("--dataset", dataset_file)])  # before any work
     data, program = _load(args)
@@ -183,8 +215,9 @@ def run(args: argparse.Namespace) -> int:
                  b"(Ctrl-C again: stop at once)\n")
 
     try:
-        with cancel_on_interrupt(CancelToken(), notice) as token:
-            result = run_sweep(data, config, progress=report, workers=args.workers, cancel=token)
+        with cancel_on_interrupt(CancelToken(), notice) as token, _executor(args) as client:
+            result = run_sweep(data, config, progress=report, workers=1 if args.workers is None else args.workers, cancel=token,
+                               client=client)
     except CancelledError as err:  # Ctrl-C: keep what finished
         partial = err.partial  # type: ignore[attr-defined]
         write_safe_csv(partial.table, output)

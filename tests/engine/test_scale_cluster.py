@@ -93,7 +93,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @pytest.mark.slow
-def test_release_on_a_scheduler_and_two_workers_started_from_the_dask_command_line(tmp_path, capsys):
+def test_release_and_sweep_on_a_scheduler_and_two_workers_started_from_the_dask_command_line(tmp_path, capsys):
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -130,7 +130,35 @@ def test_release_on_a_scheduler_and_two_workers_started_from_the_dask_command_li
         assert "release: [" in captured.err  # the progress bar
         released = pd.concat([pd.read_parquet(f) for f in sorted(out.glob("part-*.parquet"))])
         assert released.shape == (300, 3) and (out / "_release.json").is_file()
+
+        # The sweep half (issue 14 §2): the same sweep through the scheduler and on this machine, cell for cell.
+        sweep = ["sweep", "--dataset", "togo-demo", "--preset", "quick", "--reps", "1", "--b-values", "0.5,2",
+                 "--attacks", "distinguishing", "--seed", "3"]
+        code = main([*sweep, "--engine", "dask", "--scheduler", address, "--output", str(tmp_path / "dask.csv")])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert f"computing on the Dask cluster {address}" in captured.err
+        code = main([*sweep, "--output", str(tmp_path / "local.csv")])
+        assert code == 0, capsys.readouterr().err
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask.csv"), pd.read_csv(tmp_path / "local.csv"),
+                                      check_exact=True)
     finally:
         for process in reversed(processes):
             _stop(process)
     assert all(p.poll() is not None for p in processes)
+
+
+def test_sweep_engine_flags_are_checked_before_any_work(tmp_path, capsys):
+    from engine.cli import main
+
+    base = ["sweep", "--dataset", "togo-demo", "--output", str(tmp_path / "s.csv")]
+    assert main([*base, "--scheduler", "tcp://127.0.0.1:8786"]) == 2
+    assert "--scheduler applies to --engine dask only" in capsys.readouterr().err
+    assert main([*base, "--engine", "dask", "--scheduler", "http://x:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "scheduler" in err
+    port = _free_port()  # nothing listens there
+    assert main([*base, "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") <= 2 and f"tcp://127.0.0.1:{port}" in err and "Traceback" not in err
+    assert not (tmp_path / "s.csv").exists()
