@@ -251,13 +251,15 @@ def run_sweeps(
     workers: int,
     on_progress: Callable[[int, int, str], None],
     on_rows: Callable[[int, list[dict]], None],
+    client: Any = None,
 ) -> list[Any]:
     """Run one sweep per configuration (one per mechanism), reporting progress over all of them.
 
     ``on_progress(done, total, message)`` after every finished cell; ``on_rows(i, rows)`` with the rows of sweep
     ``i`` finished so far whenever a grid point completes its last repetition (and every 10 rows), so a page can
     redraw the curves live. A Streamlit rerun (the Stop button) interrupts this between cells; the rows
-    delivered so far stay with the page.
+    delivered so far stay with the page. ``client``: a Dask client to compute on (``ui.compute_target``), or None
+    for this machine's processes.
     """
     from engine.sweeps import run_sweep
 
@@ -278,7 +280,7 @@ def run_sweeps(
             if int(r.get("rep", 0)) == reps - 1 or len(rows) % 10 == 0:
                 on_rows(index, list(rows))
 
-        result = run_sweep(prepared, config, progress=progress, on_row=row, workers=workers)
+        result = run_sweep(prepared, config, progress=progress, on_row=row, workers=workers, client=client)
         on_rows(index, result.table.to_dict(orient="records"))
         results.append(result)
         done_before += int(config.n_cells)

@@ -147,19 +147,35 @@ def dask_client(
         finally:
             cluster.close()
         return
-    canonical = validate_scheduler_address(address)
-    try:
-        client = Client(canonical, timeout=f"{float(timeout)}s", set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ClusterUnreachableError(
-            f"cannot reach a Dask scheduler at {canonical} within {timeout:g} s ({reason}) — check that "
-            f"'dask scheduler' runs there and that the port is open, or leave out --scheduler to use this machine"
-        ) from None
+    client = connect(address, timeout=timeout)
     try:
         yield client
     finally:
         client.close()
+
+
+def connect(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) -> Any:
+    """A ``distributed.Client`` to the running scheduler at ``address`` (the caller closes it).
+
+    Raises
+    ------
+    InvalidParameterError
+        Malformed address (:func:`validate_scheduler_address`).
+    ClusterUnreachableError
+        Nothing answered at the address within ``timeout`` seconds.
+    """
+    from distributed import Client
+
+    canonical = validate_scheduler_address(address)
+    try:
+        return Client(canonical, timeout=f"{float(timeout)}s", set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ClusterUnreachableError(
+            f"cannot reach a Dask scheduler at {canonical} within {timeout:g} s ({reason}) — check that "
+            f"'dask scheduler' runs there and that the port is open, or compute on this machine instead (leave out "
+            "--scheduler; in the dashboard, choose 'this machine')"
+        ) from None
 
 
 def cluster_summary(client: Any) -> dict[str, Any]:
@@ -195,6 +211,7 @@ __all__ = [
     "CONNECT_TIMEOUT_SECONDS",
     "ClusterUnreachableError",
     "cluster_summary",
+    "connect",
     "dask_client",
     "machine_cores",
     "validate_scheduler_address",

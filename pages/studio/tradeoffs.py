@@ -45,6 +45,7 @@ from ui.cached_analysis import (
     tradeoff_curves,
 )
 from ui.common import HELP, stop_page, user_errors
+from ui.compute_target import cluster_caption, compute_controls, sweep_client
 from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
     Marker,
@@ -308,6 +309,9 @@ with st.form("tradeoffs.form"):
     seed_widget("tradeoffs.workers", 1)
     a4.number_input("Worker processes", key="tradeoffs.workers", min_value=1, max_value=max(os.cpu_count() or 1, 1),
                     step=1, help="Run cells in parallel processes; the table does not depend on it.")
+    seed_widget("tradeoffs.compute_on", "local")
+    seed_widget("tradeoffs.scheduler", "")
+    compute_controls(st.columns([0.5, 0.5])[0])
     st.form_submit_button("Run the sweep", type="primary", key="tradeoffs.run", on_click=on_run,
                           help="Privatize, score and attack over the whole grid; the curves fill in as it runs and "
                           "you can stop it at any time.",
@@ -384,7 +388,11 @@ if pending:
         redraw_live(live, configs, partial, draws[0])
 
     with user_errors() as outcome:
-        results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress, on_rows=on_rows)
+        client = sweep_client(st.session_state)
+        if client is not None:
+            st.caption(cluster_caption(client))
+        results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress, on_rows=on_rows,
+                             client=client)
     st.session_state.pop("tradeoffs.pending", None)
     bar.empty()
     live.empty()

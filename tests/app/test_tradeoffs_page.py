@@ -157,3 +157,41 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     assert at.radio(key="mechanisms.kind").value == "jl-laplace"
     assert at.number_input(key="mechanisms.jl_k").value == 3 and at.number_input(key="mechanisms.b").value == 0.5
     assert at.radio(key="mechanisms.jl_rule").value == "target"
+
+
+def test_compute_on_a_dask_cluster_gives_the_local_table_and_a_bad_address_is_a_message(monkeypatch):
+    """Issue 14 §2: "Compute on" a Dask cluster at a typed address. An unreachable address is a message next to the
+    form and nothing runs; a running cluster computes the sweep, and the table is the local one."""
+    from distributed import LocalCluster
+
+    import ui.compute_target
+
+    monkeypatch.setattr(ui.compute_target, "CONNECT_SECONDS", 1.0)
+    at = open_page(start_app(), "tradeoffs")
+    at.radio(key="tradeoffs.preset").set_value("custom")
+    at.text_input(key="tradeoffs.b_values").set_value("0.5, 2")
+    at.text_input(key="tradeoffs.epsilon1").set_value("2")
+    at.text_input(key="tradeoffs.epsilon2").set_value("0.5")
+    at.number_input(key="tradeoffs.reps").set_value(1)
+    at.multiselect(key="tradeoffs.attacks").set_value(["distinguishing"])
+    at.radio(key="tradeoffs.compute_on").set_value("dask")
+    at.text_input(key="tradeoffs.scheduler").set_value("tcp://127.0.0.1:1")  # nothing listens on port 1
+    at.button(key="tradeoffs.run").click().run()
+    assert_clean(at)
+    assert any("cannot reach a Dask scheduler at tcp://127.0.0.1:1 within 1 s" in e.value.replace("\\", "")
+               for e in at.error)
+    assert "tradeoffs.results" not in at.session_state
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        at.text_input(key="tradeoffs.scheduler").set_value(cluster.scheduler_address)
+        at.button(key="tradeoffs.run").click().run()
+        assert_clean(at)
+        assert any(c.value.startswith(f"Computing on the Dask cluster at {cluster.scheduler_address}: 1 workers")
+                   for c in at.caption)
+    results = at.session_state["tradeoffs.results"]
+    demo = load_demo("togo-demo")
+    local = run_sweep(prepare(demo.frame, demo.spec), results[0].config, use_cache=False).table
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(results[0].table, local, check_exact=True)
