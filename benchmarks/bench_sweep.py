@@ -9,6 +9,9 @@ Rows:
 * ``sweep paper`` — the ``paper`` preset (8 B × 4 budgets × 50 runs + references = 1,650 cells), 2 workers.
   Target: 300 s. Measured in full when ``STUDIO_BENCH_FULL=1``; otherwise 5 of the 50 repetitions are run and the
   time is extrapolated linearly in the number of cells (the note says which).
+* ``sweep quick on a Dask LocalCluster`` — the same ``quick`` sweep through a 2-worker ``LocalCluster`` (processes,
+  one thread each; start-up included) against the local pool: the ratio says what the cluster machinery costs on one
+  machine; the tables are equal cell for cell (checked here). With ``STUDIO_BENCH_FULL=1`` the ``paper`` preset.
 * ``cell <stage>`` — mean seconds per cell of each stage (release, program, singling out, attribute inference,
   distinguishing), measured inline over a few cells, to show where the time goes.
 * ``paper-faithful B=…`` — our paper-faithful private accuracy on the authors' demo input (5 simulations, their
@@ -164,10 +167,30 @@ def paper_comparison(sims: int = 5, seed: int = 20240813) -> pd.DataFrame | None
     return pd.DataFrame(rows)
 
 
+def _dask_rows(data) -> list[dict]:
+    from engine.scale.cluster import dask_client
+    from engine.sweeps import preset, released_rows, run_sweep
+
+    name = "paper" if os.environ.get("STUDIO_BENCH_FULL") == "1" else "quick"
+    config = preset(name, released_rows(data.n), seed=2)
+    started = time.perf_counter()
+    local = run_sweep(data, config, workers=WORKERS, use_cache=False)
+    local_s = time.perf_counter() - started
+    started = time.perf_counter()
+    with dask_client(None, n_workers=WORKERS) as client:
+        on_dask = run_sweep(data, config, client=client, use_cache=False)
+    dask_s = time.perf_counter() - started
+    pd.testing.assert_frame_equal(on_dask.table, local.table, check_exact=True)
+    return [{"name": f"sweep {name} on a Dask LocalCluster ({WORKERS} workers)", "seconds": round(dask_s, 2),
+             "ratio": round(dask_s / local_s, 2),
+             "note": f"local pool {local_s:.1f} s for the same {config.n_cells} cells; tables equal; {_load()}"}]
+
+
 def run() -> list[dict]:
     data = _togo()
     rows = _stage_rows(data)
     rows += _sweep_rows(data)
+    rows += _dask_rows(data)
     started = time.perf_counter()
     table = paper_comparison()
     if table is not None:
