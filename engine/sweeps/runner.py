@@ -350,7 +350,7 @@ def _run_dask(client: Any, ctx: _Context, tasks, seeds, cancel: CancelToken | No
         return client.submit(_dask_cell, context, cell, point_index, rep, seeds[cell + 1], pure=False,
                              key=f"sweep-cell-{cell}-{secrets.token_hex(4)}")
 
-    first = []
+    first: list[Any] = []
     while next_cell < len(tasks) and len(first) < in_flight:
         first.append(submit(next_cell))
         next_cell += 1
