@@ -100,9 +100,7 @@ PAGE_REPETITIONS = 5
 def session_program(state: Any, default: ProgramConfig | None) -> ProgramConfig | None:
     """The session's program: the Data page's settings, else ``default`` (the demo's own program with its
     population, ``LoadedData.default_program``; None for an upload without chosen settings)."""
-    if state.program is not None:
-        return ProgramConfig.from_dict(state.program)
-    return default
+    return state.program if state.program is not None else default
 
 
 def mechanism_run(

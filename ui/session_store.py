@@ -32,7 +32,7 @@ MAX_BYTES = 400 * 1024 * 1024
 TTL = 2 * 3600.0
 #: ``st.session_state`` entries (besides the StudioState) that hold results worth keeping.
 KEPT_KEYS: tuple[str, ...] = (
-    "mechanisms.args", "mechanisms.last_good", "mechanisms.runs", "mechanisms.origin", "tradeoffs.results",
+    "mechanisms.args", "mechanisms.last_good", "mechanisms.runs", "mechanisms.origin",
     "tradeoffs.last_pending",
 )
 

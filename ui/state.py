@@ -28,13 +28,12 @@ API note for page authors
   - targets: ``gammas`` (tuple of γ), ``delta`` (None = default 1/(n+1): use :meth:`StudioState.effective_delta`),
     ``candidate`` (``engine.guarantee.Guarantee`` with ``b``, ``epsilon``, ``delta``; None until chosen — use
     :meth:`StudioState.candidate_or_default`), ``eps_max`` (the largest ε the feasibility charts show).
-  - mechanisms page (dashboard B): ``mechanism`` (``RecordMechanism.to_dict()`` of the configured mechanism),
-    ``seed`` (None = OS entropy; an integer seed makes output reproducible and therefore NOT private),
-    ``program`` (``ProgramConfig.to_dict()`` or None for the demo's program), ``run_summary`` (a plain dict the
-    mechanisms page writes after a run: e.g. ``{"guarantee": ..., "metrics": ..., "protection": ...}``).
-  - tradeoffs page: ``sweep_config`` (``SweepConfig.to_dict()``), ``sweep_result`` (the engine's
-    ``SweepResult`` of the first swept mechanism; all of them are in ``st.session_state["tradeoffs.results"]``,
-    which an imported record also fills), ``selected_point`` (a dict describing the sweep row the user clicked).
+  - mechanisms page (dashboard B): ``mechanism`` (the configured ``engine.mechanisms.RecordMechanism``, a frozen
+    dataclass; None until one is configured), ``seed`` (None = OS entropy; an integer seed makes output
+    reproducible and therefore NOT private), ``program`` (``engine.evaluation.programs.ProgramConfig`` or None for
+    the demo's own program).
+  - tradeoffs page: ``sweeps`` (the engine's ``SweepResult`` of the last sweep, one per swept mechanism; an
+    imported record fills it too), ``selected_point`` (a dict describing the sweep row the user clicked).
   - per-record page: ``per_record`` (a dict of that page's settings).
   - export: ``rationale`` (the designer's text).
 * Scenario links: :func:`scenario_params` encodes the scenario (dataset name or fingerprint, every parameter,
@@ -57,6 +56,9 @@ from engine.guarantee import Guarantee
 
 if TYPE_CHECKING:  # imported lazily at run time: the data engine is optional for the early pages
     from engine.data.preparation import DataSpec
+    from engine.evaluation.programs import ProgramConfig
+    from engine.mechanisms import RecordMechanism
+    from engine.sweeps import SweepResult
 
 STATE_KEY = "studio"
 DEFAULT_DEMO = "togo-demo"
@@ -89,12 +91,11 @@ class StudioState:
     candidate: Guarantee | None = None
     eps_max: float = 8.0
     # --- mechanisms, runs, sweeps, per-record (dashboard B's pages write these) -----------------------------
-    mechanism: dict[str, Any] | None = None
+    mechanism: RecordMechanism | None = None
     seed: int | None = None
-    program: dict[str, Any] | None = None
-    run_summary: dict[str, Any] | None = None
-    sweep_config: dict[str, Any] | None = None
-    sweep_result: Any = None
+    program: ProgramConfig | None = None
+    #: The last sweep's results, one per swept mechanism (the first is the one a decision record's point belongs to).
+    sweeps: tuple[SweepResult, ...] = ()
     selected_point: dict[str, Any] | None = None
     per_record: dict[str, Any] = field(default_factory=dict)
     #: Public-information page: data key, dependence model, seed and the CountStudyConfig (``study``) as a dict.
@@ -141,8 +142,7 @@ class StudioState:
 
     def forget_data_results(self) -> None:
         """Drop results that belong to the previous dataset (runs and sweeps); keep every choice."""
-        self.run_summary = None
-        self.sweep_result = None
+        self.sweeps = ()
         self.selected_point = None
 
     def switch_data(self) -> None:
@@ -312,9 +312,9 @@ def scenario_params(state: StudioState, page: str | None = None) -> dict[str, st
         params["eps"] = _num(state.candidate.epsilon)
         params["cdelta"] = _num(state.candidate.delta)
     if state.mechanism is not None:
-        params["mech"] = json.dumps(state.mechanism, separators=(",", ":"), allow_nan=False)
+        params["mech"] = json.dumps(state.mechanism.to_dict(), separators=(",", ":"), allow_nan=False)
     if state.program is not None:
-        params["program"] = json.dumps(state.program, separators=(",", ":"), allow_nan=False)
+        params["program"] = json.dumps(state.program.to_dict(), separators=(",", ":"), allow_nan=False)
     if state.seed is not None:
         params["seed"] = str(int(state.seed))
     return params
@@ -425,8 +425,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
         def set_mechanism() -> None:
             from engine.mechanisms import mechanism_from_dict
 
-            mechanism = mechanism_from_dict(_json(params, "mech"))
-            state.mechanism = mechanism.to_dict()
+            state.mechanism = mechanism_from_dict(_json(params, "mech"))
 
         attempt("mechanism", set_mechanism)
     if "program" in params:
@@ -434,7 +433,7 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
         def set_program() -> None:
             from engine.evaluation.programs import ProgramConfig
 
-            state.program = ProgramConfig.from_dict(_json(params, "program")).to_dict()
+            state.program = ProgramConfig.from_dict(_json(params, "program"))
 
         attempt("program", set_program)
     if BOUNDS_OMITTED in params:
@@ -460,9 +459,6 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
 #: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
 #: shows results of the replaced session.
 PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.", "public_info.")
-#: Where the Tradeoffs page keeps the last sweep's results (a list, one per mechanism; the first is
-#: ``StudioState.sweep_result``).
-SWEEP_RESULTS_KEY = "tradeoffs.results"
 
 
 def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
@@ -470,24 +466,9 @@ def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
     return {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta}
 
 
-def session_sweeps(state: StudioState) -> tuple[Any, ...]:
-    """The last sweep's results, one per mechanism: the Tradeoffs page's ``"tradeoffs.results"`` list when it
-    belongs to ``state.sweep_result`` (its first entry), else just ``state.sweep_result``."""
-    if state.sweep_result is None:
-        return ()
-    results = st.session_state.get(SWEEP_RESULTS_KEY) or []
-    if results and results[0] is state.sweep_result:
-        return tuple(results)
-    return (state.sweep_result,)
-
-
-def record_from_state(
-    state: StudioState, loaded: Any, *, sweeps: tuple[Any, ...] | None = None, created: str | None = None
-):
-    """Build the :class:`~engine.decision_record.DecisionRecord` of this session (``loaded``: ui.cached.LoadedData).
-
-    ``sweeps`` defaults to ``(state.sweep_result,)`` when a sweep was run (pages pass :func:`session_sweeps`).
-    """
+def record_from_state(state: StudioState, loaded: Any, *, created: str | None = None):
+    """Build the :class:`~engine.decision_record.DecisionRecord` of this session (``loaded``: ui.cached.LoadedData),
+    with every sweep result of the session (``state.sweeps``)."""
     from engine.decision_record import build_decision_record, public_information_block
     from engine.evaluation.programs import ProgramConfig
     from engine.public_info.results import CountStudyConfig
@@ -501,7 +482,7 @@ def record_from_state(
             model=pi.get("model"), seed=pi.get("seed"), source=str(pi.get("source", "demo")),
         )
     if state.program is not None:
-        program = ProgramConfig.from_dict(state.program)
+        program = state.program
     elif getattr(loaded, "default_program", None) is not None:
         program = loaded.default_program
     else:
@@ -516,11 +497,11 @@ def record_from_state(
         candidate=candidate,
         gammas=state.gammas,
         delta_is_default=state.delta is None,
-        mechanism=state.mechanism or default_mechanism(candidate),
+        mechanism=state.mechanism.to_dict() if state.mechanism is not None else default_mechanism(candidate),
         seed=state.seed,
         program=program,
         rationale=state.rationale,
-        sweeps=sweeps if sweeps is not None else (() if state.sweep_result is None else (state.sweep_result,)),
+        sweeps=state.sweeps,
         selected=state.selected_point,
         file_sha256=state.upload_fingerprint if state.source == "upload" else None,
         studio={"eps_max": state.eps_max, "per_record": dict(state.per_record),
@@ -535,8 +516,7 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     """A new :class:`StudioState` holding everything ``record`` states; ``current`` is only read (uploaded bytes).
 
     Returns the state and messages for the user (e.g. "upload the same file"). Nothing is changed here: the caller
-    swaps the state in (:func:`install_state`) only when this succeeded, so a failed import loses nothing. The
-    sweep results beyond the first are ``tuple(t.to_result() for t in record.tradeoffs)``.
+    swaps the state in (:func:`install_state`) only when this succeeded, so a failed import loses nothing.
     """
     messages: list[str] = []
     new = StudioState(link_restored=True)
@@ -569,15 +549,13 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     new.gammas = tuple(record.targets.gammas)
     new.delta = None if record.targets.delta_rule == "1/(n+1)" else record.targets.delta
     new.candidate = record.candidate
-    new.mechanism = dict(record.release.mechanism)
+    new.mechanism = record.release.build_mechanism()
     new.seed = record.release.seed
-    new.program = record.program.to_dict()
+    new.program = record.program
     new.rationale = record.rationale
     if record.tradeoffs:
-        first = record.tradeoffs[0]
-        new.sweep_result = first.to_result()
-        new.sweep_config = first.config.to_dict()
-        new.selected_point = first.selected
+        new.sweeps = tuple(t.to_result() for t in record.tradeoffs)
+        new.selected_point = record.tradeoffs[0].selected
     studio = record.studio or {}
     if not isinstance(studio, dict):
         raise EngineError(f"the record's 'studio' part must be an object; got {type(studio).__name__}")
@@ -600,14 +578,10 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     return new, messages
 
 
-def install_state(new: StudioState, sweeps: tuple[Any, ...] = ()) -> None:
+def install_state(new: StudioState) -> None:
     """Make ``new`` this session's state and drop the pages' transient values (call outside widget callbacks of
-    those pages; the importing page's own widget keys are kept). ``sweeps`` (all restored sweep results, the first
-    being ``new.sweep_result``) go where the Tradeoffs page keeps its results, so it shows them again."""
+    those pages; the importing page's own widget keys are kept)."""
     for key in list(st.session_state.keys()):
         if isinstance(key, str) and key.startswith(PAGE_PREFIXES):
             del st.session_state[key]
     st.session_state[STATE_KEY] = new
-    if sweeps:
-        first = new.sweep_result if new.sweep_result is not None else sweeps[0]
-        st.session_state[SWEEP_RESULTS_KEY] = [first, *sweeps[1:]]

@@ -319,9 +319,9 @@ else:
         if wanted != state.spec:
             state.spec = wanted
             state.forget_data_results()
-        if program is not None and program.to_dict() != state.program:
+        if program is not None and program != state.program:
             default_program = demo.program_config() if demo is not None else None
-            state.program = None if program == default_program else program.to_dict()
+            state.program = None if program == default_program else program
     else:
         st.caption(":material/info: Until these are fixed, the other pages keep using the last valid settings.")
 

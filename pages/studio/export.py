@@ -21,7 +21,6 @@ from ui.state import (
     install_state,
     record_from_state,
     seed_widget,
-    session_sweeps,
     state_from_record,
 )
 
@@ -79,9 +78,9 @@ else:
     if state.mechanism is None:
         st.info("No mechanism was configured on the Mechanisms page, so the record states the Gaussian TDP mechanism "
                 "at the candidate (B, ε, δ).", icon=":material/info:")
-    sweeps = list(session_sweeps(state))
+    sweeps = state.sweeps
     with user_errors():
-        record = record_from_state(state, loaded, sweeps=tuple(sweeps))
+        record = record_from_state(state, loaded)
 
 if record is not None:
     spec = record.specification
@@ -217,7 +216,7 @@ if incoming is not None and st.session_state.get("export.import_seen") != incomi
                     "see now may differ from the record's."
                 )
         new_state.notices = [f"Decision record from {imported.created} loaded: {imported.title}.", *messages]
-        install_state(new_state, tuple(t.to_result() for t in imported.tradeoffs))
+        install_state(new_state)
         st.session_state["export.imported"] = True
         st.rerun()
 field_error(st.session_state.get("export.import_error"))

@@ -15,7 +15,7 @@ from engine.errors import EngineError
 from engine.evaluation.programs import METRICS
 from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
-from engine.mechanisms import MECHANISMS, mechanism_from_dict
+from engine.mechanisms import MECHANISMS, RecordMechanism, mechanism_from_dict
 from engine.rng import SEEDED_WARNING, fresh_seed
 from ui.cached import current_data
 from ui.cached_analysis import (
@@ -97,13 +97,13 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-15)
 
 
-def matches_candidate(mechanism: dict, candidate: Guarantee) -> bool:
+def matches_candidate(mechanism: RecordMechanism, candidate: Guarantee) -> bool:
     """True when a stored mechanism gives exactly the candidate's (B, ε, δ) (or is k-anonymity)."""
     try:
-        g = mechanism_from_dict(mechanism).guarantee()
+        g = mechanism.guarantee()
     except EngineError:
         return False
-    if mechanism.get("kind") == "mondrian":
+    if mechanism.KIND == "mondrian":
         return True
     return _close(g.b, candidate.b) and _close(g.epsilon, candidate.epsilon) and _close(g.delta, candidate.delta)
 
@@ -113,13 +113,13 @@ def starting_config(kind: str, candidate: Guarantee) -> dict:
     stored = state.mechanism
     origin = st.session_state.get("mechanisms.origin")
     here = (candidate.b, candidate.epsilon, candidate.delta)
-    if stored is not None and stored.get("kind") == kind:
+    if stored is not None and stored.KIND == kind:
         if origin == here or (origin is None and matches_candidate(stored, candidate)):
-            return {**candidate_mechanisms(candidate, prepared.d)[kind], **stored}
+            return {**candidate_mechanisms(candidate, prepared.d)[kind], **stored.to_dict()}
     return candidate_mechanisms(candidate, prepared.d)[kind]
 
 
-def build_from_widgets(kind: str) -> dict:
+def build_from_widgets(kind: str) -> RecordMechanism:
     """The mechanism configuration typed into the form (validated by the engine's dataclass)."""
     s = st.session_state
     if kind == "projection":
@@ -149,7 +149,7 @@ def build_from_widgets(kind: str) -> dict:
         }
     else:
         config = {"kind": "mondrian", "k": int(s["mechanisms.anon_k"])}
-    return mechanism_from_dict(config).to_dict()
+    return mechanism_from_dict(config)
 
 
 def on_run() -> None:
@@ -210,7 +210,7 @@ st.caption(
     f"δ = {fmt(candidate.delta)}" + ("" if state.candidate is not None else " (default: the paper's Example 1)")
 )
 
-stored_kind = (state.mechanism or {}).get("kind", "projection")
+stored_kind = state.mechanism.KIND if state.mechanism is not None else "projection"
 seed_widget("mechanisms.kind", stored_kind if stored_kind in KINDS else "projection")
 kind = st.radio(
     "Mechanism", KINDS, key="mechanisms.kind", format_func=KIND_LABELS.get, help=HELP_KIND,
@@ -357,7 +357,7 @@ if st.session_state.get("mechanisms.stop"):  # the Stop button of the run below 
 
 
 def key_of(a: dict) -> str:
-    return run_key(prepared.fingerprint, loaded.spec.to_json(), json.dumps(a["mechanism"]), analysis.to_json(),
+    return run_key(prepared.fingerprint, loaded.spec.to_json(), a["mechanism"].to_json(), analysis.to_json(),
                    candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset)
 
 
@@ -377,7 +377,7 @@ def compute(a: dict):
                      f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
 
     try:
-        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), json.dumps(a["mechanism"]),
+        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), a["mechanism"].to_json(),
                             analysis.to_json(), candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset,
                             loaded.frame, on_progress=on_progress)
     finally:
@@ -400,7 +400,6 @@ if outcome.failed:
 if run is None:
     stop_page()
 st.session_state["mechanisms.last_good"] = args
-state.run_summary = run.summary
 
 top = st.columns([0.75, 0.25])
 top[0].subheader(f"{run.label}")

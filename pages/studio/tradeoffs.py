@@ -161,7 +161,7 @@ def on_run() -> None:
 
 def select_point(point_id: str) -> None:
     """Make the sweep point ``point_id`` ("<mechanism>:<point>") the candidate and the configured mechanism."""
-    results = st.session_state.get("tradeoffs.results") or []
+    results = state.sweeps
     kind, _, index = str(point_id).partition(":")
     for result in results:
         if result.config.mechanism != kind:
@@ -182,7 +182,7 @@ def select_point(point_id: str) -> None:
                     f"The chosen point's δ = {guarantee.delta:.4g} replaces the candidate's δ = {before.delta:.4g} "
                     "(the grid was run with another δ)."
                 )
-        state.mechanism = mechanism.to_dict()
+        state.mechanism = mechanism
         here = state.candidate_or_default()
         # the Mechanisms page opens on this configuration (it belongs to the current candidate)
         st.session_state["mechanisms.origin"] = (here.b, here.epsilon, here.delta)
@@ -343,9 +343,10 @@ def redraw_live(placeholder, configs: list[SweepConfig], partial: dict, draw: in
 
 
 # ---- results of another dataset are not shown -------------------------------------------------------------------
-old = st.session_state.get("tradeoffs.results")
+old = state.sweeps
 if old and old[0].fingerprint and old[0].fingerprint != prepared.fingerprint:
-    for stale in ("tradeoffs.results", "tradeoffs.partial", "tradeoffs.stopped"):
+    state.sweeps = ()
+    for stale in ("tradeoffs.partial", "tradeoffs.stopped"):
         st.session_state.pop(stale, None)
     st.info("The data changed since the last sweep, so its results were set aside. Run the sweep again.",
             icon=":material/info:")
@@ -398,10 +399,8 @@ if pending:
     live.empty()
     stop_slot.empty()
     if not outcome.failed:
-        st.session_state["tradeoffs.results"] = results
+        state.sweeps = tuple(results)
         st.session_state.pop("tradeoffs.partial", None)
-        state.sweep_result = results[0]
-        state.sweep_config = results[0].config.to_dict()
         seconds = sum(r.seconds for r in results if np.isfinite(r.seconds))
         st.toast(f"Sweep finished: {total} cells in {seconds:.1f} s.", icon=":material/done_all:")
 
@@ -411,7 +410,7 @@ if st.session_state.get("tradeoffs.stopped"):
     st.warning(f"The sweep was stopped; {done} finished cells are kept below as a partial result. Run again for the "
                "full grid.", icon=":material/stop_circle:")
 
-results = st.session_state.get("tradeoffs.results")
+results = list(state.sweeps)
 partial_rows = st.session_state.get("tradeoffs.partial") if st.session_state.get("tradeoffs.stopped") else None
 if not results and not partial_rows:
     st.info("Configure the sweep and press **Run the sweep**. The time it will take is estimated when it starts.",
@@ -668,12 +667,13 @@ distance_choice = st.radio(
 )
 distance = 2.0 if distance_choice == "any" else float(c.b)
 curve_mechs = []
-if state.mechanism and state.mechanism.get("kind") == "projection" and all(
+configured = state.mechanism.to_dict() if state.mechanism is not None else {}
+if configured.get("kind") == "projection" and all(
     math.isclose(a, b, rel_tol=1e-9) for a, b in (
-        (state.mechanism["b"], c.b), (state.mechanism["epsilon1"] + state.mechanism["epsilon2"], c.epsilon),
-        (state.mechanism["delta1"] + state.mechanism["delta2"], c.delta))
+        (configured["b"], c.b), (configured["epsilon1"] + configured["epsilon2"], c.epsilon),
+        (configured["delta1"] + configured["delta2"], c.delta))
 ):
-    projection = {k: state.mechanism[k] for k in ("kind", "b", "epsilon1", "delta1", "epsilon2", "delta2")}
+    projection = {k: configured[k] for k in ("kind", "b", "epsilon1", "delta1", "epsilon2", "delta2")}
 else:
     projection = {"kind": "projection", "b": c.b, **split_budget(c.epsilon, c.delta).as_dict()}
 curve_mechs.append(("Private projection, candidate (B, ε, δ)", "projection", projection))
@@ -681,8 +681,8 @@ curve_mechs.append(("Gaussian (TDP), candidate (B, ε, δ)", "gaussian",
                     {"kind": "gaussian", "b": c.b, "epsilon": c.epsilon, "delta": c.delta}))
 curve_mechs.append(("Gaussian, classic DP (B = 2), same (ε, δ)", "classic-dp",
                     {"kind": "gaussian", "b": 2.0, "epsilon": c.epsilon, "delta": c.delta}))
-if state.mechanism and state.mechanism.get("kind") == "jl-laplace":
-    curve_mechs.append(("JL projection + Laplace, as configured", "jl-laplace", dict(state.mechanism)))
+if configured.get("kind") == "jl-laplace":
+    curve_mechs.append(("JL projection + Laplace, as configured", "jl-laplace", configured))
 with user_errors():
     curves = tradeoff_curves(tuple(json.dumps(m) for _, _, m in curve_mechs), distance)
     st.plotly_chart(

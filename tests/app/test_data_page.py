@@ -42,12 +42,12 @@ def test_demo_is_prepared_by_the_engine():
 
 def test_switching_demo_resets_the_spec_and_results():
     at = open_page(start_app(), "data")
-    studio(at).run_summary = {"stale": True}
+    studio(at).selected_point = {"stale": True}
     at.selectbox(key="data.demo").set_value("nigeria-demo").run()
     assert_clean(at)
     assert studio(at).demo_name == "nigeria-demo"
     assert studio(at).n == 20788
-    assert studio(at).spec is None and studio(at).run_summary is None
+    assert studio(at).spec is None and studio(at).selected_point is None
     # The Nigeria demo is a lending program with its loan columns preselected.
     assert at.selectbox(key="data.program").value == "lending"
     assert at.selectbox(key="data.role.loan_amount").value == "loan_amount"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from engine.decision_record import load_decision_record
+from engine.mechanisms.gaussian import GaussianMechanism
 from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, studio
 
 
@@ -24,7 +25,7 @@ def configured_session():
     at.number_input(key="feasibility.epsilon").set_value(2.0).run()
     at.number_input(key="feasibility.b").set_value(0.3).run()
     studio(at).seed = 42
-    studio(at).mechanism = {"kind": "gaussian", "b": 0.3, "epsilon": 2.0, "delta": 1e-5, "calibration": "analytic"}
+    studio(at).mechanism = GaussianMechanism(b=0.3, epsilon=2.0, delta=1e-5, calibration="analytic")
     open_page(at, "export")
     at.text_area(key="export.rationale").set_value("Keep 99 % of decisions; protect neighbours within B.").run()
     assert_clean(at)
@@ -166,8 +167,7 @@ def test_sweep_results_survive_export_and_import():
                     n_released=3361, n_holdout=840)
         for m in ("projection", "gaussian")
     ]
-    state.sweep_result = results[0]
-    at.session_state["tradeoffs.results"] = results
+    state.sweeps = tuple(results)
     at.run()
     assert_clean(at)
     text = record_text(at)
@@ -176,7 +176,6 @@ def test_sweep_results_survive_export_and_import():
     fresh = open_page(start_app(), "export")
     fresh.file_uploader(key="export.import").set_value(("r.json", text.encode(), "application/json")).run()
     assert_clean(fresh)
-    restored = fresh.session_state["tradeoffs.results"]
+    restored = studio(fresh).sweeps
     assert [r.config.mechanism for r in restored] == ["projection", "gaussian"]
-    pd.testing.assert_frame_equal(studio(fresh).sweep_result.table, table)
-    assert studio(fresh).sweep_result is restored[0]
+    pd.testing.assert_frame_equal(restored[0].table, table)

@@ -25,6 +25,11 @@ def run_with_seed(at, seed: str):
     return at
 
 
+def last_run(at):
+    """The page's last run (the session keeps its last runs under ``mechanisms.runs``, newest last)."""
+    return at.session_state["mechanisms.runs"][-1][1]
+
+
 @pytest.fixture(scope="module")
 def projection_run():
     at = open_page(start_app(), "mechanisms")
@@ -34,7 +39,7 @@ def projection_run():
 def test_projection_run_shows_the_release_noise_and_split(projection_run):
     at = projection_run
     state = studio(at)
-    mech = state.mechanism
+    mech = state.mechanism.to_dict()
     candidate = state.candidate_or_default()
     # Prefilled from the candidate with the default split: ε2 = ε/4 (ε ≤ 4), δ1 = 2δ/3, δ2 = δ/3.
     assert mech["kind"] == "projection" and mech["b"] == pytest.approx(candidate.b)
@@ -48,7 +53,7 @@ def test_projection_run_shows_the_release_noise_and_split(projection_run):
     assert metric(at, "Noise sd per coordinate") == fmt(release.details["noise_sd_per_coordinate"])
     assert metric(at, "σ1 (projection noise, paper scale)") == fmt(release.details["sigma1"])
     assert state.seed == 7
-    summary = state.run_summary
+    summary = last_run(at).summary
     assert summary["guarantee"]["headline"] == release.guarantee.headline()
     assert summary["seed"] == 7 and summary["seeded"] is True
     assert set(summary["protection"]) >= {"singling_out", "attribute_inference", "distinguishing"}
@@ -61,7 +66,7 @@ def test_projection_run_compares_honestly_with_the_gaussian(projection_run):
     at = projection_run
     table = next(df.value for df in at.dataframe if "noise sd per coordinate" in df.value.columns)
     assert table["mechanism"].tolist()[0] == "Private projection (Algorithm 1)"
-    mech = studio(at).mechanism
+    mech = studio(at).mechanism.to_dict()
     gauss = GaussianMechanism(b=mech["b"], epsilon=mech["epsilon1"] + mech["epsilon2"],
                               delta=mech["delta1"] + mech["delta2"])
     row = table[table["mechanism"] == GaussianMechanism.LABEL].iloc[0]
@@ -89,7 +94,7 @@ def test_gaussian_run_shows_sigma():
     sigma = GaussianMechanism(b=c.b, epsilon=2.0, delta=c.delta).sigma
     assert metric(at, "σ (per coordinate)") == fmt(sigma)
     assert metric(at, "Noise sd per coordinate") == fmt(sigma)
-    assert state.mechanism == GaussianMechanism(b=c.b, epsilon=2.0, delta=c.delta).to_dict()
+    assert state.mechanism.to_dict() == GaussianMechanism(b=c.b, epsilon=2.0, delta=c.delta).to_dict()
 
 
 def test_invalid_split_shows_message_and_keeps_the_previous_run():
@@ -124,7 +129,7 @@ def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
     at.radio(key="mechanisms.jl_rule").set_value("paper")
     run_with_seed(at, "5")
     state = studio(at)
-    mech = state.mechanism
+    mech = state.mechanism.to_dict()
     # the paper's (d = 10, k = 3) element-wise setting: c = 2√k, the paper's bound ≥ 1 (vacuous)
     expected = JLLaplace(k=3, epsilon=4.0, d=10, relation="element", element_bound=1.0)
     assert mech == expected.to_dict()
@@ -142,7 +147,7 @@ def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
               for c in at.get("plotly_chart")]
     assert any("Distance recovery" in t for t in titles) and any("projected columns" in t for t in titles)
     # protection is measured against the known-record adversary (2k = 6 records), and the summary says so
-    assert "not the secret projection" in state.run_summary["protection"]["adversary"]
+    assert "not the secret projection" in last_run(at).summary["protection"]["adversary"]
     assert any("knows 6 original records" in c.value for c in at.caption)
 
 
@@ -154,7 +159,7 @@ def test_jl_laplace_row_wise_target_delta_calibrates_to_the_target():
     at.number_input(key="mechanisms.b").set_value(1.0)
     at.number_input(key="mechanisms.jl_target_delta").set_value(1e-4)
     run_with_seed(at, "2")
-    mech = studio(at).mechanism
+    mech = studio(at).mechanism.to_dict()
     assert mech["relation"] == "row" and mech["target_delta"] == 1e-4 and mech["b"] == 1.0
     jl = JLLaplace.from_dict(mech)
     assert jl.delta_fail <= 1e-4 * (1 + 1e-9)

@@ -47,7 +47,7 @@ def test_slid_survey_targeting_on_wages_with_missing_values_and_text_columns():
     prepared = prepare(slid(), spec)
     assert prepared.n == 3987  # rows with wages, education and language all present (pandas: dropna on them)
     assert state.n == prepared.n and state.feature_names == prepared.feature_names
-    assert state.program["quantile"] == 0.3 and state.program["population"] is None
+    assert state.program.quantile == 0.3 and state.program.population is None
     at = _run_mechanism(at)
     labels = [m.label for m in at.metric]
     assert "Measured γ (decision agreement)" in labels
@@ -68,7 +68,7 @@ def test_hmda_lending_with_a_text_outcome_and_an_approval_share():
     assert_clean(at)
     state = studio(at)
     assert state.spec.positive_class == ("no",)
-    assert state.program["approval_rule"] == "top_share" and state.program["approve_share"] == 0.8
+    assert state.program.approval_rule == "top_share" and state.program.approve_share == 0.8
     prepared = prepare(hmda(), state.spec)
     assert prepared.n == len(hmda().dropna()) == HMDA_ROWS - 1  # the row with the two missing flags is dropped
     assert int(prepared.y.sum()) == int((hmda().dropna()["deny"] == "no").sum())

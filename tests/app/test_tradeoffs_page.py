@@ -28,11 +28,10 @@ def swept():
 
 def test_sweep_runs_both_mechanisms_and_shows_the_engines_numbers(swept):
     at = swept
-    results = at.session_state["tradeoffs.results"]
+    results = studio(at).sweeps
     assert [r.config.mechanism for r in results] == ["projection", "gaussian"]
-    state = studio(at)
-    assert isinstance(state.sweep_result, SweepResult) and state.sweep_result.complete
-    assert state.sweep_config["b_values"] == [0.25, 2.0]
+    assert all(isinstance(r, SweepResult) and r.complete for r in results)
+    assert results[0].config.b_values == (0.25, 2.0)
     # The table on the page is the engine's summary: recompute the projection sweep independently.
     demo = load_demo("togo-demo")
     fresh = run_sweep(prepare(demo.frame, demo.spec), results[0].config, use_cache=False).summary()
@@ -47,7 +46,7 @@ def test_sweep_runs_both_mechanisms_and_shows_the_engines_numbers(swept):
 
 def test_choosing_a_point_makes_it_the_candidate(swept):
     at = swept
-    results = at.session_state["tradeoffs.results"]
+    results = studio(at).sweeps
     point = int(results[0].summary().query("reference == 'tdp' and b == 0.25")["point"].iloc[0])
     at.selectbox(key="tradeoffs.point").set_value(f"projection:{point}")
     at.button(key="tradeoffs.use_point").click().run()
@@ -57,7 +56,7 @@ def test_choosing_a_point_makes_it_the_candidate(swept):
     assert state.candidate.b == 0.25
     assert state.candidate.epsilon == pytest.approx(budget.epsilon)
     assert state.candidate.delta == pytest.approx(budget.delta)
-    assert state.mechanism["kind"] == "projection" and state.mechanism["epsilon1"] == 3.0
+    assert state.mechanism.KIND == "projection" and state.mechanism.epsilon1 == 3.0
     assert state.selected_point["point_id"] == f"projection:{point}"
     # The chosen point's measured γ (decision agreement over its repetitions) is held against the γ target and
     # Theorem 1, with the engine's words.
@@ -80,17 +79,17 @@ def test_invalid_grid_shows_the_message_and_keeps_results(swept):
     at.button(key="tradeoffs.run").click().run()
     assert_clean(at)
     assert any("ε2 values must be in (0, 1)" in e.value for e in at.error)
-    assert at.session_state["tradeoffs.results"]
+    assert studio(at).sweeps
 
 
 def test_results_of_another_dataset_are_set_aside(swept):
     at = start_app()
-    at.session_state["tradeoffs.results"] = swept.session_state["tradeoffs.results"]
     state = studio(at)
+    state.sweeps = studio(swept).sweeps
     state.demo_name = "nigeria-demo"
     state.spec = None
     open_page(at, "tradeoffs")
-    assert "tradeoffs.results" not in at.session_state
+    assert studio(at).sweeps == ()
     assert any("data changed since the last sweep" in i.value for i in at.info)
 
 
@@ -102,7 +101,7 @@ def test_quick_preset_uses_its_own_repetitions_and_the_papers_grid():
     at.multiselect(key="tradeoffs.attacks").set_value(["distinguishing"])
     at.button(key="tradeoffs.run").click().run()
     assert_clean(at)
-    (result,) = at.session_state["tradeoffs.results"]
+    (result,) = studio(at).sweeps
     config = result.config
     n_released = 4201  # no attribute inference: no holdout, every row is privatized
     assert config.repetitions == 10 and config.b_values == PAPER_B_VALUES and config.mechanism == "gaussian"
@@ -127,13 +126,12 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     at.number_input(key="tradeoffs.jl_known").set_value(9)
     at.button(key="tradeoffs.run").click().run()
     assert_clean(at)
-    (result,) = at.session_state["tradeoffs.results"]
+    (result,) = studio(at).sweeps
     config = result.config
     assert config.mechanism == "jl-laplace" and config.k == 3 and config.relation == "row"
     assert config.known_records == 9 and config.target_delta is None
     # no attribute inference: no holdout, so the custom grid's default δ is 1/(n + 1) with n = all 4201 rows
     assert config.budgets[0].delta == pytest.approx(1 / 4202)
-    assert studio(at).sweep_result is result
     assert list(result.summary()["reference"]) == ["non-private", "tdp", "classic-dp"]
     # the ε–δ_fail curve at the noise of the first grid point, with the engine's δ_fail at the swept ε
     mech = JLLaplace(k=3, epsilon=config.budgets[0].epsilon, d=10, relation="row", b=0.5,
@@ -148,7 +146,7 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     at.button(key="tradeoffs.use_point").click().run()
     assert_clean(at)
     state = studio(at)
-    assert state.mechanism == mech.to_dict()
+    assert state.mechanism.to_dict() == mech.to_dict()
     assert state.candidate.b == 0.5 and state.candidate.delta == pytest.approx(mech.delta_fail)
     # the distinguishing attacker's view includes the configured JL release
     assert any("JL projection + Laplace, as configured: smallest total error" in c.value for c in at.caption)
@@ -180,7 +178,7 @@ def test_compute_on_a_dask_cluster_gives_the_local_table_and_a_bad_address_is_a_
     assert_clean(at)
     assert any("cannot reach a Dask scheduler at tcp://127.0.0.1:1 within 1 s" in e.value.replace("\\", "")
                for e in at.error)
-    assert "tradeoffs.results" not in at.session_state
+    assert studio(at).sweeps == ()
 
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
                       dashboard_address=None) as cluster:
@@ -189,7 +187,7 @@ def test_compute_on_a_dask_cluster_gives_the_local_table_and_a_bad_address_is_a_
         assert_clean(at)
         assert any(c.value.startswith(f"Computing on the Dask cluster at {cluster.scheduler_address}: 1 workers")
                    for c in at.caption)
-    results = at.session_state["tradeoffs.results"]
+    results = studio(at).sweeps
     demo = load_demo("togo-demo")
     local = run_sweep(prepare(demo.frame, demo.spec), results[0].config, use_cache=False).table
     import pandas as pd
