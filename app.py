@@ -18,7 +18,8 @@ import streamlit as st
 
 from ui import session_store
 from ui.common import PageStop, render_sidebar, show_notices, warm_up
-from ui.state import STATE_KEY, apply_scenario_params, get_state, scenario_params
+from ui.links import apply_scenario_params, scenario_params
+from ui.state import STATE_KEY, get_state
 
 #: Where this session's key for the in-memory store lives (ui.session_store).
 SESSION_KEY = "studio.session_key"

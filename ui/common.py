@@ -23,7 +23,8 @@ import streamlit as st
 from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
 from ui.figures.theme import fmt, fmt_param
-from ui.state import StudioState, scenario_params
+from ui.links import scenario_params
+from ui.state import StudioState
 
 #: Characters Streamlit's Markdown gives a meaning to anywhere in a line: emphasis, code, links and images, raw
 #: HTML, strikethrough, tables, headings, LaTeX (``$``), emoji / ``:material/…:`` icons / ``:red[…]`` directives

@@ -15,14 +15,9 @@ from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceili
 from ui.common import HELP, field_error, plain, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import fmt, fmt_param
+from ui.records import install_state, record_from_state, state_from_record
 from ui.report import html_report
-from ui.state import (
-    get_state,
-    install_state,
-    record_from_state,
-    seed_widget,
-    state_from_record,
-)
+from ui.state import get_state, seed_widget
 
 state = get_state()
 if st.session_state.pop("export.imported", False):

@@ -1,0 +1,193 @@
+"""Scenario links (workshops): everything of a session but the data itself, as query parameters.
+
+:func:`scenario_params` encodes the scenario (dataset name or fingerprint, every parameter, the chosen point — never
+uploaded data) as query parameters; :func:`apply_scenario_params` restores it into a :class:`ui.state.StudioState`.
+``app.py`` restores once per session and rewrites ``st.query_params`` after every run. The link's JSON values
+(``spec``, ``mech``, ``program``) are the engine configurations' ``to_dict()``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.errors import EngineError
+from ui.records import check_studio_candidate, check_studio_range
+from ui.state import STUDIO_DELTA_MAX, StudioState
+
+UPLOAD_PREFIX = "upload:"
+#: The link key saying the data settings were left out because their bounds were read from the data.
+BOUNDS_OMITTED = "bounds"
+
+
+def _num(value: float) -> str:
+    return repr(float(value))
+
+
+def scenario_params(state: StudioState, page: str | None = None) -> dict[str, str]:
+    """Encode the current scenario as query parameters (strings). Never includes uploaded data.
+
+    Keys: ``page`` (the page shown, by its URL path; ``app.py`` opens it), ``data`` (demo name or
+    ``upload:<sha256 of the file>``), ``spec`` (DataSpec JSON, when the user changed the demo's default or
+    uploaded), ``gamma`` (comma list), ``delta`` (when not the default 1/(n+1)), ``B``, ``eps``, ``cdelta`` (the
+    chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON), ``seed``.
+    """
+    params: dict[str, str] = {}
+    if page:
+        params["page"] = page
+    if state.source == "upload" and state.upload_fingerprint:
+        params["data"] = UPLOAD_PREFIX + state.upload_fingerprint
+    else:
+        params["data"] = state.demo_name
+    if state.spec is not None and state.bounds_from_data and state.spec.normalization.method == "bounds":
+        params[BOUNDS_OMITTED] = "data"  # the data's own extremes never go into a link
+    elif state.spec is not None:
+        params["spec"] = state.spec.to_json(separators=(",", ":"))
+    params["gamma"] = ",".join(_num(g) for g in state.gammas)
+    if state.delta is not None:
+        params["delta"] = _num(state.delta)
+    if state.candidate is not None:
+        params["B"] = _num(state.candidate.b)
+        params["eps"] = _num(state.candidate.epsilon)
+        params["cdelta"] = _num(state.candidate.delta)
+    if state.mechanism is not None:
+        params["mech"] = json.dumps(state.mechanism.to_dict(), separators=(",", ":"), allow_nan=False)
+    if state.program is not None:
+        params["program"] = json.dumps(state.program.to_dict(), separators=(",", ":"), allow_nan=False)
+    if state.seed is not None:
+        params["seed"] = str(int(state.seed))
+    return params
+
+
+def _float(params: Mapping[str, Any], key: str) -> float:
+    text = _one(params, key)
+    try:
+        value = float(text)
+    except ValueError:
+        raise EngineError(f"the link's {key!r} must be a number; got {text!r}") from None
+    if not math.isfinite(value):
+        raise EngineError(f"the link's {key!r} must be a finite number; got {text!r}")
+    return value
+
+
+def _json(params: Mapping[str, Any], key: str) -> Any:
+    """The link's JSON value under ``key``, parsed defensively (size, depth, huge numbers: one clear message)."""
+    from engine.decision_record import parse_json_document
+
+    return parse_json_document(_one(params, key), f"the link's {key!r}")
+
+
+def _one(params: Mapping[str, Any], key: str) -> str:
+    value = params[key]
+    if isinstance(value, list):  # AppTest keeps repeated keys as lists; the browser gives the last one
+        value = value[-1]
+    return str(value)
+
+
+def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list[str]:
+    """Restore a scenario from query parameters into ``state``; return one message per part that failed.
+
+    Each part is applied independently, so a bad value in one parameter never loses the others. A link made on
+    uploaded data restores every parameter; the data itself must be uploaded again (its fingerprint is checked
+    by the data page).
+    """
+    from engine.data.preparation import DataSpec  # lazily: see the TYPE_CHECKING import
+
+    messages: list[str] = []
+
+    def attempt(label: str, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except (EngineError, ValueError, TypeError, RecursionError) as exc:  # never a traceback for a typed link
+            messages.append(f"The shared link's {label} could not be restored: {exc}")
+
+    if "data" in params:
+        data = _one(params, "data")
+
+        def set_data() -> None:
+            if data.startswith(UPLOAD_PREFIX):
+                fingerprint = data[len(UPLOAD_PREFIX):]
+                if state.upload_fingerprint != fingerprint:
+                    state.source = "upload"
+                    state.upload_fingerprint = fingerprint
+                    state.upload_bytes = None
+                    state.upload_name = None
+                    messages.append(
+                        "This link was made on an uploaded file, which links never contain. Upload the same file "
+                        f"on the Data page (fingerprint {fingerprint[:12]}…) to continue with it."
+                    )
+            else:
+                from engine.data.demos import demo_names
+
+                if data not in demo_names():
+                    raise EngineError(f"unknown demo dataset {data!r}; available: {', '.join(demo_names())}")
+                state.source = "demo"
+                state.demo_name = data
+
+        attempt("dataset", set_data)
+    if "spec" in params:
+        attempt("data settings", lambda: setattr(state, "spec", DataSpec.from_dict(_json(params, "spec"))))
+    if "gamma" in params:
+
+        def set_gammas() -> None:
+            from engine.validation import check_interval
+
+            values = tuple(
+                check_interval("gamma", float(g), 0.5, 1, closed="left")
+                for g in _one(params, "gamma").split(",")
+                if g.strip()
+            )
+            if not values:
+                raise EngineError("no γ given")
+            state.gammas = values
+
+        attempt("accuracy targets γ", set_gammas)
+    if "delta" in params:
+
+        def set_delta() -> None:
+            from engine.validation import check_interval
+
+            check_studio_range("δ", _float(params, "delta"), 0.0, STUDIO_DELTA_MAX, "the link")
+            state.delta = check_interval("delta", _float(params, "delta"), 0, 1, closed="left")
+
+        attempt("δ", set_delta)
+    if "B" in params and "eps" in params:
+
+        def set_candidate() -> None:
+            cdelta = _float(params, "cdelta") if "cdelta" in params else state.effective_delta()
+            check_studio_candidate(_float(params, "B"), _float(params, "eps"), cdelta, "the link")
+            state.set_candidate(b=_float(params, "B"), epsilon=_float(params, "eps"), delta=cdelta)
+
+        attempt("chosen point (B, ε, δ)", set_candidate)
+    if "mech" in params:
+
+        def set_mechanism() -> None:
+            from engine.mechanisms import mechanism_from_dict
+
+            state.mechanism = mechanism_from_dict(_json(params, "mech"))
+
+        attempt("mechanism", set_mechanism)
+    if "program" in params:
+
+        def set_program() -> None:
+            from engine.evaluation.programs import ProgramConfig
+
+            state.program = ProgramConfig.from_dict(_json(params, "program"))
+
+        attempt("program", set_program)
+    if BOUNDS_OMITTED in params:
+        messages.append(
+            "The link leaves out the data settings: their normalisation bounds were the data's own minimum and "
+            "maximum, which reveal the most extreme records. Enter public bounds on the Data page."
+        )
+    if "seed" in params:
+
+        def set_seed() -> None:
+            from engine.validation import check_integer
+
+            state.seed = check_integer("seed", int(_one(params, "seed")), 0, None)
+
+        attempt("seed", set_seed)
+    return messages
