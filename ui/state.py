@@ -137,6 +137,11 @@ class StudioState:
         b, eps = DEFAULT_CANDIDATE
         return Guarantee(epsilon=eps, delta=self.effective_delta(), b=b)
 
+    def program_or(self, default: ProgramConfig | None) -> ProgramConfig | None:
+        """The session's program: the Data page's settings, else ``default`` (the demo's own program with its
+        population, ``LoadedData.default_program``; None for an upload without chosen settings)."""
+        return self.program if self.program is not None else default
+
     def set_candidate(self, *, b: float, epsilon: float, delta: float) -> Guarantee:
         """Validate and store the candidate (raises ``InvalidParameterError`` on bad values)."""
         self.candidate = Guarantee(epsilon=float(epsilon), delta=float(delta), b=float(b))

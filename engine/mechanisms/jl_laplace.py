@@ -524,6 +524,36 @@ def recover_squared_distance(z_i: np.ndarray, z_j: np.ndarray, noise_variance: f
     return np.sum((z_i - z_j) ** 2, axis=-1) - 2.0 * k * noise_variance
 
 
+def distance_recovery_sample(x: np.ndarray, z: np.ndarray, noise_variance: float, k: int, *,
+                             rng: np.random.Generator, pairs: int = 400) -> dict[str, np.ndarray]:
+    r"""Algorithm 2 on random pairs of records: how well the release Z keeps squared distances.
+
+    Draws ``pairs`` pairs (i, j) of distinct rows (i uniform, j = i + U{1, …, n−1} mod n) and returns arrays
+    ``true`` (‖x_i − x_j‖²), ``estimate`` (:func:`recover_squared_distance` from z_i, z_j) and ``sd`` (the
+    estimator's sd, √ of :func:`squared_distance_variance`, corrected formula). ``x`` (n × d) are the prepared rows,
+    ``z`` (n × k) their release; ``noise_variance`` is σ² of one Laplace entry (:attr:`JLLaplace.noise_variance`).
+
+    >>> x = np.eye(3)
+    >>> out = distance_recovery_sample(x, x @ np.ones((3, 2)), 0.0, 2, rng=np.random.default_rng(1), pairs=2)
+    >>> out["true"].tolist(), out["estimate"].tolist(), out["sd"].tolist()
+    ([2.0, 2.0], [0.0, 0.0], [2.0, 2.0])
+    """
+    x = np.asarray(x, dtype=float)
+    z = _check_rows("z", z)
+    check_rng(rng)
+    pairs = check_integer("pairs", pairs, 1, None)
+    n = x.shape[0]
+    if x.ndim != 2 or z.ndim != 2 or z.shape[0] != n or n < 2:
+        raise InvalidParameterError(
+            f"x and z must hold the same n ≥ 2 records as rows; got shapes {x.shape} and {z.shape}")
+    i = rng.integers(0, n, size=pairs)
+    j = (i + rng.integers(1, n, size=pairs)) % n  # j ≠ i
+    true = np.sum((x[i] - x[j]) ** 2, axis=1)
+    estimate = recover_squared_distance(z[i], z[j], noise_variance)
+    sd = np.sqrt(squared_distance_variance(true, k, noise_variance))
+    return {"true": true, "estimate": np.asarray(estimate, dtype=float), "sd": np.asarray(sd, dtype=float)}
+
+
 def squared_distance_variance(squared_distance, k: int, noise_variance: float,
                               variant: Literal["corrected", "paper-statement", "paper-proof"] = "corrected"):
     r"""Variance of the distance estimator of Algorithm 2.

@@ -8,6 +8,7 @@ and by default a 95 % confidence interval for the MEAN, mean ± t₀.₉₇₅,r
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -71,6 +72,19 @@ class SweepResult:
     seconds: float = math.nan
     cpu_seconds: float = math.nan
     from_cache: bool = False
+
+    @classmethod
+    def from_rows(cls, config: SweepConfig, rows: Sequence[Mapping[str, Any]], *, fingerprint: str = "") -> SweepResult:
+        """The partial result of the rows finished so far (each an ``on_row`` row of
+        :func:`engine.sweeps.run_sweep`; their ``cell`` index is dropped), marked ``complete=False``.
+
+        >>> from engine.sweeps import preset
+        >>> partial = SweepResult.from_rows(preset("quick", n=100), [{"cell": 0, "point": 0, "rep": 0}])
+        >>> partial.complete, list(partial.table.columns)
+        (False, ['point', 'rep'])
+        """
+        table = pd.DataFrame([dict(r) for r in rows]).drop(columns="cell", errors="ignore")
+        return cls(config=config, table=table, fingerprint=fingerprint, complete=False)
 
     @property
     def metric_columns(self) -> list[str]:

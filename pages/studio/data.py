@@ -25,7 +25,6 @@ from ui.cached import (
     table_profile,
     uploaded_table,
 )
-from ui.cached_analysis import session_program
 from ui.common import DATA_DEPENDENT_NOTE, HELP, b_in_data_units, field_error, plain, user_errors
 from ui.data_controls import (
     build_spec,
@@ -231,7 +230,7 @@ else:
         st.markdown("**The program**")
         program = None
         with user_errors():
-            program = program_controls(session_program(state, demo.program_config() if demo is not None else None),
+            program = program_controls(state.program_or(demo.program_config() if demo is not None else None),
                                        demo.program if demo is not None else None,
                                        len(frame), st.container())
         role_boxes = {}

@@ -36,8 +36,7 @@ def tradeoff_figures(result) -> list:
     """Figure-3-style chart of the stored sweep (dashboard B's figure builders), or nothing if unavailable."""
     from engine.evaluation.programs import METRICS
     from engine.sweeps import PROTECTION_COLUMNS
-    from ui.cached_analysis import points_frame
-    from ui.figures.tradeoffs import tradeoff_figure
+    from ui.figures.tradeoffs import points_frame, tradeoff_figure
 
     config = result.config
     metric = config.program.headline_metric

@@ -16,10 +16,10 @@ from ui.cached import (
     feasibility_surface,
     gamma_ceiling,
 )
-from ui.cached_analysis import recommendation, session_program
 from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
+from ui.runs import recommendation
 from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
 
 state = get_state()
@@ -240,7 +240,7 @@ st.markdown(
 rec_loaded = None
 with user_errors():
     rec_loaded = current_data(state)
-rec_program = session_program(state, rec_loaded.default_program) if rec_loaded is not None else None
+rec_program = state.program_or(rec_loaded.default_program) if rec_loaded is not None else None
 if rec_loaded is None or rec_loaded.prepared.y is None or rec_program is None:
     st.info("Choose a target column and a program on the Data page to get a recommendation.", icon=":material/info:")
 else:

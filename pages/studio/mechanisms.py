@@ -3,7 +3,6 @@ and buys, compare it honestly with the alternatives at the same (B, ε, δ), and
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
@@ -16,18 +15,12 @@ from engine.evaluation.programs import METRICS
 from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
 from engine.mechanisms import MECHANISMS, RecordMechanism, mechanism_from_dict
+from engine.mechanisms.gaussian import GaussianMechanism
+from engine.release import ReleaseConfig
+from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis
 from engine.rng import SEEDED_WARNING, fresh_seed
 from ui.cached import current_data
-from ui.cached_analysis import (
-    PAGE_REPETITIONS,
-    jl_distance_recovery,
-    mechanism_noise,
-    mechanism_run,
-    remember_run,
-    remembered_run,
-    run_key,
-    session_program,
-)
+from ui.cached_analysis import jl_distance_recovery
 from ui.common import (
     HELP,
     b_in_data_units,
@@ -48,6 +41,7 @@ from ui.figures.mechanisms import (
     projected_columns_figure,
 )
 from ui.figures.theme import exact, fmt, fmt_param
+from ui.runs import release_run, run_key
 from ui.state import get_state, parse_seed, seed_widget
 
 state = get_state()
@@ -338,7 +332,7 @@ if not args:
 
 program = None
 with user_errors(prefix="Program: "):
-    program = session_program(state, loaded.default_program)
+    program = state.program_or(loaded.default_program)
 if prepared.y is None:
     program = None
 analysis = AnalysisConfig(program=program)
@@ -361,30 +355,11 @@ def key_of(a: dict) -> str:
                    candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset)
 
 
-def compute(a: dict):
+def compute(a: dict) -> ReleaseAnalysis:
     """The run for ``a``: this session's stored one, else computed with a progress bar and a Stop button."""
-    key = key_of(a)
-    stored = remembered_run(st.session_state, key)
-    if stored is not None:
-        return stored
-    stop_slot, bar = st.empty(), st.empty()
-    stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
-                     help="Stops before the next release; the previous run stays.")
-    bar.progress(0.0, text="Releasing the data…")
-
-    def on_progress(p) -> None:
-        bar.progress(p.fraction, text=f"Scoring the program ({PAGE_REPETITIONS} releases per mechanism) and running "
-                     f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
-
-    try:
-        run = mechanism_run(prepared.fingerprint, loaded.spec.to_json(), a["mechanism"].to_json(),
-                            analysis.to_json(), candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset,
-                            loaded.frame, on_progress=on_progress)
-    finally:
-        stop_slot.empty()
-        bar.empty()
-    remember_run(st.session_state, key, run)
-    return run
+    config = ReleaseConfig.of(loaded.spec, a["mechanism"], seed=int(a["seed"]) if a["user_seed"] else None,
+                              dataset=dataset)
+    return release_run(st.session_state, key_of(a), loaded.frame, config, analysis, candidate, int(a["seed"]))
 
 
 run = None
@@ -416,8 +391,7 @@ for line in run.describe[1:]:
     st.markdown(f"- {line}")
 if run.implied_headline:
     st.markdown(f"**Implied classic DP (switch lemma):** {run.implied_headline}")
-mech = run.mechanism
-noise = mechanism_noise(json.dumps(mech), prepared.d)
+mech = run.mechanism.to_dict()
 reported_sd = run.details.get("noise_sd_per_coordinate")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Noise sd per coordinate", fmt(reported_sd) if reported_sd is not None else "none",
@@ -446,10 +420,10 @@ if run.kind == "projection":
             "when keeping fewer singular vectors (rank < d).", icon=":material/lightbulb:",
         )
 elif run.kind == "gaussian":
-    m2.metric("σ (per coordinate)", fmt(noise.get("sigma")), help=f"Exact: {exact(noise.get('sigma'))}")
+    m2.metric("σ (per coordinate)", fmt(run.mechanism.sigma), help=f"Exact: {exact(run.mechanism.sigma)}")
     m3.metric("Calibration", mech["calibration"])
 elif run.kind == "jl-laplace":
-    jl = mechanism_from_dict(mech)
+    jl = run.mechanism
     for warning in jl.warnings():
         st.warning(warning, icon=":material/warning:")
     d_pair, d_event, d_paper = (run.details.get("delta_fail"), run.details.get("delta_fail_proof_event"),
@@ -514,7 +488,7 @@ if run.kind == "jl-laplace":
     left, right = st.columns(2)
     left.plotly_chart(projected_columns_figure(run.value, zcols.index(zx), zcols.index(zy), labels=labels),
                       key="mechanisms.z_scatter")
-    recovery = jl_distance_recovery(prepared.fingerprint, json.dumps(mech), int(args["seed"]), prepared.x,
+    recovery = jl_distance_recovery(prepared.fingerprint, run.mechanism.to_json(), int(args["seed"]), prepared.x,
                                     run.value)
     right.plotly_chart(distance_recovery_figure(recovery["true"], recovery["estimate"], recovery["sd"]),
                        key="mechanisms.distance_recovery")
@@ -542,11 +516,10 @@ else:
     )
     comparison_sd = {}
     if run.kind == "projection":
-        g_mech = {"kind": "gaussian", "b": mech["b"], "epsilon": mech["epsilon1"] + mech["epsilon2"],
-                  "delta": mech["delta1"] + mech["delta2"]}
-        with user_errors(prefix="Gaussian comparison: "):
-            g_noise = mechanism_noise(json.dumps(g_mech), prepared.d)
-            comparison_sd["Gaussian at the same guarantee"] = g_noise["sigma"]
+        # the honest comparison's Gaussian mechanism at the same guarantee (engine.comparison.alternatives)
+        for p in run.points[1:]:
+            if isinstance(p.mechanism, GaussianMechanism):
+                comparison_sd["Gaussian at the same guarantee"] = p.mechanism.sigma
     right.plotly_chart(
         noise_by_coordinate_figure(names, run.measured_sd, reported_sd=reported_sd, comparison_sd=comparison_sd),
         key="mechanisms.noise",
@@ -579,7 +552,7 @@ if run.program is not None and baseline is not None:
             f"of Theorem 1, measured on your data. 95 % interval over {PAGE_REPETITIONS} releases: {fmt(g_lo)} to "
             f"{fmt(g_hi)}.",
         )
-        at = same_guarantee(mechanism_from_dict(run.mechanism), candidate)
+        at = same_guarantee(run.mechanism, candidate)
         verdicts = gamma_verdicts(state.gammas, g_lo, g_hi, at, mean=g_mean)
         for level, text in verdicts:
             (st.success if level == "ok" else st.warning)(text, icon=":material/target:")

@@ -28,22 +28,14 @@ from engine.sweeps import (
     SWEEP_MECHANISMS,
     Budget,
     SweepConfig,
+    SweepResult,
     pareto_mask,
     preset,
     released_rows,
 )
 from engine.validation import check_interval
 from ui.cached import current_data
-from ui.cached_analysis import (
-    jl_delta_fail_curves,
-    partial_summary,
-    points_frame,
-    reference_point,
-    run_sweeps,
-    session_program,
-    sweep_estimate,
-    tradeoff_curves,
-)
+from ui.cached_analysis import jl_delta_fail_curves, reference_point, sweep_estimate, tradeoff_curves
 from ui.common import HELP, stop_page, user_errors
 from ui.compute_target import cluster_caption, compute_controls, sweep_client
 from ui.figures.theme import fmt
@@ -52,9 +44,11 @@ from ui.figures.tradeoffs import (
     comparison_bars_figure,
     delta_fail_figure,
     hypothesis_testing_figure,
+    points_frame,
     privacy_privacy_figure,
     tradeoff_figure,
 )
+from ui.runs import run_sweeps
 from ui.state import get_state, seed_widget
 
 state = get_state()
@@ -110,7 +104,7 @@ def build_configs() -> list[SweepConfig]:
     if not mechanisms:
         raise InvalidParameterError("choose at least one mechanism to sweep")
     attacks = tuple(a for a in ATTACKS if a in s["tradeoffs.attacks"])
-    program = session_program(state, loaded.default_program)
+    program = state.program_or(loaded.default_program)
     if program is None:
         raise InvalidParameterError("choose a program on the Data page first (targeting, lending, …)")
     reps = int(s["tradeoffs.reps"])
@@ -325,9 +319,9 @@ def redraw_live(placeholder, configs: list[SweepConfig], partial: dict, draw: in
     frames = []
     for i, config in enumerate(configs):
         rows = partial.get(i) or []
-        summary = partial_summary(rows, config)
-        if summary.empty:
+        if not rows:
             continue
+        summary = SweepResult.from_rows(config, rows).summary()
         frames.append(points_frame(summary, x_metric=PROTECTION_COLUMNS["singling_out"],
                                    y_metric=config.program.headline_metric, series=MECH_LABELS[config.mechanism],
                                    kind=config.mechanism))
@@ -420,12 +414,9 @@ if not results and not partial_rows:
 
 # ---- results ----------------------------------------------------------------------------------------------------
 if partial_rows and any(partial_rows.values()):
-    from engine.sweeps import SweepResult
-
     pending_configs = [SweepConfig.from_dict(c) for c in st.session_state.get("tradeoffs.last_pending") or []]
     results = [
-        SweepResult(config=pending_configs[i], table=pd.DataFrame(rows).drop(columns="cell", errors="ignore"),
-                    complete=False)
+        SweepResult.from_rows(pending_configs[i], rows)
         for i, rows in sorted(partial_rows.items())
         if rows and i < len(pending_configs)
     ] or results

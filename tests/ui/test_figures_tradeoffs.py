@@ -85,7 +85,7 @@ def test_hypothesis_testing_figure_has_coin_flip_and_curves():
 
 
 def test_points_frame_from_a_sweep_summary():
-    from ui.cached_analysis import points_frame
+    from ui.figures.tradeoffs import points_frame
 
     summary = pd.DataFrame(
         {

@@ -1,6 +1,7 @@
 """Figures of the Tradeoffs page. Pure: tidy frames from the engine's sweep in, ``go.Figure`` out.
 
-The page turns the engine's sweep table into a *points frame* with one row per grid point and mechanism:
+:func:`points_frame` turns the engine's sweep summary into a *points frame* with one row per grid point and
+mechanism:
 
 =============  ==============================================================================================
 column         meaning
@@ -37,6 +38,51 @@ ROLE_STYLE: dict[str, tuple[str, str]] = {
     "chosen": (COLORS["candidate"], "star"),
     "kanon": (MECHANISM_COLORS["mondrian"], "star-diamond"),
 }
+
+
+def points_frame(
+    summary: pd.DataFrame,
+    *,
+    x_metric: str,
+    y_metric: str,
+    series: str,
+    kind: str,
+    pareto: Sequence[bool] | None = None,
+    include_references: bool = False,
+) -> pd.DataFrame:
+    """The figures' points frame (see :mod:`ui.figures.tradeoffs`) from a sweep summary: TDP (and B = 2) points.
+
+    ``point_id`` is ``"<kind>:<point>"`` so that a click identifies the mechanism and the grid point.
+    """
+    if summary.empty or f"{x_metric}_mean" not in summary or f"{y_metric}_mean" not in summary:
+        return pd.DataFrame(columns=["point_id", "series", "kind", "b", "x", "y", "x_err", "y_err", "pareto"])
+    frame = summary.copy()
+    if pareto is not None:
+        frame["pareto"] = list(pareto)
+    keep = frame["reference"].isin(["tdp", "classic-dp"] + (["non-private"] if include_references else []))
+    frame = frame[keep]
+    budget = frame.apply(
+        lambda r: f"ε1={r['epsilon1']:g}, ε2={r['epsilon2']:g}" if np.isfinite(r["epsilon1"]) else "", axis=1
+    )
+    n_budgets = budget.nunique()
+    out = pd.DataFrame(
+        {
+            "point_id": [f"{kind}:{int(p)}" for p in frame["point"]],
+            "series": [series if n_budgets <= 1 else f"{series} ({b})" for b in budget],
+            "kind": kind,
+            "b": frame["b"].to_numpy(float),
+            "x": frame[f"{x_metric}_mean"].to_numpy(float),
+            "y": frame[f"{y_metric}_mean"].to_numpy(float),
+            "x_err": ((frame[f"{x_metric}_hi"] - frame[f"{x_metric}_lo"]) / 2).to_numpy(float),
+            "y_err": ((frame[f"{y_metric}_hi"] - frame[f"{y_metric}_lo"]) / 2).to_numpy(float),
+            "pareto": frame["pareto"].to_numpy(bool) if "pareto" in frame else False,
+            "hover": [
+                f"ε = {e:.6g}, δ = {d:.3g}<br>implied classic DP ε' = {ie:.4g}"
+                for e, d, ie in zip(frame["epsilon"], frame["delta"], frame["implied_epsilon"], strict=True)
+            ],
+        }
+    )
+    return out.reset_index(drop=True)
 
 
 @dataclass(frozen=True)

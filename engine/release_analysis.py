@@ -1,0 +1,222 @@
+"""One release of a data set and its analysis beside the alternatives at the same guarantee: the Mechanisms page's run.
+
+:func:`analyse_release` releases ALL rows with :func:`engine.release.run_release` (what the command line's
+``privatize`` writes), then analyses the mechanism and the alternatives at the same guarantee
+(:func:`engine.comparison.alternatives`) with :func:`engine.analysis.analyse_mechanisms` on the released rows (all
+rows minus the attribute-inference holdout) — the numbers a one-point sweep gives for the same seed. Both draw from
+one seed: the release from ``make_rng(seed)``, the analysis from ``seed`` through :func:`engine.analysis.analysis_seeds`.
+
+Nothing here is new science: it orders engine calls and bundles their results, so that the dashboard holds no
+formula (issue 10).
+
+Example
+-------
+>>> from engine.data.demos import load_demo
+>>> from engine.mechanisms.gaussian import GaussianMechanism
+>>> from engine.release import ReleaseConfig
+>>> from engine.analysis import AnalysisConfig
+>>> demo = load_demo("togo-demo")
+>>> frame = demo.frame.head(300)
+>>> config = ReleaseConfig.of(demo.spec, GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-4), seed=3)
+>>> run = analyse_release(frame, config, AnalysisConfig(attacks=("distinguishing",)),
+...                       GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-4).guarantee(), seed=3, repetitions=2)
+>>> run.kind, run.value.shape == (300, run.d), run.n_holdout, run.summary["seed"]
+('gaussian', True, 0, 3)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.analysis import AnalysisConfig, PointAnalysis, analyse_mechanisms
+from engine.comparison import Finding, alternatives, comparison_verdict
+from engine.guarantee import Guarantee
+from engine.mechanisms import RecordMechanism
+from engine.progress import Progress
+from engine.release import ReleaseConfig, cli_command, release_summary, run_release
+from engine.rng import make_rng
+from engine.validation import check_integer
+
+#: Releases per mechanism on the Mechanisms page: the program metrics and the measured γ get a 95 % interval.
+PAGE_REPETITIONS = 5
+
+
+@dataclass(frozen=True)
+class ReleaseAnalysis:
+    """One release of the data with one mechanism, and its analysis beside the alternatives.
+
+    ``value`` is the downloadable release of ALL rows on its output scale (``details["output_scale"]``), ``d`` the
+    number of features of the prepared data;
+    ``measured_sd`` is the sample sd over rows of (value / output_scale − x) per feature (NaN for a projected
+    release, whose columns are not the features). ``points[0]`` is this mechanism's analysis, the rest the
+    alternatives at the same guarantee; ``findings`` the honest comparison's verdicts (:mod:`engine.comparison`);
+    ``summary`` the JSON-ready account (:func:`engine.release.release_summary` plus the program, the protection
+    scores and the command that redoes the release).
+    """
+
+    mechanism: RecordMechanism
+    value: np.ndarray
+    d: int
+    details: dict[str, Any]
+    headline: str
+    describe: tuple[str, ...]
+    implied_headline: str | None
+    is_dp: bool
+    measured_sd: np.ndarray
+    points: tuple[PointAnalysis, ...]
+    findings: tuple[Finding, ...]
+    n_holdout: int
+    n_released: int
+    summary: dict[str, Any]
+    seconds: float
+
+    @property
+    def kind(self) -> str:
+        return type(self.mechanism).KIND
+
+    @property
+    def label(self) -> str:
+        return type(self.mechanism).LABEL
+
+    @property
+    def projected(self) -> bool:
+        """True when the release's columns are not the features (the JL release Z has k columns)."""
+        return self.value.shape[1] != self.d
+
+    @property
+    def output_scale(self) -> float:
+        """E[release] = output_scale × X (1 = unbiased; 1/k = the private projection's as-printed output)."""
+        return float(self.details.get("output_scale", 1.0) or 1.0)
+
+    @property
+    def analysis(self):
+        """The chosen mechanism's full analysis (first release): program, measured γ, attacks."""
+        return self.points[0].first
+
+    @property
+    def program(self):
+        return self.analysis.program
+
+    @property
+    def baseline(self):
+        return self.analysis.baseline
+
+    @property
+    def singling_out(self):
+        return self.analysis.singling_out
+
+    @property
+    def attribute_inference(self):
+        return self.analysis.attribute_inference
+
+    @property
+    def distinguishing(self):
+        return self.analysis.distinguishing
+
+    @property
+    def n_known(self) -> int:
+        return self.analysis.n_known
+
+
+def analyse_release(
+    frame: pd.DataFrame,
+    config: ReleaseConfig,
+    analysis: AnalysisConfig,
+    candidate: Guarantee,
+    *,
+    seed: int,
+    repetitions: int = PAGE_REPETITIONS,
+    progress: Callable[[Progress], None] | None = None,
+) -> ReleaseAnalysis:
+    """Release ``frame`` with ``config`` and analyse it beside the alternatives at ``candidate``'s guarantee.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The raw table (prepared here with ``config.data``, as the command line does).
+    config : ReleaseConfig
+        Data spec, mechanism and the seed to RECORD: ``config.seed`` is None for a real release, whose
+        ``seed`` (below) was drawn from the operating system and is then never shown (``summary["seed"]`` None).
+    analysis : AnalysisConfig
+        Program, attacks and adversary of the analysis.
+    candidate : Guarantee
+        The (B, ε, δ) the alternatives are configured at (:func:`engine.comparison.alternatives`).
+    seed : int
+        The one seed of the release and its analysis (≥ 0).
+    repetitions : int
+        Releases per mechanism for the program metrics' intervals (≥ 1; the attacks use the first).
+    progress : callable, optional
+        Receives :class:`engine.progress.Progress` after every release of the analysis.
+
+    Returns
+    -------
+    ReleaseAnalysis
+    """
+    check_integer("seed", seed, 0, None)
+    check_integer("repetitions", repetitions, 1, None)
+    started = time.perf_counter()
+    mechanism = config.build_mechanism()
+    prepared, release = run_release(frame, config, rng=make_rng(seed))
+    value = np.asarray(release.value, dtype=float)
+    scale = float(release.details.get("output_scale", 1.0) or 1.0)
+    projected = value.shape[1] != prepared.d
+    measured_sd = np.full(prepared.d, np.nan) if projected else np.std(value / scale - prepared.x, axis=0, ddof=1)
+
+    others = alternatives(mechanism, d=prepared.d, candidate=candidate)
+    data, points = analyse_mechanisms(prepared, [mechanism, *others], analysis, seed=seed, repetitions=repetitions,
+                                      progress=progress)
+    first = points[0].first
+
+    guarantee = release.guarantee
+    implied = guarantee.implied_dp()  # type: ignore[attr-defined]
+    summary = release_summary(prepared, release, config, seconds=time.perf_counter() - started)
+    summary["seed"] = config.seed
+    program = first.program
+    gamma = points[0].measured_gamma
+    summary["program"] = None if program is None else {
+        "kind": program.kind, "headline_metric": program.headline_metric, "metrics": dict(program.metrics),
+        "measured_gamma": {"mean": gamma[0], "ci_low": gamma[2], "ci_high": gamma[3],
+                           "repetitions": points[0].repetitions},
+        "no_better_than": program.beaten_by(),
+        "evaluated_on": f"{data.n_released} released rows ({data.n_holdout} held out as the attack's control group)",
+    }
+    dist = first.distinguishing
+    summary["protection"] = {
+        "singling_out": None if first.singling_out is None else float(first.singling_out.protection),
+        "attribute_inference": None if first.attribute_inference is None else float(
+            first.attribute_inference.protection),
+        "distinguishing": None if dist is None else float(dist.protection),
+        "distinguishing_paper_D": None if dist is None else float(dist.expected_loss_score),
+    }
+    if projected:
+        summary["protection"]["adversary"] = (
+            f"knows {first.n_known} original records, not the secret projection P (known-record reconstruction)"
+        )
+    summary["cli_command"] = cli_command("release-config.json",
+                                         input_file=None if config.dataset else "your-data.csv")
+    return ReleaseAnalysis(
+        mechanism=mechanism,
+        value=value,
+        d=int(prepared.d),
+        details=dict(release.details),
+        headline=guarantee.headline(),
+        describe=tuple(guarantee.describe()),
+        implied_headline=None if implied is guarantee else implied.headline(),
+        is_dp=bool(getattr(guarantee, "is_differentially_private", True)),
+        measured_sd=measured_sd,
+        points=tuple(points),
+        findings=tuple(comparison_verdict(points)),
+        n_holdout=data.n_holdout,
+        n_released=data.n_released,
+        summary=summary,
+        seconds=time.perf_counter() - started,
+    )
+
+
+__all__ = ["PAGE_REPETITIONS", "ReleaseAnalysis", "analyse_release"]

@@ -1,0 +1,151 @@
+"""Runs a page keeps in this session and draws progress for: a Mechanisms run, the Tradeoffs sweeps, the recommender.
+
+They are not shared caches (``st.cache_data``): while they run they draw a progress bar and a Stop button, and
+drawing is a Streamlit call, the point where a rerun (the Stop button) or a closed tab ends the work; inside
+``st.cache_data`` those calls would be recorded and replayed. Each keeps its last results in the session instead
+(bounded: :data:`KEPT_RUNS` Mechanisms runs, one recommendation; sweeps go to ``StudioState.sweeps``). Every number
+comes from the engine (:func:`engine.release_analysis.analyse_release`, :func:`engine.sweeps.run_sweep`,
+:func:`engine.recommend.recommend`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from engine.analysis import AnalysisConfig
+from engine.data.preparation import PreparedData
+from engine.evaluation.programs import ProgramConfig
+from engine.guarantee import Guarantee
+from engine.progress import Progress, format_seconds
+from engine.release import ReleaseConfig
+from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis, analyse_release
+
+# --------------------------------------------------------------------------------------------- Mechanisms page
+#: Runs one session keeps (the current one and the last good one), newest last.
+KEPT_RUNS = 2
+
+
+def remembered_run(session: Any, key: str) -> ReleaseAnalysis | None:
+    """The run this session already made for ``key`` (see :func:`run_key`), or None."""
+    for stored_key, run in session.get("mechanisms.runs", ()):
+        if stored_key == key:
+            return run
+    return None
+
+
+def remember_run(session: Any, key: str, run: ReleaseAnalysis) -> None:
+    """Keep ``run`` under ``key`` in the session, with at most :data:`KEPT_RUNS` runs (bounded memory)."""
+    runs = [(k, r) for k, r in session.get("mechanisms.runs", ()) if k != key]
+    session["mechanisms.runs"] = tuple([*runs, (key, run)][-KEPT_RUNS:])
+
+
+def run_key(*parts: Any) -> str:
+    """One string naming a run's inputs (data fingerprint, spec, mechanism, analysis, candidate, seed …)."""
+    return json.dumps([str(p) for p in parts])
+
+
+def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConfig, analysis: AnalysisConfig,
+                candidate: Guarantee, seed: int) -> ReleaseAnalysis:
+    """The Mechanisms page's run for ``key`` (:func:`run_key` of its inputs): this session's stored one, else
+    :func:`engine.release_analysis.analyse_release` with a progress bar and a Stop button (``mechanisms.stop``)."""
+    stored = remembered_run(session, key)
+    if stored is not None:
+        return stored
+    stop_slot, bar = st.empty(), st.empty()
+    stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
+                     help="Stops before the next release; the previous run stays.")
+    bar.progress(0.0, text="Releasing the data…")
+
+    def on_progress(p: Progress) -> None:
+        bar.progress(p.fraction, text=f"Scoring the program ({PAGE_REPETITIONS} releases per mechanism) and running "
+                     f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
+
+    try:
+        run = analyse_release(frame, config, analysis, candidate, seed=seed, progress=on_progress)
+    finally:
+        stop_slot.empty()
+        bar.empty()
+    remember_run(session, key, run)
+    return run
+
+
+# ---------------------------------------------------------------------------------------------- Tradeoffs page
+def run_sweeps(
+    prepared: PreparedData,
+    configs: Sequence[Any],
+    *,
+    workers: int,
+    on_progress: Callable[[int, int, str], None],
+    on_rows: Callable[[int, list[dict]], None],
+    client: Any = None,
+) -> list[Any]:
+    """Run one sweep per configuration (one per mechanism), reporting progress over all of them.
+
+    ``on_progress(done, total, message)`` after every finished cell; ``on_rows(i, rows)`` with the rows of sweep
+    ``i`` finished so far whenever a grid point completes its last repetition (and every 10 rows), so a page can
+    redraw the curves live. A Streamlit rerun (the Stop button) interrupts this between cells; the rows
+    delivered so far stay with the page. ``client``: a Dask client to compute on (``ui.compute_target``), or None
+    for this machine's processes.
+    """
+    from engine.sweeps import run_sweep
+
+    total = sum(int(c.n_cells) for c in configs)
+    done_before = 0
+    results = []
+    for index, config in enumerate(configs):
+        reps = int(config.repetitions)
+        rows: list[dict] = []
+
+        def progress(p, offset=done_before) -> None:
+            eta = p.eta_seconds
+            left = "" if not math.isfinite(eta) else f"about {format_seconds(eta)} left for this mechanism — "
+            on_progress(offset + p.done, total, left + p.message)
+
+        def row(r: dict, rows=rows, reps=reps, index=index) -> None:
+            rows.append(r)
+            if int(r.get("rep", 0)) == reps - 1 or len(rows) % 10 == 0:
+                on_rows(index, list(rows))
+
+        result = run_sweep(prepared, config, progress=progress, on_row=row, workers=workers, client=client)
+        on_rows(index, result.table.to_dict(orient="records"))
+        results.append(result)
+        done_before += int(config.n_cells)
+    return results
+
+
+# -------------------------------------------------------------------------------------------- Feasibility page
+def recommendation(session: Any, prepared: PreparedData, program_json: str, config_json: str):
+    """``engine.recommend.recommend`` on the session's data, with a progress bar and a Stop button.
+
+    The result is kept in the session (the last one, keyed by the data's fingerprint and both configurations), not in
+    a shared cache, so that the progress updates are Streamlit calls: a Stop click or a closed tab ends the search at
+    the next evaluated point.
+    """
+    from engine.recommend import RecommendConfig, recommend
+
+    key = run_key(prepared.fingerprint, program_json, config_json)
+    kept = session.get("feasibility.recommendation")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    stop_slot, bar = st.empty(), st.empty()
+    stop_slot.button("Stop the search", key="feasibility.rec_stop", icon=":material/stop_circle:",
+                     help="Stops at the next evaluated point; nothing of the search is kept.")
+    bar.progress(0.0, text="Searching the frontier…")
+
+    def on_progress(p: Progress) -> None:
+        bar.progress(p.fraction, text=f"Searching the frontier: {p.describe()}")
+
+    try:
+        result = recommend(prepared, ProgramConfig.from_json(program_json), RecommendConfig.from_json(config_json),
+                           progress=on_progress)
+    finally:
+        stop_slot.empty()
+        bar.empty()
+    session["feasibility.recommendation"] = (key, result)
+    return result
