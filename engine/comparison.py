@@ -4,6 +4,7 @@ A designer who picked the targeted-DP paper's private projection should learn wh
 gives more for the same (B, ε, δ) on their data — the Studio says so instead of leaving it to the eye.
 
 * :func:`alternatives` — the other mechanisms configured at the same guarantee (each mechanism's ``from_budget``).
+* :func:`distinguishing_references` — the mechanisms whose distinguishing curves are compared at a candidate.
 * :func:`comparison_verdict` — plain-language findings from analysed mechanisms: which adds the least noise, which
   serves the program best (with intervals when there are repetitions), and which results are no better than a
   rule that needs no data.
@@ -18,7 +19,7 @@ from typing import Any
 
 from engine.evaluation.programs import METRICS, higher_is_better
 
-__all__ = ["Finding", "alternatives", "comparison_verdict", "same_guarantee"]
+__all__ = ["Finding", "alternatives", "comparison_verdict", "distinguishing_references", "same_guarantee"]
 
 #: Mechanisms with a (B, ε, δ) guarantee that can be configured from a budget, in the order they are compared.
 BUDGET_KINDS: tuple[str, ...] = ("projection", "gaussian", "jl-laplace")
@@ -61,6 +62,45 @@ def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
             out.append(cls.from_budget(b, epsilon, delta))
     if getattr(mechanism, "KIND", None) != "mondrian":
         out.append(MECHANISMS["mondrian"](k=2))  # type: ignore[call-arg]
+    return out
+
+
+def distinguishing_references(candidate: Any, configured: Any = None) -> list[tuple[str, Any]]:
+    """The mechanisms whose distinguishing (hypothesis-testing) curves are compared at ``candidate``'s (B, ε, δ).
+
+    As ``(role, mechanism)`` pairs: ``"projection"`` — the private projection, the ``configured`` one when it spends
+    exactly the candidate's budget, else the candidate's default split (:func:`engine.accounting.budget.split_budget`);
+    ``"gaussian"`` — the Gaussian mechanism at (B, ε, δ); ``"classic-dp"`` — the Gaussian mechanism at B = 2 (any
+    two records: classic DP) with the same (ε, δ); and ``"jl-laplace"`` — the ``configured`` JL release, if it is one.
+
+    >>> from engine.guarantee import Guarantee
+    >>> [(role, m.b) for role, m in distinguishing_references(Guarantee(epsilon=1.0, delta=1e-5, b=0.4))]
+    [('projection', 0.4), ('gaussian', 0.4), ('classic-dp', 2.0)]
+    """
+    from engine.accounting.budget import split_budget
+    from engine.mechanisms.gaussian import GaussianMechanism
+    from engine.mechanisms.jl_laplace import JLLaplace
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    b, epsilon, delta = float(candidate.b), float(candidate.epsilon), float(candidate.delta)
+    if isinstance(configured, PrivateProjection) and all(
+        math.isclose(x, y, rel_tol=1e-9) for x, y in ((configured.b, b),
+                                                      (configured.epsilon1 + configured.epsilon2, epsilon),
+                                                      (configured.delta1 + configured.delta2, delta))
+    ):
+        projection = PrivateProjection(b=configured.b, epsilon1=configured.epsilon1, delta1=configured.delta1,
+                                       epsilon2=configured.epsilon2, delta2=configured.delta2)
+    else:
+        split = split_budget(epsilon, delta)
+        projection = PrivateProjection(b=b, epsilon1=split.epsilon1, delta1=split.delta1, epsilon2=split.epsilon2,
+                                       delta2=split.delta2)
+    out: list[tuple[str, Any]] = [
+        ("projection", projection),
+        ("gaussian", GaussianMechanism(b=b, epsilon=epsilon, delta=delta)),
+        ("classic-dp", GaussianMechanism(b=2.0, epsilon=epsilon, delta=delta)),
+    ]
+    if isinstance(configured, JLLaplace):
+        out.append(("jl-laplace", configured))
     return out
 
 

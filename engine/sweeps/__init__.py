@@ -73,7 +73,7 @@ from engine.sweeps.grid import SWEEP_MECHANISMS as SWEEP_MECHANISMS
 from engine.sweeps.grid import AttackName as AttackName
 from engine.sweeps.grid import GridPoint as GridPoint
 from engine.sweeps.grid import SweepMechanism as SweepMechanism
-from engine.sweeps.results import SweepResult, pareto_mask
+from engine.sweeps.results import SweepResult, combined_summary, pareto_mask
 from engine.sweeps.runner import _CACHE as _CACHE
 from engine.sweeps.runner import _WORKER_MODULES as _WORKER_MODULES
 from engine.sweeps.runner import CACHE_SIZE as CACHE_SIZE
@@ -88,6 +88,7 @@ __all__ = [
     "SweepResult",
     "analyse_reference",
     "clear_cache",
+    "combined_summary",
     "estimate_seconds",
     "paper_budgets",
     "pareto_mask",

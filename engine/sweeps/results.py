@@ -22,10 +22,10 @@ from engine.analysis import (
 )
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import higher_is_better
-from engine.sweeps.grid import AI_CELL_PREFIX, DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, SweepConfig
+from engine.sweeps.grid import AI_CELL_PREFIX, DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, Budget, SweepConfig
 from engine.validation import check_choice, check_interval
 
-__all__ = ["SweepResult", "pareto_mask"]
+__all__ = ["SweepResult", "combined_summary", "pareto_mask"]
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,17 @@ class SweepResult:
             out.append(found)
         return pd.Series(out, index=summary.index, name="no_better_than")
 
+    def mechanism_at(self, point: int, *, d: int | None = None) -> tuple[Any, Budget] | None:
+        """The configured mechanism of grid point ``point`` (:meth:`SweepConfig.mechanism_for` at the point's B and
+        budget) and that budget; None for the non-private reference or a point not in the table. ``d`` is the
+        number of features (needed by the JL release)."""
+        rows = self.table[self.table["point"] == int(point)]
+        if rows.empty or rows["reference"].iloc[0] == "non-private":
+            return None
+        row = rows.iloc[0]
+        budget = Budget(float(row["epsilon1"]), float(row["delta1"]), float(row["epsilon2"]), float(row["delta2"]))
+        return self.config.mechanism_for(float(row["b"]), budget, d=d), budget
+
     def reference_points(self) -> pd.DataFrame:
         """Summary rows of the non-private and classic-DP reference points."""
         summary = self.summary()
@@ -208,6 +219,18 @@ class SweepResult:
         p = summary[f"{protection_metric}_mean"].to_numpy(dtype=float)
         summary["pareto"] = pareto_mask(u, p)
         return summary
+
+
+def combined_summary(results: Sequence[SweepResult], metric: str) -> pd.DataFrame:
+    """The per-point summaries of sweeps run on the same rows (one per mechanism) as one table: the first sweep's
+    non-private reference once, then every sweep's other points, each with ``no_better_than`` — the rule that uses
+    no data that the point does not beat on ``metric`` (:meth:`SweepResult.no_better_than_trivial`; "" if none).
+    """
+    flagged = [r.summary().assign(no_better_than=r.no_better_than_trivial(metric).to_numpy()) for r in results]
+    if not flagged:
+        return pd.DataFrame()
+    return pd.concat([s if i == 0 else s[s["reference"] != "non-private"] for i, s in enumerate(flagged)],
+                     ignore_index=True)
 
 
 def pareto_mask(utility: np.ndarray, protection: np.ndarray) -> np.ndarray:

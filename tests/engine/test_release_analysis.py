@@ -128,3 +128,64 @@ def test_distance_recovery_is_unbiased_within_five_standard_errors():
 def test_distance_recovery_refuses_mismatched_rows():
     with pytest.raises(InvalidParameterError, match="same n"):
         distance_recovery_sample(np.zeros((3, 2)), np.zeros((4, 2)), 1.0, 2, rng=np.random.default_rng(0))
+
+
+# ------------------------------------------------------------------------- helpers the Tradeoffs page now calls
+@pytest.fixture(scope="module")
+def two_sweeps(togo):
+    from engine.data.preparation import prepare
+    from engine.sweeps import Budget
+
+    frame, spec, program = togo
+    prepared = prepare(frame, spec)
+    budget = Budget(3.0, 1e-4, 0.9999, 5e-5)
+    configs = [SweepConfig(budgets=(budget,), b_values=(0.5, 2.0), mechanism=m, repetitions=2, seed=3,
+                           program=program, attacks=("distinguishing",)) for m in ("projection", "gaussian")]
+    return prepared, [run_sweep(prepared, c, use_cache=False) for c in configs]
+
+
+def test_mechanism_at_a_grid_point_is_the_configs_mechanism_and_none_for_the_non_private_point(two_sweeps):
+    prepared, (projection, _) = two_sweeps
+    summary = projection.summary()
+    point = int(summary.query("reference == 'tdp' and b == 0.5")["point"].iloc[0])
+    mechanism, budget = projection.mechanism_at(point, d=prepared.d)
+    assert mechanism == projection.config.mechanism_for(0.5, projection.config.budgets[0], d=prepared.d)
+    assert budget == projection.config.budgets[0]
+    nonprivate = int(summary.query("reference == 'non-private'")["point"].iloc[0])
+    assert projection.mechanism_at(nonprivate) is None and projection.mechanism_at(999) is None
+
+
+def test_combined_summary_keeps_one_non_private_row_and_flags_trivial_rules(two_sweeps):
+    from engine.sweeps import combined_summary
+
+    _, results = two_sweeps
+    metric = results[0].config.program.headline_metric
+    table = combined_summary(results, metric)
+    summaries = [r.summary() for r in results]
+    assert (table["reference"] == "non-private").sum() == 1
+    assert len(table) == len(summaries[0]) + len(summaries[1]) - 1
+    expected = list(results[0].no_better_than_trivial(metric)) + [
+        flag for flag, ref in zip(results[1].no_better_than_trivial(metric), summaries[1]["reference"], strict=True)
+        if ref != "non-private"]
+    assert list(table["no_better_than"]) == expected
+    assert combined_summary([], metric).empty
+
+
+def test_distinguishing_references_use_the_configured_split_only_at_the_candidates_budget():
+    from engine.comparison import distinguishing_references
+    from engine.guarantee import Guarantee
+    from engine.mechanisms.private_projection import PrivateProjection
+
+    candidate = Guarantee(epsilon=2.0, delta=3e-5, b=0.5)
+    own = PrivateProjection(b=0.5, epsilon1=1.25, delta1=1e-5, epsilon2=0.75, delta2=2e-5)
+    roles = dict(distinguishing_references(candidate, own))
+    assert (roles["projection"].epsilon1, roles["projection"].epsilon2) == (own.epsilon1, own.epsilon2)
+    assert roles["gaussian"] == GaussianMechanism(b=0.5, epsilon=2.0, delta=3e-5)
+    assert roles["classic-dp"] == GaussianMechanism(b=2.0, epsilon=2.0, delta=3e-5)
+    # another budget: the candidate's default split (ε2 = ε/4, δ1 = 2δ/3), and no JL curve without a JL release
+    other = dict(distinguishing_references(candidate, PrivateProjection(b=0.5, epsilon1=0.5, delta1=1e-5,
+                                                                        epsilon2=0.5, delta2=2e-5)))
+    assert other["projection"].epsilon2 == pytest.approx(0.5) and other["projection"].epsilon1 == pytest.approx(1.5)
+    assert other["projection"].delta1 == pytest.approx(2e-5) and "jl-laplace" not in other
+    jl = JLLaplace.from_budget(0.5, 2.0, 3e-5, d=4, k=3)
+    assert dict(distinguishing_references(candidate, jl))["jl-laplace"] is jl

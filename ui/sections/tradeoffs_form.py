@@ -1,0 +1,217 @@
+"""The Tradeoffs page's form: mechanisms, grid, repetitions, attacks, adversary, seed and where to compute.
+
+:func:`draw_form` draws it; :func:`on_run` (the submit callback) turns it into the engine's
+:class:`~engine.sweeps.SweepConfig` objects (:func:`build_configs`, one per mechanism, validated by the engine) and
+stores them as the pending sweep, which the page runs (:mod:`ui.sections.tradeoffs_run`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from engine.accounting.budget import default_delta, split_delta
+from engine.errors import EngineError, InvalidParameterError
+from engine.evaluation.programs import ProgramConfig
+from engine.sweeps import (
+    ATTACKS,
+    JL_DEFAULT_K,
+    PAPER_B_VALUES,
+    SWEEP_MECHANISMS,
+    Budget,
+    SweepConfig,
+    preset,
+    released_rows,
+)
+from engine.validation import check_interval
+from ui.common import HELP
+from ui.compute_target import compute_controls
+from ui.state import StudioState, get_state, seed_widget
+
+#: Repetitions of a custom grid when the user leaves the count at 0.
+CUSTOM_REPETITIONS = 10
+MECH_LABELS = {"projection": "Private projection (TDP)", "gaussian": "Gaussian (TDP)",
+               "jl-laplace": "JL projection + Laplace"}
+JL_RELATIONS = {"row": "row-wise (B = row change bound)", "element": "element-wise (B = change of one entry)"}
+PRESET_LABELS = {
+    "quick": "quick — 8 B values, ε ≈ 4, 10 repetitions",
+    "paper": "paper — 8 B × 4 budgets, 50 repetitions (minutes)",
+    "custom": "custom grid (below)",
+}
+ATTACK_LABELS = {
+    "singling_out": "singling out",
+    "attribute_inference": "attribute inference",
+    "distinguishing": "distinguishing",
+}
+ADVERSARY_LABELS = {
+    "knows-scale": "knows the algorithm (undoes known scaling; the paper's assumption)",
+    "paper": "authors' code (attacks the release as printed)",
+}
+
+
+def parse_list(name: str, text: str, low: float, high: float, closed: str = "right") -> tuple[float, ...]:
+    """"0.1, 0.25, 2" → (0.1, 0.25, 2.0), each checked against (low, high]."""
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise InvalidParameterError(f"{name}: enter at least one value, e.g. 0.25, 0.5, 2")
+    values = []
+    for p in parts:
+        try:
+            value = float(p)
+        except ValueError:
+            raise InvalidParameterError(f"{name} must be numbers separated by commas; got {p!r}") from None
+        values.append(check_interval(name, value, low, high, closed=closed))
+    return tuple(dict.fromkeys(values))
+
+
+def build_configs(state: StudioState, n: int, default_program: ProgramConfig | None) -> list[SweepConfig]:
+    """The sweep configurations typed into the form, one per chosen mechanism (validated by the engine).
+
+    Presets set δ = 1/(n + 1) for the n rows the sweep privatizes (``engine.sweeps.released_rows``).
+    """
+    s = st.session_state
+    mechanisms = list(s["tradeoffs.mechanisms"])
+    if not mechanisms:
+        raise InvalidParameterError("choose at least one mechanism to sweep")
+    attacks = tuple(a for a in ATTACKS if a in s["tradeoffs.attacks"])
+    program = state.program_or(default_program)
+    if program is None:
+        raise InvalidParameterError("choose a program on the Data page first (targeting, lending, …)")
+    reps = int(s["tradeoffs.reps"])
+    common = {
+        "program": program,
+        "seed": int(s["tradeoffs.seed"]),
+        # 0 = the preset's own count (quick 10, paper 50; custom 10)
+        "repetitions": reps if reps > 0 else (None if s["tradeoffs.preset"] != "custom" else CUSTOM_REPETITIONS),
+    }
+    extra = {"attacks": attacks, "adversary": s["tradeoffs.adversary"]}
+    target = float(s.get("tradeoffs.jl_target_delta", 0.0) or 0.0)
+    known = int(s.get("tradeoffs.jl_known", 0) or 0)
+    jl = {"k": int(s.get("tradeoffs.jl_k", JL_DEFAULT_K)), "relation": s.get("tradeoffs.jl_relation", "row"),
+          "target_delta": target if target > 0 else None, "known_records": known if known > 0 else None}
+    configs = []
+    for mech in mechanisms:
+        mech_extra = {**extra, **jl} if mech == "jl-laplace" else extra
+        if s["tradeoffs.preset"] == "custom":
+            b_values = parse_list("B values", s["tradeoffs.b_values"], 0, 2)
+            eps1 = parse_list("ε1 values", s["tradeoffs.epsilon1"], 0, None, closed="neither")
+            eps2 = parse_list("ε2 values", s["tradeoffs.epsilon2"], 0, 1, closed="neither")
+            delta = float(s["tradeoffs.delta"])
+            # 0 = 1/(n + 1) for the rows this sweep privatizes (depends on whether attribute inference runs)
+            delta = default_delta(released_rows(n, attacks)) if delta == 0 else delta
+            delta1, delta2 = split_delta(check_interval("δ", delta, 0, 1, closed="neither"))
+            budgets = tuple(Budget(e1, delta1, e2, delta2) for e1 in eps1 for e2 in eps2)
+            configs.append(SweepConfig(budgets=budgets, b_values=b_values, mechanism=mech, **common, **mech_extra))
+        else:
+            # the candidate's δ (default 1/(n + 1) for all n rows, as the real release): a chosen point keeps it
+            n_private = released_rows(n, attacks)
+            configs.append(preset(s["tradeoffs.preset"], n_private, mechanism=mech, delta=state.effective_delta(),
+                                  **common, **mech_extra))
+    return configs
+
+
+def on_run(n: int, default_program: ProgramConfig | None) -> None:
+    """Form submit: the sweep configurations typed into the form become the pending sweep (run by the page)."""
+    try:
+        configs = build_configs(get_state(), n, default_program)
+    except EngineError as exc:
+        st.session_state["tradeoffs.form_error"] = str(exc)
+        return
+    st.session_state.pop("tradeoffs.form_error", None)
+    st.session_state["tradeoffs.pending"] = [c.to_dict() for c in configs]
+    st.session_state["tradeoffs.last_pending"] = [c.to_dict() for c in configs]
+    st.session_state["tradeoffs.partial"] = {}
+    st.session_state.pop("tradeoffs.stopped", None)
+
+
+def draw_form(n: int, default_program: ProgramConfig | None) -> None:
+    """The sweep's form for data of ``n`` rows (``default_program``: the data's own program when none is chosen)."""
+    n_released = released_rows(n, chosen_attacks()) if n >= 2 else n
+    with st.form("tradeoffs.form"):
+        c1, c2, c3 = st.columns([0.4, 0.3, 0.3])
+        seed_widget("tradeoffs.mechanisms", ["projection", "gaussian"])
+        c1.multiselect("Mechanisms (drawn on the same axes)", SWEEP_MECHANISMS, key="tradeoffs.mechanisms",
+                       format_func=MECH_LABELS.get,
+                       help="Each mechanism is swept over the same grid with the same seed. Classic DP (B = 2) and the "
+                       "non-private release are always added as reference points. JL projection + Laplace spends "
+                       "ε = ε1 + ε2 with δ_fail ≤ δ; its release has k projected columns and its attacker knows a few "
+                       "original records, not the secret projection (options below).")
+        seed_widget("tradeoffs.preset", "quick")
+        c2.radio("Grid", tuple(PRESET_LABELS), key="tradeoffs.preset", format_func=PRESET_LABELS.get,
+                 help="quick and paper use the paper's B values with the candidate's δ (default 1/(n+1)) split "
+                 "2/3 : 1/3. custom uses the values typed below.")
+        seed_widget("tradeoffs.reps", 0)
+        c3.number_input("Repetitions per point (0 = the grid's default)", key="tradeoffs.reps", min_value=0,
+                        max_value=500, step=1,
+                        help="Independent releases per grid point; the curves show the mean and its 95 % interval. "
+                        f"0 uses the grid's own count: quick 10, paper 50, custom {CUSTOM_REPETITIONS}. More repetitions: "
+                        "narrower intervals, longer runs.")
+        with st.expander("Custom grid", expanded=False, icon=":material/grid_on:"):
+            g1, g2, g3, g4 = st.columns(4)
+            seed_widget("tradeoffs.b_values", ", ".join(f"{b:g}" for b in PAPER_B_VALUES))
+            g1.text_input("B values", key="tradeoffs.b_values", help=HELP["b"])
+            seed_widget("tradeoffs.epsilon1", "3")
+            g2.text_input("ε1 values (projection step)", key="tradeoffs.epsilon1",
+                          help="Privacy loss of the projection step; the Gaussian mechanism spends ε1 + ε2 in one go.")
+            seed_widget("tradeoffs.epsilon2", "0.9999")
+            g3.text_input("ε2 values (covariance step, < 1)", key="tradeoffs.epsilon2",
+                          help="Privacy loss of the covariance step (needs ε2 < 1).")
+            seed_widget("tradeoffs.delta", 0.0)
+            g4.number_input("Total δ (0 = 1/(n+1))", key="tradeoffs.delta", min_value=0.0, max_value=0.5,
+                            format="%.3e", step=1e-6,
+                            help=HELP["delta"] + " 0 (default) = 1/(n+1) with n the rows the sweep privatizes: "
+                            f"{n_released:,} with the attacks chosen now (the holdout is left out only for attribute "
+                            "inference). Split δ1 = 2δ/3, δ2 = δ/3.")
+        with st.expander("JL projection + Laplace options", expanded=False, icon=":material/scatter_plot:"):
+            j1, j2, j3, j4 = st.columns(4)
+            seed_widget("tradeoffs.jl_k", JL_DEFAULT_K)
+            j1.number_input("Projection dimension k", key="tradeoffs.jl_k", min_value=1, max_value=200, step=1,
+                            help="Columns of the JL release (the paper: 2 to 20). The attacker is given 2k original "
+                            "records, so k must stay well below the number of rows.")
+            seed_widget("tradeoffs.jl_relation", "row")
+            j2.radio("Protection unit", tuple(JL_RELATIONS), key="tradeoffs.jl_relation", format_func=JL_RELATIONS.get,
+                     help="Row-wise: the grid's B bounds how far one record moves (B = 2: any substitution, classic DP). "
+                     "Element-wise: B bounds the change of ONE entry — never record-level protection, so no classic-DP "
+                     "point is added.")
+            seed_widget("tradeoffs.jl_target_delta", 0.0)
+            j3.number_input("Target δ_fail (0 = the grid's δ)", key="tradeoffs.jl_target_delta", min_value=0.0,
+                            max_value=0.5, format="%.3e", step=1e-6,
+                            help="The failure probability the Laplace noise is calibrated to (smallest noise whose "
+                            f"per-pair bound is at most it). 0 uses each budget's δ: 1/(n+1) = {default_delta(n_released):.3e} "
+                            "in the presets.")
+            seed_widget("tradeoffs.jl_known", 0)
+            j4.number_input("Records the attacker knows (0 = 2k)", key="tradeoffs.jl_known", min_value=0, step=1,
+                            help="The JL attacker never sees the secret projection P; it knows this many original records "
+                            "(drawn from the released rows) and regresses them on their released rows to estimate every "
+                            "record, then singles out and infers attributes on that estimate. With at least k records "
+                            "and little noise it undoes the projection; with k < d it cannot recover d columns.")
+        a1, a2, a3, a4 = st.columns([0.35, 0.35, 0.15, 0.15])
+        seed_widget("tradeoffs.attacks", list(ATTACKS))
+        a1.multiselect("Attacks", ATTACKS, key="tradeoffs.attacks", format_func=ATTACK_LABELS.get,
+                       help="Singling out (net attack), attribute inference (nearest neighbour, with a held-out control "
+                       "group) and distinguishing (from the guarantee; no data needed).")
+        seed_widget("tradeoffs.adversary", "knows-scale")
+        a2.radio("Adversary", tuple(ADVERSARY_LABELS), key="tradeoffs.adversary", format_func=ADVERSARY_LABELS.get,
+                 help="What the attacker knows. The paper assumes it knows the algorithm and its parameters.")
+        seed_widget("tradeoffs.seed", 0)
+        a3.number_input("Seed", key="tradeoffs.seed", min_value=0, step=1,
+                        help="Sweeps are simulations: the seed makes the table reproducible (same seed → same table). "
+                        "Nothing from a sweep is released.")
+        seed_widget("tradeoffs.workers", 1)
+        a4.number_input("Worker processes", key="tradeoffs.workers", min_value=1, max_value=max(os.cpu_count() or 1, 1),
+                        step=1, help="Run cells in parallel processes; the table does not depend on it.")
+        seed_widget("tradeoffs.compute_on", "local")
+        seed_widget("tradeoffs.scheduler", "")
+        compute_controls(st.columns([0.5, 0.5])[0])
+        st.form_submit_button("Run the sweep", type="primary", key="tradeoffs.run", on_click=on_run, args=(n, default_program),
+                              help="Privatize, score and attack over the whole grid; the curves fill in as it runs and "
+                              "you can stop it at any time.",
+                              icon=":material/play_arrow:")
+    if st.session_state.get("tradeoffs.form_error"):
+        st.error(st.session_state["tradeoffs.form_error"], icon=":material/error:")
+
+
+def chosen_attacks() -> tuple[str, ...]:
+    """The attacks chosen in the form (all before it is first drawn)."""
+    return tuple(a for a in st.session_state.get("tradeoffs.attacks", ATTACKS) if a in ATTACKS)

@@ -1,0 +1,427 @@
+"""The Tradeoffs page's result sections, drawn from the engine's sweep results (one per mechanism).
+
+Figure 3 (program effectiveness against each protection score), privacy against privacy, Figure 2's bars, the JL
+release's ε–δ_fail curve, choosing a configuration (it becomes the candidate and the Mechanisms page's setup), the
+distinguishing attacker's view and the results table. Numbers come from the engine (``SweepResult.summary``,
+:func:`engine.sweeps.combined_summary`, :func:`engine.comparison.distinguishing_references`,
+:func:`engine.analysis.gamma_check`, the k-anonymity reference of :func:`engine.sweeps.analyse_reference`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.analysis import gamma_check
+from engine.comparison import distinguishing_references
+from engine.evaluation.programs import METRICS
+from engine.export_csv import safe_csv_bytes
+from engine.mechanisms.mondrian import MondrianKAnonymity
+from engine.sweeps import ATTACKS, PROTECTION_COLUMNS, SweepConfig, SweepResult, combined_summary, pareto_mask
+from ui.cached_analysis import jl_delta_fail_curves, reference_point, tradeoff_curves
+from ui.common import user_errors
+from ui.figures.theme import fmt
+from ui.figures.tradeoffs import (
+    Marker,
+    comparison_bars_figure,
+    delta_fail_figure,
+    hypothesis_testing_figure,
+    points_frame,
+    privacy_privacy_figure,
+    tradeoff_figure,
+)
+from ui.sections.tradeoffs_form import ATTACK_LABELS, MECH_LABELS
+from ui.state import StudioState, get_state, seed_widget
+
+PROTECTION_LABELS = {a: f"{ATTACK_LABELS[a]} protection" for a in ATTACKS}
+METRIC_LABELS = {m: info.label for m, info in METRICS.items()}
+DISTANCE_LABELS = {"any": "any two records (t = 2)", "b": "B apart (t = B)"}
+#: Legend of each curve of the distinguishing attacker's view (roles of ``distinguishing_references``).
+DISTINGUISHING_LABELS = {
+    "projection": "Private projection, candidate (B, ε, δ)",
+    "gaussian": "Gaussian (TDP), candidate (B, ε, δ)",
+    "classic-dp": "Gaussian, classic DP (B = 2), same (ε, δ)",
+    "jl-laplace": "JL projection + Laplace, as configured",
+}
+
+
+# ------------------------------------------------------------------------------------------- choosing a point
+def select_point(point_id: str, d: int) -> None:
+    """Make the sweep point ``point_id`` ("<mechanism>:<point>") the candidate and the configured mechanism."""
+    state = get_state()
+    kind, _, index = str(point_id).partition(":")
+    for result in state.sweeps:
+        if result.config.mechanism != kind:
+            continue
+        found = result.mechanism_at(int(index), d=d)
+        if found is None:
+            return
+        mechanism, budget = found
+        guarantee = mechanism.guarantee()
+        # an element-wise JL point protects one entry, not a record: it does not become the (B, ε, δ) candidate
+        if guarantee.relation == "row":
+            before = state.candidate_or_default()
+            state.set_candidate(b=guarantee.b, epsilon=guarantee.epsilon, delta=guarantee.delta)
+            if not math.isclose(before.delta, guarantee.delta, rel_tol=1e-9):
+                state.notices.append(
+                    f"The chosen point's δ = {guarantee.delta:.4g} replaces the candidate's δ = {before.delta:.4g} "
+                    "(the grid was run with another δ)."
+                )
+        state.mechanism = mechanism
+        here = state.candidate_or_default()
+        # the Mechanisms page opens on this configuration (it belongs to the current candidate)
+        st.session_state["mechanisms.origin"] = (here.b, here.epsilon, here.delta)
+        row = result.table[result.table["point"] == int(index)].iloc[0]
+        state.selected_point = {
+            "point_id": str(point_id), "mechanism": kind, "point": int(index), "b": float(row["b"]),
+            "epsilon1": budget.epsilon1, "delta1": budget.delta1, "epsilon2": budget.epsilon2,
+            "delta2": budget.delta2, "epsilon": guarantee.epsilon, "delta": guarantee.delta,
+            "reference": str(row["reference"]),
+        }
+        st.session_state["tradeoffs.point"] = str(point_id)
+        return
+
+
+def on_chart_select(key: str, d: int) -> None:
+    event = st.session_state.get(key) or {}
+    points = (event.get("selection") or {}).get("points") or []
+    for point in reversed(points):
+        custom = point.get("customdata")
+        if custom and isinstance(custom, list | tuple) and ":" in str(custom[0]):
+            select_point(str(custom[0]), d)
+            return
+
+
+def on_use_point(d: int) -> None:
+    point_id = st.session_state.get("tradeoffs.point")
+    if point_id:
+        select_point(point_id, d)
+
+
+# ------------------------------------------------------------------------------------------------ the results
+def reference_value(frame: pd.DataFrame, column: str) -> float | None:
+    """The first row's finite value of ``column`` (None when missing)."""
+    if frame.empty or column not in frame:
+        return None
+    value = float(frame[column].iloc[0])
+    return value if np.isfinite(value) else None
+
+
+@dataclass
+class SweepView:
+    """The sweep results as the page shows them: per-mechanism summaries, the chosen utility metric, the selected
+    point and the k-anonymity reference (``engine.analysis.PointAnalysis`` or None)."""
+
+    results: list[SweepResult]
+    summaries: list[pd.DataFrame]
+    utility: str
+    selected: str | None
+    k_anon: Any
+    d: int
+
+    @property
+    def configs(self) -> list[SweepConfig]:
+        return [r.config for r in self.results]
+
+    @property
+    def utility_label(self) -> str:
+        return METRICS[self.utility].label
+
+    @property
+    def nonprivate(self) -> pd.DataFrame:
+        return self.summaries[0][self.summaries[0]["reference"] == "non-private"]
+
+    @property
+    def classic(self) -> pd.DataFrame:
+        return self.summaries[0][self.summaries[0]["reference"] == "classic-dp"]
+
+    @property
+    def attacks_run(self) -> list[str]:
+        return [a for a in ATTACKS if f"{PROTECTION_COLUMNS[a]}_mean" in self.summaries[0]]
+
+    def k_anon_value(self, column: str) -> float | None:
+        """Mean of a metric of the k-anonymity reference over its releases (None when it was not measured)."""
+        if self.k_anon is None:
+            return None
+        value = self.k_anon.interval(column)[0]
+        return value if np.isfinite(value) else None
+
+    def markers_for(self, attack: str) -> list[Marker]:
+        col = f"{PROTECTION_COLUMNS[attack]}_mean"
+        out = []
+        x, y = reference_value(self.nonprivate, col), reference_value(self.nonprivate, f"{self.utility}_mean")
+        if x is not None and y is not None:
+            out.append(Marker("non-private", x, y, "nonprivate"))
+        x, y = reference_value(self.classic, col), reference_value(self.classic, f"{self.utility}_mean")
+        if x is not None and y is not None:
+            out.append(Marker("classic DP (B = 2)", x, y, "classic_dp"))
+        kx, ky = self.k_anon_value(PROTECTION_COLUMNS[attack]), self.k_anon_value(self.utility)
+        if kx is not None and ky is not None:
+            out.append(Marker("k-anonymity (k = 2)", kx, ky, "kanon"))
+        return out
+
+    def all_points(self, x_metric: str, y_metric: str, *, pareto: bool = True) -> pd.DataFrame:
+        frames = [
+            points_frame(s, x_metric=x_metric, y_metric=y_metric, series=MECH_LABELS[c.mechanism], kind=c.mechanism)
+            for s, c in zip(self.summaries, self.configs, strict=True)
+            if f"{x_metric}_mean" in s and f"{y_metric}_mean" in s
+        ]
+        frame = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(
+            not f.empty for f in frames) else pd.DataFrame(columns=["point_id", "series", "kind", "b", "x", "y"])
+        if pareto and not frame.empty:
+            sign = 1.0 if METRICS[self.utility].higher_is_better else -1.0
+            frame["pareto"] = pareto_mask(sign * frame["y"].to_numpy(float), frame["x"].to_numpy(float))
+        return frame
+
+
+def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) -> SweepView:
+    """The utility measure chosen on the page (a select box) and the k-anonymity reference on the sweep's rows."""
+    summaries = [r.summary() for r in results]
+    program_metric = results[0].config.program.headline_metric
+    metric_options = [m for m in results[0].metric_columns if m in METRICS]
+    seed_widget("tradeoffs.utility", program_metric if program_metric in metric_options else metric_options[0])
+    if st.session_state["tradeoffs.utility"] not in metric_options:
+        st.session_state["tradeoffs.utility"] = metric_options[0]
+    utility = st.selectbox("Program effectiveness measure", metric_options, key="tradeoffs.utility",
+                           format_func=METRIC_LABELS.get,
+                           help="The y axis of the tradeoff plots. " + "; ".join(
+                               f"{METRICS[m].label}: {METRICS[m].description}" for m in metric_options[:6]))
+    k_anon = None
+    with st.spinner("Evaluating the k-anonymity reference on the sweep's rows…"), user_errors(
+            prefix="k-anonymity reference: "):
+        k_anon = reference_point(prepared.fingerprint, results[0].config.to_json(),
+                                 MondrianKAnonymity(k=2).to_json(), prepared)
+    return SweepView(results=results, summaries=summaries, utility=utility,
+                     selected=(state.selected_point or {}).get("point_id"), k_anon=k_anon, d=int(prepared.d))
+
+
+def draw_figure3(view: SweepView) -> None:
+    """Program effectiveness against each protection score, one tab per attack run."""
+    st.subheader("Program effectiveness against protection (Figure 3)")
+    st.caption(
+        "One curve per mechanism through the B grid (mean over repetitions; bars: 95 % interval of the mean). Stars: "
+        "non-private (black), classic DP at B = 2 (vermillion), k-anonymity k = 2 (green; the sweep's rows and "
+        "repetitions). Thick "
+        "grey: the Pareto frontier over all mechanisms — no other configuration is better on both axes. Click a point "
+        "to make it your candidate (ringed)."
+    )
+    attacks_run = view.attacks_run
+    if not attacks_run:
+        st.info("No attack was run, so there is no protection axis.", icon=":material/info:")
+        return
+    tabs = st.tabs([PROTECTION_LABELS[a].capitalize() for a in attacks_run])
+    for tab, attack in zip(tabs, attacks_run, strict=True):
+        key = f"tradeoffs.fig3.{attack}"
+        with tab:
+            st.plotly_chart(
+                tradeoff_figure(view.all_points(PROTECTION_COLUMNS[attack], view.utility),
+                                x_label=PROTECTION_LABELS[attack], y_label=view.utility_label,
+                                title=f"{view.utility_label} against {PROTECTION_LABELS[attack]}",
+                                markers=view.markers_for(attack), selected=view.selected),
+                key=key, on_select=functools.partial(on_chart_select, key, view.d), selection_mode="points",
+            )
+
+
+def draw_privacy_privacy(view: SweepView) -> None:
+    """Singling-out protection against attribute-inference protection."""
+    so, ai = PROTECTION_COLUMNS["singling_out"], PROTECTION_COLUMNS["attribute_inference"]
+    if not ("singling_out" in view.attacks_run and "attribute_inference" in view.attacks_run):
+        st.info("Run both singling out and attribute inference to compare them.", icon=":material/info:")
+        return
+    pp_markers = []
+    x, y = reference_value(view.nonprivate, f"{so}_mean"), reference_value(view.nonprivate, f"{ai}_mean")
+    if x is not None and y is not None:
+        pp_markers.append(Marker("non-private", x, y, "nonprivate"))
+    st.plotly_chart(privacy_privacy_figure(view.all_points(so, ai, pareto=False), markers=pp_markers),
+                    key="tradeoffs.privacy_privacy",
+                    on_select=functools.partial(on_chart_select, "tradeoffs.privacy_privacy", view.d),
+                    selection_mode="points")
+
+
+def draw_figure2(view: SweepView, target_b: float) -> None:
+    """Figure 2: one bar per approach at the chosen (or the nearest) B."""
+    utility = view.utility
+    bars_labels, bars_values, bars_err, bars_roles = [], [], [], []
+
+    def add_bar(label: str, frame: pd.DataFrame, role: str) -> None:
+        value = reference_value(frame, f"{utility}_mean")
+        if value is None:
+            return
+        lo, hi = reference_value(frame, f"{utility}_lo"), reference_value(frame, f"{utility}_hi")
+        bars_labels.append(label)
+        bars_values.append(value)
+        bars_err.append(None if lo is None or hi is None else (hi - lo) / 2)
+        bars_roles.append(role)
+
+    add_bar("non-private", view.nonprivate, "nonprivate")
+    add_bar("classic DP (B = 2)", view.classic, "classic_dp")
+    k_value = view.k_anon_value(utility)
+    if k_value is not None:
+        _, _, k_lo, k_hi = view.k_anon.interval(utility)
+        bars_labels.append("k-anonymity (k = 2)")
+        bars_values.append(k_value)
+        bars_err.append((k_hi - k_lo) / 2 if np.isfinite(k_lo) else None)
+        bars_roles.append("kanon")
+    configs = view.configs
+    for summary, config in zip(view.summaries, configs, strict=True):
+        tdp = summary[summary["reference"] == "tdp"]
+        if tdp.empty:
+            continue
+        nearest = tdp.iloc[[int(np.argmin(np.abs(tdp["b"].to_numpy(float) - float(target_b))))]]
+        role = "chosen" if config.mechanism == configs[0].mechanism else config.mechanism
+        add_bar(f"{MECH_LABELS[config.mechanism]}, B = {fmt(float(nearest['b'].iloc[0]))}", nearest, role)
+    if bars_values:
+        st.plotly_chart(
+            comparison_bars_figure(bars_labels, bars_values, roles=bars_roles, errors=bars_err,
+                                   y_label=view.utility_label, title=f"{view.utility_label} by approach (Figure 2)"),
+            key="tradeoffs.fig2",
+        )
+
+
+def draw_jl_curve(view: SweepView) -> None:
+    """The JL release's ε against δ_fail at the fixed noise of one grid point (when a JL sweep ran)."""
+    jl_results = [r for r in view.results if r.config.mechanism == "jl-laplace"]
+    if not jl_results:
+        return
+    jl_config = jl_results[0].config
+    st.subheader("JL projection + Laplace: ε against δ_fail at fixed noise")
+    st.markdown(
+        "At a fixed Laplace noise (so a fixed utility), the same release can be described by many (ε, δ_fail) "
+        "pairs: claiming a larger ε raises the sensitivity bound c = ε × scale, which fails less often. Solid: "
+        "the per-pair bound the Studio states; dashed: the exact probability of the event in the paper's proof; "
+        "dotted: the paper's printed bound. Shaded: δ ≥ 1, no guarantee at all."
+    )
+    j1, j2 = st.columns(2)
+    jl_bs = [float(b) for b in jl_config.b_values]
+    seed_widget("tradeoffs.jl_curve_b", jl_bs[0])
+    if st.session_state["tradeoffs.jl_curve_b"] not in jl_bs:
+        st.session_state["tradeoffs.jl_curve_b"] = jl_bs[0]
+    curve_b = j1.selectbox("Noise of the grid point with B =", jl_bs, key="tradeoffs.jl_curve_b", format_func=fmt,
+                           help="The Laplace scale is that of this grid point (first budget); both relations are "
+                           "drawn at that same noise.")
+    with user_errors(prefix="δ_fail curve: "):
+        jl_mech = jl_config.mechanism_for(curve_b, jl_config.budgets[0], d=view.d)
+        # the grid's B is the row bound (row-wise) or the element bound (element-wise); the other keeps its default
+        row_b, element_bound = float(jl_mech.b), float(jl_mech.element_bound)
+        jl_curves = jl_delta_fail_curves(int(jl_mech.k), int(view.d), row_b, element_bound,
+                                         float(jl_mech.laplace_scale), float(4 * jl_mech.epsilon))
+        st.plotly_chart(
+            delta_fail_figure([
+                (f"row-wise (B = {fmt(row_b)})", "row", jl_curves["row"]),
+                (f"element-wise (bound {fmt(element_bound)})", "element", jl_curves["element"]),
+            ]),
+            key="tradeoffs.jl_delta_fail",
+        )
+        j2.metric(f"δ_fail at the swept ε = {fmt(jl_mech.epsilon)}", fmt(jl_mech.delta_fail),
+                  help=f"Laplace scale {fmt(jl_mech.laplace_scale)}, k = {jl_mech.k}, d = {view.d}; the "
+                  f"paper's bound at this point: {fmt(jl_mech.delta_fail_paper)}.")
+        for warning in jl_mech.warnings():
+            st.warning(warning, icon=":material/warning:")
+
+
+def draw_choice(view: SweepView, state: StudioState) -> None:
+    """Choose a configuration (as a click on a chart does) and hold the chosen point's measured γ against the
+    targets."""
+    st.subheader("Choose a configuration")
+    utility = view.utility
+    choices = {}
+    for summary, config in zip(view.summaries, view.configs, strict=True):
+        for _, row in summary[summary["reference"].isin(["tdp", "classic-dp"])].iterrows():
+            pid = f"{config.mechanism}:{int(row['point'])}"
+            choices[pid] = (
+                f"{MECH_LABELS[config.mechanism]} · B = {row['b']:g} · ε = {row['epsilon']:.4g} · "
+                f"δ = {row['delta']:.3g} · {view.utility_label} {fmt(row.get(f'{utility}_mean'))}"
+            )
+    if choices:
+        current = view.selected if view.selected in choices else next(iter(choices))
+        seed_widget("tradeoffs.point", current)
+        if st.session_state["tradeoffs.point"] not in choices:
+            st.session_state["tradeoffs.point"] = current
+        c1, c2 = st.columns([0.75, 0.25])
+        c1.selectbox("Configuration", list(choices), key="tradeoffs.point", format_func=choices.get,
+                     help="The same as clicking a point in the charts: it becomes the candidate (B, ε, δ) and the "
+                     "Mechanisms page's configuration (including the budget split).")
+        c2.button("Use this configuration", key="tradeoffs.use_point", on_click=on_use_point, args=(view.d,),
+                  type="primary", icon=":material/check:",
+                  help="Make the selected configuration the candidate (B, ε, δ) and the Mechanisms page's setup.")
+    sp = state.selected_point
+    if not sp:
+        return
+    st.success(
+        f"Chosen: {MECH_LABELS.get(sp['mechanism'], sp['mechanism'])}, B = {sp['b']:g}, ε = {sp['epsilon']:.4g}, "
+        f"δ = {sp['delta']:.3g} — now the candidate on every page.", icon=":material/check_circle:",
+    )
+    for summary, config in zip(view.summaries, view.configs, strict=True):
+        rows = summary[summary["point"] == sp["point"]] if config.mechanism == sp["mechanism"] else summary.iloc[:0]
+        if rows.empty or "decision_agreement_mean" not in rows:
+            continue
+        row = rows.iloc[0]
+        measured = (row["decision_agreement_mean"], row["decision_agreement_lo"], row["decision_agreement_hi"])
+        for target in state.gammas:
+            check = gamma_check(float(target), measured, b=sp["b"], epsilon=sp["epsilon"], delta=sp["delta"])
+            (st.success if check.status == "met" else st.warning)(check.text, icon=":material/target:")
+
+
+def draw_distinguishing(state: StudioState) -> None:
+    """The distinguishing attacker's trade-off curves at the candidate (B, ε, δ)."""
+    st.subheader("What a distinguishing attacker can do")
+    c = state.candidate_or_default()
+    seed_widget("tradeoffs.distance", "any")
+    distance_choice = st.radio(
+        "Two records that are…", ("any", "b"), key="tradeoffs.distance", horizontal=True,
+        format_func=DISTANCE_LABELS.get,
+        help="The attacker sees the release and must decide which of two records is in the data. Any two records of "
+        "the unit ball are at most 2 apart; records within B get the full (ε, δ) protection.",
+    )
+    distance = 2.0 if distance_choice == "any" else float(c.b)
+    references = distinguishing_references(c, state.mechanism)
+    labels = [DISTINGUISHING_LABELS[role] for role, _ in references]
+    with user_errors():
+        curves = tradeoff_curves(tuple(m.to_json() for _, m in references), distance)
+        st.plotly_chart(
+            hypothesis_testing_figure(
+                [(label, role, cv.alphas, cv.betas)
+                 for label, (role, _), cv in zip(labels, references, curves, strict=True)],
+                distance=distance,
+            ),
+            key="tradeoffs.hypothesis",
+        )
+        st.caption(" ".join(f"{label}: smallest total error {fmt(cv.min_total_error)} ({cv.description})."
+                            for label, cv in zip(labels, curves, strict=True)))
+
+
+def draw_table(view: SweepView) -> None:
+    """The per-point results of every mechanism, the no-better-than-trivial warning and the tidy download."""
+    st.subheader("Results table")
+    utility = view.utility
+    shown_cols = ["mechanism", "reference", "b", "epsilon", "delta", "implied_epsilon", "runs", f"{utility}_mean",
+                  f"{utility}_lo", f"{utility}_hi", "no_better_than", "decision_agreement_mean",
+                  "decision_agreement_lo", "decision_agreement_hi"] + [
+                      f"{PROTECTION_COLUMNS[a]}_mean" for a in view.attacks_run]
+    table = combined_summary(view.results, utility)
+    weak = table[(table["no_better_than"] != "") & (table["reference"] != "non-private")]
+    if not weak.empty:
+        st.warning(
+            f"{len(weak)} of {int((table['reference'] != 'non-private').sum())} configurations are no better than a "
+            f"rule that uses no data ({', '.join(sorted(set(weak['no_better_than'])))}) on {view.utility_label}, even "
+            "at the favourable end of their 95 % interval: they are marked in the table's 'no_better_than' column.",
+            icon=":material/report:",
+        )
+    if "decision_agreement_mean" in table:
+        st.caption("decision_agreement is the measured γ: the share of people whose decision on the release equals "
+                   "the non-private program's decision (Theorem 1's γ), with its 95 % interval over the repetitions.")
+    st.dataframe(table[[c for c in shown_cols if c in table]], hide_index=True, width="stretch",
+                 key="tradeoffs.table")
+    tidy = pd.concat([r.table for r in view.results], ignore_index=True)
+    st.download_button("Download the tidy table (CSV)", lambda: safe_csv_bytes(tidy),
+                       file_name="sweep-results.csv", mime="text/csv", key="tradeoffs.download", on_click="ignore",
+                       icon=":material/download:",
+                       help="One row per cell (grid point × repetition) with every metric; seeds and configuration are "
+                       "on the Export page's decision record.")
+    st.caption(" · ".join(r.config.describe() for r in view.results))

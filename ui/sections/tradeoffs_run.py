@@ -1,0 +1,120 @@
+"""Running the Tradeoffs page's pending sweep: time estimate, progress, live curves, Stop, and the stored results.
+
+The sweeps themselves are :func:`engine.sweeps.run_sweep` (through :func:`ui.runs.run_sweeps`); their results go to
+``StudioState.sweeps``; the rows of a stopped sweep stay in ``st.session_state["tradeoffs.partial"]``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.data.preparation import PreparedData
+from engine.evaluation.programs import METRICS
+from engine.progress import format_seconds
+from engine.sweeps import PROTECTION_COLUMNS, SweepConfig, SweepResult
+from ui.cached_analysis import sweep_estimate
+from ui.common import user_errors
+from ui.compute_target import cluster_caption, sweep_client
+from ui.figures.tradeoffs import points_frame, tradeoff_figure
+from ui.runs import run_sweeps
+from ui.sections.tradeoffs_form import MECH_LABELS
+from ui.state import StudioState
+
+#: Smallest interval between two redraws of the live curves while a sweep runs.
+LIVE_REDRAW_SECONDS = 1.5
+
+
+def redraw_live(placeholder, configs: list[SweepConfig], partial: dict, draw: int) -> None:
+    """Redraw the live curve (utility against singling-out) from the rows finished so far."""
+    frames = []
+    for i, config in enumerate(configs):
+        rows = partial.get(i) or []
+        if not rows:
+            continue
+        summary = SweepResult.from_rows(config, rows).summary()
+        frames.append(points_frame(summary, x_metric=PROTECTION_COLUMNS["singling_out"],
+                                   y_metric=config.program.headline_metric, series=MECH_LABELS[config.mechanism],
+                                   kind=config.mechanism))
+    if not frames:
+        return
+    metric = configs[0].program.headline_metric
+    label = METRICS[metric].label if metric in METRICS else metric
+    placeholder.plotly_chart(
+        tradeoff_figure(pd.concat(frames, ignore_index=True), x_label="singling-out protection", y_label=label,
+                        title="Filling in as the sweep runs…", show_pareto=False),
+        key=f"tradeoffs.live.{draw}",
+    )
+
+
+def run_pending(state: StudioState, prepared: PreparedData) -> None:
+    """Set aside the results of other data; run the pending sweep with a time estimate, progress, live curves and a
+    Stop button; store the finished results in ``state.sweeps``; say so when a sweep was stopped."""
+    old = state.sweeps
+    if old and old[0].fingerprint and old[0].fingerprint != prepared.fingerprint:
+        state.sweeps = ()
+        for stale in ("tradeoffs.partial", "tradeoffs.stopped"):
+            st.session_state.pop(stale, None)
+        st.info("The data changed since the last sweep, so its results were set aside. Run the sweep again.",
+                icon=":material/info:")
+
+    # running (with progress, live curves and a stop button)
+    pending = st.session_state.get("tradeoffs.pending")
+    if pending and st.session_state.get("tradeoffs.stop"):
+        st.session_state.pop("tradeoffs.pending", None)
+        st.session_state["tradeoffs.stopped"] = True
+        pending = None
+    if pending:
+        configs = [SweepConfig.from_dict(c) for c in pending]
+        total = sum(c.n_cells for c in configs)
+        n_workers = int(st.session_state.get("tradeoffs.workers", 1))
+        with user_errors(prefix="Time estimate: "):
+            estimate = sweep_estimate(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers, prepared)
+            st.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one cell; the "
+                    "progress bar refines it). You can stop at any time and keep the finished points.",
+                    icon=":material/timer:")
+        stop_slot = st.empty()
+        stop_slot.button("Stop the sweep", key="tradeoffs.stop", icon=":material/stop_circle:",
+                         help="Stops after the cell that is running; finished points are kept.")
+        bar = st.progress(0.0, text=f"Starting {total} cells…")
+        live = st.empty()
+        partial: dict[int, list] = {}
+        draws = [0]
+        last_draw = [0.0]
+
+        def on_progress(done: int, total_: int, message: str) -> None:
+            bar.progress(min(1.0, done / max(total_, 1)), text=f"{done} of {total_} cells — {message}")
+
+        def on_rows(index: int, rows: list) -> None:
+            partial[index] = rows
+            st.session_state["tradeoffs.partial"] = dict(partial)
+            now = time.monotonic()
+            if now - last_draw[0] < LIVE_REDRAW_SECONDS and len(rows) < configs[index].n_cells:
+                return  # redraw at most every LIVE_REDRAW_SECONDS (summaries of large partial tables cost time)
+            last_draw[0] = now
+            draws[0] += 1
+            redraw_live(live, configs, partial, draws[0])
+
+        with user_errors() as outcome:
+            client = sweep_client(st.session_state)
+            if client is not None:
+                st.caption(cluster_caption(client))
+            results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress, on_rows=on_rows,
+                                 client=client)
+        st.session_state.pop("tradeoffs.pending", None)
+        bar.empty()
+        live.empty()
+        stop_slot.empty()
+        if not outcome.failed:
+            state.sweeps = tuple(results)
+            st.session_state.pop("tradeoffs.partial", None)
+            seconds = sum(r.seconds for r in results if np.isfinite(r.seconds))
+            st.toast(f"Sweep finished: {total} cells in {seconds:.1f} s.", icon=":material/done_all:")
+
+    if st.session_state.get("tradeoffs.stopped"):
+        done = sum(len(v) for v in (st.session_state.get("tradeoffs.partial") or {}).values())
+        st.warning(f"The sweep was stopped; {done} finished cells are kept below as a partial result. Run again for the "
+                   "full grid.", icon=":material/stop_circle:")
