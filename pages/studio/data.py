@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -12,20 +11,15 @@ from engine.data.demos import demo_names
 from engine.data.preparation import Normalization, preparation_notes, privacy_note, table_problems
 from engine.errors import EngineError
 from ui.cached import (
-    MAX_UPLOAD_COLUMNS,
     MAX_UPLOAD_MB,
-    current_data,
     data_key,
     default_upload_spec,
     demo_dataset,
     observed_bounds,
-    prepared_data,
     raw_table,
-    sha256_bytes,
     table_profile,
-    uploaded_table,
 )
-from ui.common import DATA_DEPENDENT_NOTE, HELP, b_in_data_units, field_error, plain, user_errors
+from ui.common import DATA_DEPENDENT_NOTE, HELP, field_error, plain, user_errors
 from ui.data_controls import (
     build_spec,
     categorical_controls,
@@ -36,8 +30,8 @@ from ui.data_controls import (
     reset_column_widgets,
     role_controls,
 )
-from ui.figures.data import row_norm_figure
-from ui.figures.theme import fmt
+from ui.sections.data_preview import draw_preview
+from ui.sections.data_upload import handle_upload
 from ui.state import get_state, seed_widget
 
 state = get_state()
@@ -83,68 +77,6 @@ def fill_bounds_from_data(features: tuple[str, ...]) -> None:
     st.session_state.pop("data.bounds", None)
 
 
-def handle_upload(file: object) -> str | None:
-    """Take a newly uploaded file into the session (memory only); return a message if it cannot be used.
-
-    On failure nothing the user already did changes: the previous dataset and every setting stay.
-    """
-    content = file.getvalue()  # type: ignore[attr-defined]
-    name = str(file.name)  # type: ignore[attr-defined]
-    kept = "Your previous data and settings are unchanged."
-    if len(content) > MAX_UPLOAD_MB * 1024 * 1024:
-        return (
-            f"'{name}' is {len(content) / 1024 / 1024:.1f} MB, above this app's limit of {MAX_UPLOAD_MB} MB — use a "
-            f"sample of the rows here, or run the full release with 'python -m engine privatize'. {kept}"
-        )
-    fingerprint = sha256_bytes(content)
-    try:
-        frame = uploaded_table(fingerprint, name, content)
-    except EngineError as exc:
-        return f"{exc}. {kept}"
-    if frame.shape[1] > MAX_UPLOAD_COLUMNS:
-        return (
-            f"'{name}' has {frame.shape[1]:,} columns; this app works with at most {MAX_UPLOAD_COLUMNS:,} (the attacks "
-            "and the profile grow with every column) — keep only the columns you need (features, target, program "
-            f"columns), or run the release on the full table with 'python -m engine privatize'. {kept}"
-        )
-    linked = state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint == fingerprint
-    # Check the new file can be used before it replaces anything: its suggested settings (or the link's) must
-    # prepare. A readable but unusable file (too few rows, only infinite values, constant or text columns …)
-    # leaves the session exactly as it was.
-    candidate_spec = state.spec if linked and state.spec is not None else None
-    try:
-        if candidate_spec is None:
-            candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
-        problems = table_problems(frame, candidate_spec)
-        if not problems:
-            prepared_data(f"upload:{fingerprint}", candidate_spec.to_json(), frame)
-    except EngineError as exc:
-        problems = [exc]
-    if problems:
-        found = "; ".join(str(p) for p in problems[:3])
-        if any("choose at least one feature column" in str(p) for p in problems):
-            found += (" (no column is numeric with more than one value, a yes/no column, or a text column with few "
-                      "levels — such columns are what the release privatizes)")
-        return (f"'{name}' ({len(frame):,} rows × {frame.shape[1]:,} columns) was read but cannot be used: {found}. "
-                f"Fix the file and upload it again. {kept}")
-    if state.upload_fingerprint is not None and state.upload_bytes is None and not linked:
-        state.notices.append(
-            f"This file's fingerprint ({fingerprint[:12]}…) differs from the one in the shared link "
-            f"({state.upload_fingerprint[:12]}…): the link's data settings were not applied."
-        )
-        state.spec = None
-    state.source = "upload"
-    state.upload_bytes = content
-    state.upload_name = name
-    state.upload_fingerprint = fingerprint
-    if not linked:
-        state.spec = candidate_spec
-        state.program = None
-    state.switch_data()
-    reset_column_widgets()
-    return None
-
-
 st.title("Data")
 st.markdown(
     "Load the table the program works on, say which columns are the people's features (these get privatized), "
@@ -177,7 +109,7 @@ else:
     upload = st.session_state.get("data.upload")
     if upload is not None and st.session_state.get("data.upload_seen") != upload.file_id:
         st.session_state["data.upload_seen"] = upload.file_id
-        st.session_state["data.upload_error"] = handle_upload(upload)
+        st.session_state["data.upload_error"] = handle_upload(state, upload)
     field_error(st.session_state.get("data.upload_error"))
     if state.upload_bytes is not None:
         st.caption(
@@ -324,46 +256,4 @@ else:
     else:
         st.caption(":material/info: Until these are fixed, the other pages keep using the last valid settings.")
 
-    # ------------------------------------------------------------------------------------------------------------
-    # Preview
-    # ------------------------------------------------------------------------------------------------------------
-    st.subheader("Preview")
-    loaded = None
-    try:
-        loaded = current_data(state)
-    except EngineError as exc:
-        if problems or spec is None:  # already shown next to the controls that fix it
-            st.caption(":material/info: No preview until the problems above are fixed.")
-        else:
-            st.error(plain(exc), icon=":material/error:")
-    if loaded is not None:
-        prepared = loaded.prepared
-        c1, c2, c3, c4 = st.columns(4)
-        c1.metric("people (n)", f"{prepared.n:,}")
-        c2.metric("features (d)", prepared.d)
-        c3.metric("rows clipped", f"{prepared.clipped_rows:,}",
-                  help="Rows whose length exceeded 1 and were scaled back onto the unit ball ('clip').")
-        c4.metric("values clipped to bounds", f"{prepared.clipped_values:,}",
-                  help="Cells outside their public bounds ('bounds').")
-        for warning in prepared.warnings:  # the engine's: clipping that loses most rows' lengths, a maxnorm outlier
-            st.warning(warning[0].upper() + warning[1:] + " (internal: statistics of the data).",
-                       icon=":material/warning:")
-        if prepared.rows_dropped:
-            st.caption(f"{prepared.rows_dropped:,} of {prepared.rows_in_table:,} rows were dropped for missing "
-                       "values (internal count; the released n reveals it).")
-        before, after = st.columns(2, gap="large")
-        with before:
-            st.markdown("**Before** (first rows, data units)")
-            st.dataframe(loaded.frame.loc[:, list(prepared.spec.features)].head(8), hide_index=True)
-        with after:
-            st.markdown("**After** (prepared: every row in the unit ball)")
-            st.dataframe(prepared.as_frame().head(8).round(4), hide_index=True)
-        st.plotly_chart(
-            row_norm_figure(prepared.row_norms("input"), np.asarray(prepared.row_norms()),
-                            method=prepared.spec.normalization.method),
-            key="data.norms_chart", theme=None, config={"displaylogo": False},
-        )
-        cand = state.candidate_or_default()
-        st.markdown(f"**What the candidate B = {fmt(cand.b)} means here:** "
-                    + b_in_data_units(prepared, cand.b))
-        st.caption(f"Data fingerprint (SHA-256 of the used columns and these settings): `{prepared.fingerprint}`")
+    draw_preview(state, problems, spec)
