@@ -1,3 +1,17 @@
-"""Sections of the Studio's pages: each draws one part of a page from engine results (no number is made here)."""
+"""Sections of the Studio's pages: each module draws one part of a page from engine results and makes no number.
 
-__all__: list[str] = []
+A page reads its widgets, builds the engine's configuration, makes one (cached) engine call and calls these.
+"""
+
+__all__ = [
+    "data_preview",
+    "data_upload",
+    "mechanisms_form",
+    "mechanisms_results",
+    "per_record_cells",
+    "per_record_policy",
+    "per_record_tdp",
+    "tradeoffs_form",
+    "tradeoffs_results",
+    "tradeoffs_run",
+]

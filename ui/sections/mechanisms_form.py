@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -88,37 +89,49 @@ def starting_config(state: StudioState, kind: str, candidate: Guarantee, d: int)
     return candidate_mechanisms(candidate, d)[kind]
 
 
+def _projection_config(s: Any, d: int) -> dict:
+    rank = int(s["mechanisms.rank"])
+    return {
+        "kind": "projection", "b": s["mechanisms.b"], "epsilon1": s["mechanisms.epsilon1"],
+        "delta1": s["mechanisms.delta1"], "epsilon2": s["mechanisms.epsilon2"], "delta2": s["mechanisms.delta2"],
+        "k": int(s["mechanisms.k"]), "rank": None if rank == 0 else rank,
+        "implementation": s["mechanisms.implementation"], "output_scale": s["mechanisms.output_scale"],
+    }
+
+
+def _gaussian_config(s: Any, d: int) -> dict:
+    return {"kind": "gaussian", "b": s["mechanisms.b"], "epsilon": s["mechanisms.epsilon"],
+            "delta": s["mechanisms.delta"], "calibration": s["mechanisms.calibration"]}
+
+
+def _jl_config(s: Any, d: int) -> dict:
+    row = s["mechanisms.jl_relation"] == "row"
+    target = s["mechanisms.jl_rule"] == "target"
+    t = float(s["mechanisms.jl_t"])
+    return {
+        "kind": "jl-laplace", "k": int(s["mechanisms.jl_k"]), "epsilon": s["mechanisms.jl_epsilon"],
+        "d": int(d), "relation": s["mechanisms.jl_relation"],
+        "b": s["mechanisms.b"] if row else 2.0,
+        "element_bound": 1.0 if row else s["mechanisms.jl_element_bound"],
+        "target_delta": s["mechanisms.jl_target_delta"] if target else None,
+        "t": t if (row and not target and t > 0) else None,
+    }
+
+
+def _mondrian_config(s: Any, d: int) -> dict:
+    return {"kind": "mondrian", "k": int(s["mechanisms.anon_k"])}
+
+
+#: Each kind's form values → its configuration dict (``mechanism_from_dict`` validates it).
+CONFIGS: dict[str, Callable[[Any, int], dict]] = {
+    "projection": _projection_config, "gaussian": _gaussian_config, "jl-laplace": _jl_config,
+    "mondrian": _mondrian_config,
+}
+
+
 def build_from_widgets(kind: str, d: int) -> RecordMechanism:
     """The mechanism configuration typed into the form (validated by the engine's dataclass)."""
-    s = st.session_state
-    if kind == "projection":
-        rank = int(s["mechanisms.rank"])
-        config = {
-            "kind": "projection", "b": s["mechanisms.b"], "epsilon1": s["mechanisms.epsilon1"],
-            "delta1": s["mechanisms.delta1"], "epsilon2": s["mechanisms.epsilon2"], "delta2": s["mechanisms.delta2"],
-            "k": int(s["mechanisms.k"]), "rank": None if rank == 0 else rank,
-            "implementation": s["mechanisms.implementation"], "output_scale": s["mechanisms.output_scale"],
-        }
-    elif kind == "gaussian":
-        config = {
-            "kind": "gaussian", "b": s["mechanisms.b"], "epsilon": s["mechanisms.epsilon"],
-            "delta": s["mechanisms.delta"], "calibration": s["mechanisms.calibration"],
-        }
-    elif kind == "jl-laplace":
-        row = s["mechanisms.jl_relation"] == "row"
-        target = s["mechanisms.jl_rule"] == "target"
-        t = float(s["mechanisms.jl_t"])
-        config = {
-            "kind": "jl-laplace", "k": int(s["mechanisms.jl_k"]), "epsilon": s["mechanisms.jl_epsilon"],
-            "d": int(d), "relation": s["mechanisms.jl_relation"],
-            "b": s["mechanisms.b"] if row else 2.0,
-            "element_bound": 1.0 if row else s["mechanisms.jl_element_bound"],
-            "target_delta": s["mechanisms.jl_target_delta"] if target else None,
-            "t": t if (row and not target and t > 0) else None,
-        }
-    else:
-        config = {"kind": "mondrian", "k": int(s["mechanisms.anon_k"])}
-    return mechanism_from_dict(config)
+    return mechanism_from_dict(CONFIGS[kind](st.session_state, d))
 
 
 def on_run(d: int) -> None:
