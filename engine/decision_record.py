@@ -36,6 +36,7 @@ import pandas as pd
 
 from engine import __version__
 from engine.accounting.tdp import steps
+from engine.constraints import Choice, Constraint, Each, Flag, Integer, Real, check_declared
 from engine.data.preparation import PreparedData
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import ProgramConfig
@@ -44,7 +45,7 @@ from engine.release import ReleaseConfig, cli_command
 from engine.serialization import Serializable
 from engine.sweeps import SweepConfig, SweepResult
 from engine.theory.feasibility import FeasibilityReport, feasibility_report
-from engine.validation import check_bool, check_choice, check_integer, check_interval
+from engine.validation import check_integer
 
 #: Name of the document type, written as ``"schema"``.
 SCHEMA_ID = "privacy-parameter-studio/decision-record"
@@ -115,11 +116,14 @@ class PrivacySpecification(Serializable):
     assumptions: tuple[str, ...] = ()
     out_of_scope: tuple[str, ...] = OUT_OF_SCOPE
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "b": Real(0, 2, closed="right"),
+        "epsilon": Real(0, None, closed="neither", optional=True),
+        "delta": Real(0, 1, closed="both"),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("b", self.b, 0, 2, closed="right")
-        if self.epsilon is not None:
-            check_interval("epsilon", self.epsilon, 0, None, closed="neither")
-        check_interval("delta", self.delta, 0, 1, closed="both")
+        check_declared(self)
         for name in ("protection_domain", "scope", "protection_unit", "neighbouring_relation", "standard"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise InvalidParameterError(f"the privacy specification's {name.replace('_', ' ')} must be stated")
@@ -137,13 +141,14 @@ class Targets(Serializable):
     delta_rule: Literal["1/(n+1)", "chosen"]
     feasibility: tuple[FeasibilityReport, ...] = ()
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "gammas": Each(Real(0.5, 1, closed="left"), label="gamma"),
+        "delta": Real(0, 1, closed="left"),
+        "delta_rule": Choice(("1/(n+1)", "chosen")),
+    }
+
     def __post_init__(self) -> None:
-        if not self.gammas:
-            raise InvalidParameterError("the record must state at least one accuracy target γ")
-        for g in self.gammas:
-            check_interval("gamma", g, 0.5, 1, closed="left")
-        check_interval("delta", self.delta, 0, 1, closed="left")
-        check_choice("delta_rule", self.delta_rule, ("1/(n+1)", "chosen"))
+        check_declared(self)
         for report in self.feasibility:
             if not isinstance(report, FeasibilityReport):
                 raise InvalidParameterError(
@@ -173,11 +178,15 @@ class DataFingerprint(Serializable):
     sha256: str
     file_sha256: str | None = None
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "source": Choice(("demo", "upload"), label="data source"),
+        "synthetic": Flag(),
+        "n": Integer(1),
+        "d": Integer(1),
+    }
+
     def __post_init__(self) -> None:
-        check_choice("data source", self.source, ("demo", "upload"))
-        check_bool("synthetic", self.synthetic)
-        check_integer("n", self.n, 1, None)
-        check_integer("d", self.d, 1, None)
+        check_declared(self)
         if len(self.features) != self.d:
             raise InvalidParameterError(f"the data fingerprint lists {len(self.features)} features but d = {self.d}")
         for name in (self.sha256, self.file_sha256):
@@ -288,11 +297,13 @@ class Seeds(Serializable):
     program_folds: int | None = None
     warning: str | None = None
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        name: Integer(0, optional=True, hint="a seed is a whole number ≥ 0 (or null for OS entropy)")
+        for name in ("release", "sweep", "program_folds")
+    }
+
     def __post_init__(self) -> None:
-        for name in ("release", "sweep", "program_folds"):
-            value = getattr(self, name)
-            if value is not None:
-                check_integer(name, value, 0, None, hint="a seed is a whole number ≥ 0 (or null for OS entropy)")
+        check_declared(self)
 
 
 # ----------------------------------------------------------------------------------------------------------------

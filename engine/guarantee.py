@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from engine.accounting.tdp import steps, tdp_to_dp
+from engine.constraints import Choice, Constraint, Real, check_declared
 from engine.serialization import Serializable
-from engine.validation import check_choice, check_interval
 
 Relation = Literal["row", "element"]
 
@@ -56,11 +56,15 @@ class Guarantee(Serializable):
     mechanism: str = ""
     notes: tuple[str, ...] = field(default=())
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "epsilon": Real(0, None, closed="neither"),
+        "delta": Real(0, 1, closed="both"),
+        "b": Real(0, 2, closed="right"),
+        "relation": Choice(tuple(RELATION_TEXT)),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("epsilon", self.epsilon, 0, None, closed="neither")
-        check_interval("delta", self.delta, 0, 1, closed="both")
-        check_interval("b", self.b, 0, 2, closed="right")
-        check_choice("relation", self.relation, RELATION_TEXT)
+        check_declared(self)
 
     @property
     def is_classic_dp(self) -> bool:

@@ -18,18 +18,19 @@ from __future__ import annotations
 import math
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from engine.constraints import Constraint, Integer, check_declared
 from engine.data.preparation import DataSpec, PreparedData, prepare
 from engine.errors import InvalidParameterError
 from engine.guarantee import Release
 from engine.mechanisms import RecordMechanism, mechanism_from_dict
 from engine.rng import SEEDED_WARNING
 from engine.serialization import Serializable
-from engine.validation import check_integer, check_rng
+from engine.validation import check_rng
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class ReleaseConfig(Serializable):
     seed: int | None = None
     dataset: str | None = None
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {"seed": Integer(0, optional=True)}
+
     def __post_init__(self) -> None:
         if isinstance(self.data, dict):
             object.__setattr__(self, "data", DataSpec.from_dict(self.data))
@@ -75,8 +78,7 @@ class ReleaseConfig(Serializable):
         if isinstance(mechanism, RecordMechanism):
             mechanism = mechanism.to_dict()
         object.__setattr__(self, "mechanism", mechanism_from_dict(mechanism).to_dict())
-        if self.seed is not None:
-            object.__setattr__(self, "seed", check_integer("seed", self.seed, 0, None))
+        check_declared(self)
         if self.dataset is not None and (not isinstance(self.dataset, str) or not self.dataset):
             raise InvalidParameterError(f"dataset must be a demo dataset name or null; got {self.dataset!r}")
 

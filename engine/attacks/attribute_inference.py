@@ -48,12 +48,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from engine.attacks._neighbours import nearest_on_column_sets
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
+from engine.constraints import Choice, Constraint, Each, Integer, Real, check_declared
 from engine.errors import InsufficientDataError, InvalidParameterError
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval, check_matrix, check_rng
@@ -268,18 +269,17 @@ class AttributeInferenceConfig(Serializable):
     adversary: Adversary = "knows-scale"
     confidence_level: float = 0.95
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "n_attacks": Integer(1),
+        "tolerance": Real(0, None),
+        "knowledge": Each(Choice(tuple(KNOWLEDGE_TEXT))),
+        "success_rule": Choice(tuple(SUCCESS_RULE_TEXT)),
+        "adversary": Choice(tuple(ADVERSARY_TEXT)),
+        "confidence_level": Real(0, 1, closed="neither"),
+    }
+
     def __post_init__(self) -> None:
-        check_integer("n_attacks", self.n_attacks, 1, None)
-        check_interval("tolerance", self.tolerance, 0, None)
-        if len(self.knowledge) == 0:
-            raise InvalidParameterError(
-                "knowledge must list at least one adversary ('one', 'half', 'all-but-one'); got an empty list"
-            )
-        for item in self.knowledge:
-            check_choice("knowledge", item, KNOWLEDGE_TEXT)
-        check_choice("success_rule", self.success_rule, SUCCESS_RULE_TEXT)
-        check_choice("adversary", self.adversary, ADVERSARY_TEXT)
-        check_interval("confidence_level", self.confidence_level, 0, 1, closed="neither")
+        check_declared(self)
 
     @classmethod
     def paper(cls) -> AttributeInferenceConfig:

@@ -37,14 +37,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy.spatial import cKDTree
 
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
+from engine.constraints import Choice, Constraint, Each, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_array_interval, check_choice, check_interval, check_matrix, check_rng
+from engine.validation import check_array_interval, check_interval, check_matrix, check_rng
 
 #: k-d tree layout: sliding-midpoint splits and larger leaves answer the box queries ~30 % faster than scipy's
 #: defaults on the demos (the answers do not depend on the layout: boxes are decided by distances, ambiguous
@@ -74,11 +76,13 @@ class SinglingOutConfig(Serializable):
     net_sizes: tuple[float, ...] = NET_SIZES
     adversary: Adversary = "knows-scale"
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "net_sizes": Each(Real(0, None, closed="neither")),
+        "adversary": Choice(tuple(ADVERSARY_TEXT)),
+    }
+
     def __post_init__(self) -> None:
-        if len(self.net_sizes) == 0:
-            raise InvalidParameterError("net_sizes must list at least one net size c > 0; got an empty list")
-        check_array_interval("net_sizes", self.net_sizes, 0, None, closed="neither")
-        check_choice("adversary", self.adversary, ADVERSARY_TEXT)
+        check_declared(self)
 
     @classmethod
     def paper(cls) -> SinglingOutConfig:

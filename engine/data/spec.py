@@ -22,10 +22,11 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from engine.constraints import Choice, Constraint, Flag, check_declared
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
 from engine.validation import check_bool, check_choice, check_real
@@ -94,11 +95,14 @@ class Normalization(Serializable):
     lower: tuple[float, ...] = ()
     upper: tuple[float, ...] = ()
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "method": Choice(tuple(METHODS), label="normalization method",
+                         hint="clip (default), maxnorm (authors' code) or bounds"),
+        "standardize": Flag(),
+    }
+
     def __post_init__(self) -> None:
-        check_choice(
-            "normalization method", self.method, METHODS, hint="clip (default), maxnorm (authors' code) or bounds"
-        )
-        check_bool("standardize", self.standardize)
+        check_declared(self)
         lower = _float_tuple("lower bounds", self.lower)
         upper = _float_tuple("upper bounds", self.upper)
         object.__setattr__(self, "lower", lower)

@@ -75,10 +75,11 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from engine.constraints import Choice, Constraint, Flag, Integer, Real, check_declared
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 
 # Metrics and lending amounts live in their own modules; their names stay importable from here.
@@ -94,10 +95,7 @@ from engine.evaluation.metrics import (
 )
 from engine.serialization import Serializable
 from engine.validation import (
-    check_bool,
-    check_choice,
     check_integer,
-    check_interval,
     check_matrix,
 )
 
@@ -209,26 +207,29 @@ class ProgramConfig(Serializable):
     interest_unit: AmountUnit = "amount"
     revenue_unit: AmountUnit = "amount"
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "kind": Choice(tuple(PROGRAM_KINDS), label="program kind"),
+        "quantile": Real(0, 1, closed="neither", hint="0.29 targets the poorest 29%"),
+        "population": Real(0, None, closed="neither", optional=True,
+                           hint="leave it empty to count people in the sample itself"),
+        "folds": Integer(2, 50),
+        "cv_seed": Integer(0, 2**32 - 1),
+        "ridge_alpha": Real(0, None, closed="left"),
+        "logistic_c": Real(0, None, closed="neither"),
+        "approval_threshold": Real(0, 1, closed="neither"),
+        "loan_amount": Real(0, None, closed="neither"),
+        "revenue_rate": Real(0, None, closed="left"),
+        "interest_rate": Real(0, None, closed="left"),
+        "paper_faithful": Flag(),
+        "approval_rule": Choice(tuple(APPROVAL_RULES)),
+        "approve_share": Real(0, 1, closed="right",
+                              hint="0.3 approves the 30% of applicants the model rates most likely to repay"),
+        "interest_unit": Choice(tuple(AMOUNT_UNITS)),
+        "revenue_unit": Choice(tuple(AMOUNT_UNITS)),
+    }
+
     def __post_init__(self) -> None:
-        check_choice("program kind", self.kind, PROGRAM_KINDS)
-        check_interval("quantile", self.quantile, 0, 1, closed="neither", hint="0.29 targets the poorest 29%")
-        if self.population is not None:
-            check_interval("population", self.population, 0, None, closed="neither",
-                           hint="leave it empty to count people in the sample itself")
-        check_integer("folds", self.folds, 2, 50)
-        check_integer("cv_seed", self.cv_seed, 0, 2**32 - 1)
-        check_interval("ridge_alpha", self.ridge_alpha, 0, None, closed="left")
-        check_interval("logistic_c", self.logistic_c, 0, None, closed="neither")
-        check_interval("approval_threshold", self.approval_threshold, 0, 1, closed="neither")
-        check_interval("loan_amount", self.loan_amount, 0, None, closed="neither")
-        check_interval("revenue_rate", self.revenue_rate, 0, None, closed="left")
-        check_interval("interest_rate", self.interest_rate, 0, None, closed="left")
-        check_bool("paper_faithful", self.paper_faithful)
-        check_choice("approval_rule", self.approval_rule, APPROVAL_RULES)
-        check_interval("approve_share", self.approve_share, 0, 1, closed="right",
-                       hint="0.3 approves the 30% of applicants the model rates most likely to repay")
-        check_choice("interest_unit", self.interest_unit, AMOUNT_UNITS)
-        check_choice("revenue_unit", self.revenue_unit, AMOUNT_UNITS)
+        check_declared(self)
         if self.paper_faithful and self.approval_rule != "threshold":
             raise InvalidParameterError(
                 "the paper-faithful scoring rule uses the authors' probability threshold; got approval_rule="

@@ -31,12 +31,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import erf, erfcx, log_ndtr, ndtri
 
+from engine.constraints import Choice, Constraint, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee, Release
 from engine.mechanisms.base import RecordMechanism, register
@@ -311,8 +312,15 @@ class GaussianMechanism(RecordMechanism):
     delta: float
     calibration: Calibration = "analytic"
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "b": Real(0, 2, closed="right", hint="B is an L2 distance in the unit ball"),
+        "epsilon": Real(0, None, closed="neither"),  # and < 1 for the classical calibration, checked below
+        "delta": Real(0, 1, closed="neither", hint="the Gaussian mechanism needs δ > 0 (pure ε-DP needs Laplace noise)"),
+        "calibration": Choice(tuple(CALIBRATIONS)),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("b", self.b, 0, 2, closed="right", hint="B is an L2 distance in the unit ball")
+        check_declared(self)
         _check_sigma_inputs(self.b, self.epsilon, self.delta, self.calibration)
         _ = self.sigma  # refuses (B, ε, δ) whose σ is not a representable number, at construction
 

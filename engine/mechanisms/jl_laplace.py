@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from scipy import optimize, stats
 
+from engine.constraints import Choice, Constraint, Integer, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee, Release
 from engine.mechanisms.base import RecordMechanism, register
@@ -301,17 +302,23 @@ class JLLaplace(RecordMechanism):
     t: float | None = None
     target_delta: float | None = None
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "k": Integer(1, 10_000),
+        "epsilon": Real(0, None, closed="neither"),
+        "d": Integer(1),
+        "relation": Choice(("row", "element")),
+        "b": Real(0, 2, closed="right"),
+        "element_bound": Real(0, None, closed="neither"),
+        "t": Real(0, None, closed="neither", optional=True),  # and ≥ t_min(k, b), checked below
+        "target_delta": Real(0, 1, closed="neither", optional=True),
+    }
+
     def __post_init__(self) -> None:
-        check_integer("k", self.k, 1, 10_000)
-        check_interval("epsilon", self.epsilon, 0, None, closed="neither")
+        check_declared(self)
         from engine.limits import check_privacy_parameters
 
         if self.epsilon < 1.0:  # ε = 1e-300 overflowed the noise variance; a huge ε is harmless here
             check_privacy_parameters({"epsilon": self.epsilon}, owner="the jl-laplace mechanism")
-        check_integer("d", self.d, 1, None)
-        check_choice("relation", self.relation, ["row", "element"])
-        check_interval("b", self.b, 0, 2, closed="right")
-        check_interval("element_bound", self.element_bound, 0, None, closed="neither")
         if self.relation == "element" and self.t is not None:
             raise InvalidParameterError("t applies only to relation='row'; got it with relation='element' — remove it")
         if self.t is not None and self.target_delta is not None:
@@ -321,8 +328,6 @@ class JLLaplace(RecordMechanism):
             check_interval(
                 "t", self.t, t_min, None, hint=f"Theorem 5 needs t ≥ t_min = √(2 ln(2k)·b²/k) = {t_min:.4g}"
             )
-        if self.target_delta is not None:
-            check_interval("target_delta", self.target_delta, 0, 1, closed="neither")
 
     # --- calibration -------------------------------------------------------------------------------------
     @property

@@ -38,6 +38,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from engine.constraints import Constraint, Integer, check_declared
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 from engine.guarantee import Release
 from engine.mechanisms.base import RecordMechanism, register
@@ -85,8 +86,10 @@ class KAnonymityGuarantee(Serializable):
     mechanism: str = ""
     notes: tuple[str, ...] = field(default=())
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {"k": Integer(2)}
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", check_integer("k", self.k, 2, None))
+        check_declared(self)
 
     # Duck-typed DP view: no differential-privacy guarantee at all.
     @property
@@ -238,10 +241,12 @@ class MondrianKAnonymity(RecordMechanism):
 
     k: int = 2
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "k": Integer(K_MIN, K_MAX, hint="the paper studies k = 2 … 10"),
+    }
+
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "k", check_integer("k", self.k, K_MIN, K_MAX, hint="the paper studies k = 2 … 10")
-        )
+        check_declared(self)
 
     def guarantee(self) -> KAnonymityGuarantee:  # type: ignore[override]
         return KAnonymityGuarantee(

@@ -49,6 +49,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from engine.accounting.composition import parallel_composition, sequential_composition
+from engine.constraints import Choice, Constraint, Integer, Real, check_declared
 from engine.errors import (
     DataValidationError,
     InsufficientDataError,
@@ -60,9 +61,7 @@ from engine.mechanisms.base import RecordMechanism, register
 from engine.validation import (
     check_array_integer,
     check_array_interval,
-    check_choice,
     check_integer,
-    check_interval,
     check_rng,
     check_unit_ball,
 )
@@ -281,25 +280,22 @@ class PrivateProjection(RecordMechanism):
     covariance: Literal["gram", "centred"] = "gram"
     partitions: int = 1
 
-    def __post_init__(self) -> None:
-        def put(name: str, value: object) -> None:
-            object.__setattr__(self, name, value)
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "b": Real(0, 2, closed="right", hint="B = 2 is classic DP"),
+        "epsilon1": Real(0, None, closed="neither"),
+        "delta1": Real(0, 1, closed="neither", hint="typically ≤ 1/n"),
+        "epsilon2": Real(0, 1, closed="neither", hint="the classical Gaussian mechanism of step 4 needs ε2 < 1"),
+        "delta2": Real(0, 1, closed="neither", hint="typically ≤ 1/n"),
+        "k": Integer(1, MAX_K, hint="the paper uses k = 10000"),
+        "rank": Integer(1, optional=True, hint="leave it empty to keep all d singular vectors"),
+        "implementation": Choice(("fast", "reference")),
+        "output_scale": Choice(("unbiased", "paper")),
+        "covariance": Choice(("gram", "centred")),
+        "partitions": Integer(1),
+    }
 
-        put("b", check_interval("b", self.b, 0, 2, closed="right", hint="B = 2 is classic DP"))
-        put("epsilon1", check_interval("epsilon1", self.epsilon1, 0, None, closed="neither"))
-        put("delta1", check_interval("delta1", self.delta1, 0, 1, closed="neither", hint="typically ≤ 1/n"))
-        put(
-            "epsilon2",
-            check_interval(
-                "epsilon2",
-                self.epsilon2,
-                0,
-                1,
-                closed="neither",
-                hint="the classical Gaussian mechanism of step 4 needs ε2 < 1",
-            ),
-        )
-        put("delta2", check_interval("delta2", self.delta2, 0, 1, closed="neither", hint="typically ≤ 1/n"))
+    def __post_init__(self) -> None:
+        check_declared(self)
         from engine.limits import check_privacy_parameters
 
         # ε1 = 1e-300 overflowed (kσ1)² in the release, and a subnormal δ gave NaN; a huge ε only means negligible
@@ -312,16 +308,6 @@ class PrivateProjection(RecordMechanism):
                 f"delta1 + delta2 must be < 1; got {self.delta1 + self.delta2:g} — a total δ near 1 guarantees "
                 "nothing; use δ ≤ 1/n (the paper: δ1 = 2/(3(n+1)), δ2 = 1/(3(n+1)))"
             )
-        put("k", check_integer("k", self.k, 1, MAX_K, hint="the paper uses k = 10000"))
-        if self.rank is not None:
-            put(
-                "rank",
-                check_integer("rank", self.rank, 1, None, hint="leave it empty to keep all d singular vectors"),
-            )
-        check_choice("implementation", self.implementation, ("fast", "reference"))
-        check_choice("output_scale", self.output_scale, ("unbiased", "paper"))
-        check_choice("covariance", self.covariance, ("gram", "centred"))
-        put("partitions", check_integer("partitions", self.partitions, 1, None))
 
     # ------------------------------------------------------------------ data-free quantities
     @property

@@ -14,9 +14,9 @@ from typing import ClassVar
 import numpy as np
 from scipy.stats import norm
 
+from engine.constraints import Constraint, Real, check_declared
 from engine.per_record.base import SumMechanism, register_sum
 from engine.per_record.units import Unit
-from engine.validation import check_interval
 
 #: x/τ within a few ulp (relative 8.9e-16) above a whole number counts as that number, so τ = 0.1 and x = 1.1 give
 #: 11 pieces, not 12 (1.1/0.1 is 11.000000000000002 in floating point). Kept at float resolution: a wider
@@ -83,8 +83,10 @@ class GaussianSum(_GaussianNoise, SumMechanism):
 
     sigma: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {"sigma": Real(0, None, closed="neither")}
+
     def __post_init__(self) -> None:
-        check_interval("sigma", self.sigma, 0, None, closed="neither")
+        check_declared(self)
 
     def _policy(self, x):
         r = x / np.float64(self.sigma)
@@ -143,9 +145,13 @@ class UnitSplitting(_GaussianNoise, SumMechanism):
     tau: float = 1.0
     sigma: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "tau": Real(0, None, closed="neither", hint="τ is the largest contribution of one row"),
+        "sigma": Real(0, None, closed="neither"),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("tau", self.tau, 0, None, closed="neither", hint="τ is the largest contribution of one row")
-        check_interval("sigma", self.sigma, 0, None, closed="neither")
+        check_declared(self)
 
     @property
     def rho_unit(self) -> float:

@@ -43,6 +43,7 @@ from scipy.integrate import IntegrationWarning, quad
 from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr, ndtri_exp
 
+from engine.constraints import Constraint, Real, check_declared
 from engine.errors import InvalidParameterError, ResourceLimitError
 from engine.per_record.base import SumMechanism, register_sum
 from engine.per_record.units import Unit
@@ -164,9 +165,13 @@ class EPL1(_EPLBase):
     d: float = 4.0
     scale: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "d": Real(1, None, closed="neither", hint="EPL with p = 1 needs d > 1 for a proper density"),
+        "scale": Real(0, None, closed="neither", hint="scale is σ·a"),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("d", self.d, 1, None, closed="neither", hint="EPL with p = 1 needs d > 1 for a proper density")
-        check_interval("scale", self.scale, 0, None, closed="neither", hint="scale is σ·a")
+        check_declared(self)
 
     @property
     def has_mean(self) -> bool:
@@ -252,10 +257,11 @@ class EPL2(_EPLBase):
     a: float = math.e
     sigma: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {"d": Real(0, None, closed="neither"), "sigma": Real(0, None, closed="neither")}
+
     def __post_init__(self) -> None:
-        check_interval("d", self.d, 0, None, closed="neither")
-        _check_a(self.a, 2.0)
-        check_interval("sigma", self.sigma, 0, None, closed="neither")
+        check_declared(self)
+        _check_a(self.a, 2.0)  # a ≥ e^(p−1): a bound that depends on p
 
     @property
     def _s(self) -> float:
@@ -582,16 +588,18 @@ class EPL(_EPLBase):
     a: float = math.e
     sigma: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "p": Real(1, P_MAX, hint=f"EPL is defined for p ≥ 1; the numerical distribution is tested up to "
+                                 f"p = {P_MAX:g} (p = 1 and 2 have closed forms)"),
+        "d": Real(0, None, closed="neither", hint="EPL with p > 1 needs d > 0"),  # and d > 1 at p = 1, below
+        "sigma": Real(0, None, closed="neither"),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("p", self.p, 1, P_MAX,
-                       hint=f"EPL is defined for p ≥ 1; the numerical distribution is tested up to p = {P_MAX:g} "
-                       "(p = 1 and 2 have closed forms)")
+        check_declared(self)
         if self.p == 1.0:
             check_interval("d", self.d, 1, None, closed="neither", hint="EPL with p = 1 needs d > 1")
-        else:
-            check_interval("d", self.d, 0, None, closed="neither", hint="EPL with p > 1 needs d > 0")
-        _check_a(self.a, self.p)
-        check_interval("sigma", self.sigma, 0, None, closed="neither")
+        _check_a(self.a, self.p)  # a ≥ e^(p−1): a bound that depends on p
 
     def cautions(self) -> tuple[str, ...]:
         return _moment_cautions(self.d) if self.p == 1.0 else ()

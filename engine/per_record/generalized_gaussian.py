@@ -19,9 +19,10 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import gammainc, gammaincinv, gammaln
 
+from engine.constraints import Constraint, Real, check_declared
 from engine.per_record.base import SumMechanism, register_sum
 from engine.per_record.units import Unit
-from engine.validation import check_array_interval, check_interval
+from engine.validation import check_array_interval
 
 
 @register_sum
@@ -66,12 +67,14 @@ class GeneralizedGaussian(SumMechanism):
     p: float = 1.0
     sigma: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "p": Real(0, 1, closed="right",
+                  hint="0 < p ≤ 1 keeps the noise log-density convex, which the PRDP guarantee needs (p = 1 is Laplace)"),
+        "sigma": Real(0, None, closed="neither"),
+    }
+
     def __post_init__(self) -> None:
-        check_interval(
-            "p", self.p, 0, 1, closed="right",
-            hint="0 < p ≤ 1 keeps the noise log-density convex, which the PRDP guarantee needs (p = 1 is Laplace)",
-        )
-        check_interval("sigma", self.sigma, 0, None, closed="neither")
+        check_declared(self)
 
     def describe(self) -> str:
         if self.p == 1.0:

@@ -30,9 +30,9 @@ import numpy as np
 from numpy.polynomial import hermite_e
 from scipy.stats import norm
 
+from engine.constraints import Constraint, Integer, Real, check_declared
 from engine.per_record.base import SumMechanism, register_sum
 from engine.per_record.units import Unit
-from engine.validation import check_integer, check_interval
 
 VARIANCE_CAUTION = (
     "The variance of a transformation mechanism grows with the confidential total: publish the variance estimate "
@@ -95,11 +95,14 @@ class KthRootTransformation(SumMechanism):
     a: float = 0.0
     sigma: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "k": Integer(1, 12, hint="the unbiased Hermite estimator needs a whole-number root order"),
+        "a": Real(0, None, hint="the k-th root is defined on [a, ∞) with a ≥ 0"),
+        "sigma": Real(0, None, closed="neither"),
+    }
+
     def __post_init__(self) -> None:
-        k = check_integer("k", self.k, 1, 12, hint="the unbiased Hermite estimator needs a whole-number root order")
-        object.__setattr__(self, "k", k)
-        check_interval("a", self.a, 0, None, hint="the k-th root is defined on [a, ∞) with a ≥ 0")
-        check_interval("sigma", self.sigma, 0, None, closed="neither")
+        check_declared(self)
 
     def cautions(self) -> tuple[str, ...]:
         notes = [VARIANCE_CAUTION]
@@ -218,9 +221,13 @@ class LogTransformation(SumMechanism):
     a: float = 1.0
     sigma: float = 1.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "a": Real(0, None, closed="neither", hint="ln is defined on [a, ∞) only for a > 0"),
+        "sigma": Real(0, None, closed="neither"),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("a", self.a, 0, None, closed="neither", hint="ln is defined on [a, ∞) only for a > 0")
-        check_interval("sigma", self.sigma, 0, None, closed="neither")
+        check_declared(self)
 
     def cautions(self) -> tuple[str, ...]:
         return (VARIANCE_CAUTION, "The offset a is the crucial knob: a small a makes small records pay heavily.")

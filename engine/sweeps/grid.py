@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -26,10 +26,11 @@ from engine.analysis import (
     AnalysisConfig,
 )
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
+from engine.constraints import Choice, Constraint, Each, Flag, Integer, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import ProgramConfig
 from engine.serialization import Serializable
-from engine.validation import check_bool, check_choice, check_integer, check_interval
+from engine.validation import check_choice, check_integer, check_interval
 
 __all__ = [
     "AI_CELL_PREFIX",
@@ -104,11 +105,15 @@ class Budget(Serializable):
     epsilon2: float = 0.0
     delta2: float = 0.0
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "epsilon1": Real(0, None, closed="neither"),
+        "delta1": Real(0, 1, closed="left"),
+        "epsilon2": Real(0, None, closed="left"),
+        "delta2": Real(0, 1, closed="left"),
+    }
+
     def __post_init__(self) -> None:
-        check_interval("epsilon1", self.epsilon1, 0, None, closed="neither")
-        check_interval("delta1", self.delta1, 0, 1, closed="left")
-        check_interval("epsilon2", self.epsilon2, 0, None, closed="left")
-        check_interval("delta2", self.delta2, 0, 1, closed="left")
+        check_declared(self)
         if self.delta1 + self.delta2 >= 1:
             raise InvalidParameterError(
                 f"delta1 + delta2 must be < 1; got {self.delta1 + self.delta2:g} — use δ ≤ 1/n"
@@ -239,41 +244,40 @@ class SweepConfig(Serializable):
     target_delta: float | None = None
     known_records: int | None = None
 
+    PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
+        "mechanism": Choice(tuple(SWEEP_MECHANISMS)),
+        "relation": Choice(("row", "element")),
+        "target_delta": Real(0, 1, closed="neither", optional=True,
+                             hint="leave it empty for each budget's δ (1/(n+1) in the presets)"),
+        "known_records": Integer(1, optional=True, hint="leave it empty for 2k"),
+        "b_values": Each(Real(0, 2, closed="right", hint="B = 2 is classic DP"), label="B"),
+        "repetitions": Integer(1, 10_000),
+        "seed": Integer(0),
+        "adversary": Choice(tuple(ADVERSARY_TEXT)),
+        "holdout": Integer(1, optional=True, hint="leave it empty for min(500, n/5)"),
+        "k": Integer(1),
+        "output_scale": Choice(("unbiased", "paper")),
+        "covariance": Choice(("gram", "centred")),
+        "partitions": Integer(1),
+        "calibration": Choice(("analytic", "classical")),
+        "references": Flag(),
+    }
+
     def __post_init__(self) -> None:
-        check_choice("mechanism", self.mechanism, SWEEP_MECHANISMS)
-        check_choice("relation", self.relation, ("row", "element"))
-        if self.target_delta is not None:
-            check_interval("target_delta", self.target_delta, 0, 1, closed="neither",
-                           hint="leave it empty for each budget's δ (1/(n+1) in the presets)")
-        if self.known_records is not None:
-            check_integer("known_records", self.known_records, 1, None, hint="leave it empty for 2k")
+        check_declared(self)
         if not self.budgets:
             raise InvalidParameterError("budgets must list at least one (ε1, δ1, ε2, δ2) budget; got none")
         for budget in self.budgets:
             if not isinstance(budget, Budget):
                 raise InvalidParameterError(f"budgets must be Budget objects; got {type(budget).__name__}")
-        if not self.b_values:
-            raise InvalidParameterError("b_values must list at least one B in (0, 2]; got none")
-        bs = [check_interval("B", b, 0, 2, closed="right", hint="B = 2 is classic DP") for b in self.b_values]
-        if len(set(bs)) != len(bs):
+        if len(set(self.b_values)) != len(self.b_values):
             raise InvalidParameterError(f"b_values must be distinct; got {list(self.b_values)}")
-        check_integer("repetitions", self.repetitions, 1, 10_000)
-        check_integer("seed", self.seed, 0, None)
         if not isinstance(self.program, ProgramConfig):
             raise InvalidParameterError(f"program must be a ProgramConfig; got {type(self.program).__name__}")
         if len(set(self.attacks)) != len(self.attacks):
             raise InvalidParameterError(f"attacks must be distinct; got {list(self.attacks)}")
         for attack in self.attacks:
             check_choice("attack", attack, ATTACKS)
-        check_choice("adversary", self.adversary, ADVERSARY_TEXT)
-        if self.holdout is not None:
-            check_integer("holdout", self.holdout, 1, None, hint="leave it empty for min(500, n/5)")
-        check_integer("k", self.k, 1, None)
-        check_choice("output_scale", self.output_scale, ("unbiased", "paper"))
-        check_choice("covariance", self.covariance, ("gram", "centred"))
-        check_integer("partitions", self.partitions, 1, None)
-        check_choice("calibration", self.calibration, ("analytic", "classical"))
-        check_bool("references", self.references)
         cells = self.n_cells
         if cells > MAX_CELLS:
             raise InvalidParameterError(

@@ -160,7 +160,7 @@ with controls:
     st.button("Load the paper's Example 1 inputs", key="feasibility.example1", on_click=on_example1,
               help="γ = 0.99, δ = 1e-4, ε = 1: the paper finds B ≤ 0.4.")
     seed_widget("feasibility.eps_max", float(state.eps_max))
-    st.number_input("Largest ε shown", key="feasibility.eps_max", min_value=1.0, max_value=50.0, step=1.0,
+    st.number_input("Largest ε shown", key="feasibility.eps_max", min_value=1.0, max_value=STUDIO_EPSILON[1], step=1.0,
                     on_change=persist, args=("feasibility.eps_max", "eps_max"),
                     help="Right end of the ε axis of the charts below. It changes nothing else.")
 

@@ -12,8 +12,9 @@ How the invalid values are made
 * Configuration dataclasses: starting from a VALID instance per class (``CONFIG_EXAMPLES``), every field is
   replaced one at a time (``dataclasses.replace``) by values generated from its type hint (``float`` → NaN, ±inf,
   "x", True, None; ``int`` → 2.5, "3", True, NaN, None; ``bool`` → "yes", 1, None; ``Literal`` → "nope", None, 3;
-  ``Optional[T]`` and ``tuple[T, ...]`` recurse) plus the declared range violations in ``OUT_OF_RANGE``
-  (read off each class's docstring and ``__post_init__``). The same type-level values are also fed through
+  ``Optional[T]`` and ``tuple[T, ...]`` recurse) plus values just outside each range the class declares in
+  ``PARAMETER_CONSTRAINTS`` (engine/constraints.py; the declaration its own validation reads) and the cross-field
+  rules in ``CROSS_FIELD``. The same type-level values are also fed through
   ``from_dict`` (the path a hand-edited JSON file takes).
 * Functions: ``CALLS`` lists each public function with a valid call and, per parameter, the kind of its
   constraint (``POS`` = (0, ∞), ``PROB_OPEN`` = (0, 1), ...); the kinds expand into invalid values. A valid call
@@ -56,6 +57,7 @@ from engine.attacks import singling_out as so
 from engine.attacks import threat_model
 from engine.attacks.attribute_inference import AttributeInferenceConfig
 from engine.attacks.singling_out import SinglingOutConfig
+from engine.constraints import declared_constraints
 from engine.data.demos import load_demo
 from engine.data.preparation import (
     DataSpec,
@@ -278,45 +280,69 @@ CONFIG_EXAMPLES = _config_examples()
 #: Output records (not user input): round-trip only, no validation expected.
 NOT_VALIDATED = {"FeasibilityReport", "TableData", "Software"}
 
-#: Declared range violations per class (docstrings / __post_init__), on top of the type-level values.
-OUT_OF_RANGE: dict[str, dict[str, tuple[Any, ...]]] = {
-    "Guarantee": {"epsilon": (0.0, -1.0), "delta": (-0.1, 1.5), "b": (0.0, -0.5, 2.5)},
-    "GaussianMechanism": {"b": (0.0, 2.5), "epsilon": (0.0, -1.0), "delta": (0.0, 1.0, -0.1)},
-    "GaussianMechanism[classical]": {"epsilon": (1.0, 1.5)},
-    "JLLaplace": {"k": (0, -1, 10_001), "epsilon": (0.0, -1.0), "d": (0,), "b": (0.0, 2.5), "element_bound": (0.0,)},
-    "JLLaplace[t]": {"t": (0.0, -1.0)},
+def _declared_violations(cls: type) -> dict[str, tuple[Any, ...]]:
+    """Values just outside each range the class declares (``PARAMETER_CONSTRAINTS``, engine/constraints.py): the
+    same declaration the class's validation reads, so a range is typed once."""
+    return {name: c.violations() for name, c in declared_constraints(cls).items()}
+
+
+#: Constraints that relate fields (or hold only in one mode), which a per-field declaration cannot state: checked in
+#: ``__post_init__`` after the declared ones, listed here per example variant.
+CROSS_FIELD: dict[str, dict[str, tuple[Any, ...]]] = {
+    "GaussianMechanism[classical]": {"epsilon": (1.0, 1.5)},  # the classical calibration needs ε < 1
+    "JLLaplace[t]": {"t": (0.0, -1.0, 0.01)},  # t ≥ t_min(k, b) (Theorem 5)
     "JLLaplace[target_delta]": {"target_delta": (0.0, 1.0, 1.5)},
-    "KAnonymityGuarantee": {"k": (1, 0, -2)},
-    "MondrianKAnonymity": {"k": (1, 0, -2)},
-    "PrivateProjection": {
-        "b": (0.0, 2.5), "epsilon1": (0.0, -1.0), "delta1": (0.0, 1.0), "epsilon2": (0.0, 1.0),
-        "delta2": (0.0, 1.0), "k": (0, -5), "rank": (0, -1), "partitions": (0, -1),
-    },
-    "AttributeInferenceConfig": {
-        "n_attacks": (0, -1), "tolerance": (-0.1,), "confidence_level": (0.0, 1.0, 1.5), "knowledge": ((),),
-    },
-    "SinglingOutConfig": {"net_sizes": ((), (0.0,), (-0.5,))},
-    "Normalization[bounds]": {"lower": ((0.0,), (3.0, 3.0)), "upper": ((1.0,), (-1.0, -1.0))},
-    "ProgramConfig": {
-        "quantile": (0.0, 1.0), "population": (0.0, -1.0), "folds": (1, 51), "cv_seed": (-1, 2**32),
-        "ridge_alpha": (-1.0,), "logistic_c": (0.0,), "approval_threshold": (0.0, 1.0), "loan_amount": (0.0,),
-        "revenue_rate": (-0.1,), "interest_rate": (-0.1,),
-    },
-    "ReleaseConfig": {"seed": (-1,)},
-    "Budget": {"epsilon1": (0.0, -1.0), "delta1": (1.0, -0.1), "epsilon2": (-1.0,), "delta2": (-0.1,)},
-    "SweepConfig": {"b_values": ((0.0,), (2.5,)), "repetitions": (0,), "holdout": (0,), "k": (0,), "partitions": (0,)},
-    "PrivacySpecification": {"b": (0.0, 2.5), "epsilon": (0.0, -1.0), "delta": (-0.1, 1.5)},
-    "Targets": {"gammas": ((), (0.4,), (1.0,)), "delta": (1.0, -0.1)},  # δ = 0 (pure DP) is a valid target
-    "DataFingerprint": {"n": (0,), "d": (0, 3)},
-    "GaussianSum": {"sigma": (0.0, -1.0)},
-    "UnitSplitting": {"tau": (0.0, -1.0), "sigma": (0.0, -1.0)},
-    "EPL1": {"d": (1.0, 0.5), "scale": (0.0,)},
-    "EPL2": {"d": (0.0,), "sigma": (0.0,)},
-    "EPL": {"p": (0.5, 21.0), "d": (0.0,), "sigma": (0.0,)},
-    "GeneralizedGaussian": {"p": (0.0, 1.5), "sigma": (0.0,)},
-    "KthRootTransformation": {"k": (0, 13), "a": (-1.0,), "sigma": (0.0,)},
-    "LogTransformation": {"a": (0.0, -1.0), "sigma": (0.0,)},
+    "Normalization[bounds]": {"lower": ((0.0,), (3.0, 3.0)), "upper": ((1.0,), (-1.0, -1.0))},  # one per feature, lo < hi
+    "DataFingerprint": {"d": (3,)},  # d = the number of features listed
+    "EPL2": {"a": (1.0,)},  # a ≥ e^(p−1) = e
 }
+
+
+def _out_of_range(example_id: str, cls: type) -> dict[str, tuple[Any, ...]]:
+    if example_id != cls.__name__:
+        return CROSS_FIELD.get(example_id, {})
+    out = _declared_violations(cls)
+    for name, values in CROSS_FIELD.get(example_id, {}).items():
+        out[name] = tuple(out.get(name, ())) + values
+    return out
+
+
+def test_every_validated_configuration_declares_its_constraints():
+    """A configuration that validates its fields declares them (no range typed only inside __post_init__)."""
+    missing = [eid for eid, inst in CONFIG_EXAMPLES.items()
+               if type(inst).__name__ not in NOT_VALIDATED and eid == type(inst).__name__
+               and not declared_constraints(type(inst)) and eid not in UNDECLARED]
+    assert missing == []
+    for eid, inst in CONFIG_EXAMPLES.items():
+        names = {f.name for f in dataclasses.fields(type(inst))}
+        assert set(declared_constraints(type(inst))) <= names, eid
+
+
+#: Validated configurations whose fields are all free text, nested objects or cross-field rules (nothing to declare).
+UNDECLARED = {"DataSpec"}
+
+
+def test_declared_bounds_are_accepted_where_closed():
+    """The closed end of each declared interval is a valid value (the declaration is not stricter than stated)."""
+    from engine.constraints import Integer, Real
+
+    checked = 0
+    for eid, inst in CONFIG_EXAMPLES.items():
+        if eid != type(inst).__name__:
+            continue
+        for name, c in declared_constraints(type(inst)).items():
+            if isinstance(c, Real):
+                ends = [(c.low, c.closed in ("both", "left")), (c.high, c.closed in ("both", "right"))]
+            elif isinstance(c, Integer):
+                ends = [(c.low, True), (c.high, True)]
+            else:
+                continue
+            for end, closed in ends:
+                if end is None or not closed:
+                    continue
+                assert c.check(name, end) == end
+                checked += 1
+    assert checked >= 20
 
 
 def _type_invalid(tp: Any) -> list[Any]:
@@ -353,8 +379,8 @@ def _config_cases() -> list[Any]:
         if cls.__name__ in NOT_VALIDATED:
             continue
         hints = typing.get_type_hints(cls)
-        ranges = OUT_OF_RANGE.get(example_id, {})
-        variant = example_id != cls.__name__  # a variant tests only the fields it lists in OUT_OF_RANGE
+        ranges = _out_of_range(example_id, cls)
+        variant = example_id != cls.__name__  # a variant tests only the fields it lists in CROSS_FIELD
         for f in dataclasses.fields(cls):
             if not f.init or (variant and f.name not in ranges):
                 continue

@@ -17,9 +17,10 @@ from engine.data.preparation import PreparedData
 from engine.errors import EngineError
 from engine.guarantee import Guarantee
 from engine.mechanisms import MECHANISMS, RecordMechanism, mechanism_from_dict
+from engine.mechanisms.jl_laplace import JLLaplace
 from engine.rng import fresh_seed
 from ui.common import HELP, b_in_data_units
-from ui.state import StudioState, get_state, parse_seed, seed_widget
+from ui.state import STUDIO_B, StudioState, get_state, parse_seed, seed_widget
 
 KINDS = ("projection", "gaussian", "mondrian", "jl-laplace")
 #: Default projection dimension of the JL release (the secure-release paper uses k from 2 to 20, k ≪ d).
@@ -51,6 +52,9 @@ HELP_SPLIT = (
     "δ1 = 2δ/3, δ2 = δ/3 (the paper's δ split)."
 )
 
+
+#: The largest projection dimension the JL + Laplace mechanism accepts (its declared constraint, read not retyped).
+JL_K_MAX = JLLaplace.PARAMETER_CONSTRAINTS["k"].high
 
 
 def candidate_mechanisms(candidate: Guarantee, d: int) -> dict[str, dict]:
@@ -174,7 +178,7 @@ def on_draw_again() -> None:
 def _projection_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
     c1, c2, c3 = st.columns(3)
     seed_widget("mechanisms.b", float(start["b"]))
-    c1.number_input("Target distance B", key="mechanisms.b", min_value=0.001, max_value=2.0, step=0.01,
+    c1.number_input("Target distance B", key="mechanisms.b", min_value=STUDIO_B[0], max_value=STUDIO_B[1], step=0.01,
                     format="%.4f", help=HELP["b"] + " " + b_in_data_units(prepared, start["b"]))
     seed_widget("mechanisms.k", int(start.get("k", 10_000)))
     c2.number_input("Projection dimension k", key="mechanisms.k", min_value=1, max_value=10_000_000, step=1000,
@@ -211,7 +215,7 @@ def _projection_inputs(start: dict, prepared: PreparedData, candidate: Guarantee
 def _gaussian_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
     c1, c2, c3, c4 = st.columns(4)
     seed_widget("mechanisms.b", float(start["b"]))
-    c1.number_input("Target distance B", key="mechanisms.b", min_value=0.001, max_value=2.0, step=0.01,
+    c1.number_input("Target distance B", key="mechanisms.b", min_value=STUDIO_B[0], max_value=STUDIO_B[1], step=0.01,
                     format="%.4f", help=HELP["b"] + " " + b_in_data_units(prepared, start["b"]))
     seed_widget("mechanisms.epsilon", float(start["epsilon"]))
     c2.number_input("Privacy loss ε", key="mechanisms.epsilon", min_value=0.0, step=0.1, format="%.4f",
@@ -229,7 +233,7 @@ def _jl_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> Non
     st.markdown("**JL projection + Laplace noise** (P stays secret)", help=HELP_JL)
     c1, c2, c3 = st.columns(3)
     seed_widget("mechanisms.jl_k", int(start.get("k", JL_DEFAULT_K)))
-    c1.number_input("Projection dimension k", key="mechanisms.jl_k", min_value=1, max_value=10_000, step=1,
+    c1.number_input("Projection dimension k", key="mechanisms.jl_k", min_value=1, max_value=JL_K_MAX, step=1,
                     help="Columns of the release. The paper uses k from 2 to 20 (k ≪ d). More columns keep "
                     "distances better (JL) but each carries Laplace noise, and the element-wise failure bound "
                     "needs k > 2 ln d.")
@@ -244,7 +248,7 @@ def _jl_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> Non
              "protection.")
     c1, c2, c3 = st.columns(3)
     seed_widget("mechanisms.b", float(start.get("b", candidate.b)))
-    c1.number_input("Row change bound B (row-wise)", key="mechanisms.b", min_value=0.001, max_value=2.0,
+    c1.number_input("Row change bound B (row-wise)", key="mechanisms.b", min_value=STUDIO_B[0], max_value=STUDIO_B[1],
                     step=0.01, format="%.4f",
                     help="Row-wise: the largest L2 change of one record that is protected (α = B²). "
                     + b_in_data_units(prepared, start.get("b", candidate.b)))
