@@ -394,11 +394,10 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
             program = evaluate_program(program_input, data.y_rel, config.program, extras=data.extras_rel)
         if _projects(mechanism):
             # The adversary has Z and the public description, not P, and knows a few original records.
-            from engine.mechanisms.jl_laplace import known_record_reconstruction
+            from engine.attacks.known_records import known_record_view
 
             n_known = config.known_for(mechanism)
-            idx = rng.choice(data.n_released, size=n_known, replace=False)
-            view, scale = known_record_reconstruction(value, idx, data.x_rel[idx]), 1.0
+            view, scale = known_record_view(value, data.x_rel, n_known, rng=rng), 1.0
         else:
             view = value
     agreement = math.nan

@@ -26,7 +26,7 @@ Corrections to the paper (digest §5, §7), all implemented and tested:
 * Two of the paper's four experimental settings give vacuous guarantees (δ_fail ≥ 1): the Studio flags them.
 * The paper's "reconstruction is impossible because P is secret" is not a quantified guarantee. An adversary who
   knows a few original records can regress X on Z (a known-plaintext attack) without ever seeing P; the sweeps use
-  exactly that adversary (:func:`known_record_reconstruction`).
+  exactly that adversary (:func:`engine.attacks.known_records.known_record_reconstruction`).
 """
 
 from __future__ import annotations
@@ -584,20 +584,3 @@ def squared_distance_variance(squared_distance, k: int, noise_variance: float,
     else:
         out = jl + 2.0 * k * (7.0 * s2**2 - s2) + 4.0 * s2 * a2
     return float(out) if np.ndim(out) == 0 else out
-
-
-def known_record_reconstruction(z: np.ndarray, known_idx: np.ndarray, known_x: np.ndarray) -> np.ndarray:
-    r"""What an adversary WITHOUT P recovers from Z when it knows a few original records (known plaintext).
-
-    Least-squares map W (k × d) from the released rows of the known records to their originals, applied to all
-    of Z: X̂ = Z W. With at least k known records this undoes the secret projection up to the noise — the
-    paper's "P is secret, so reconstruction is impossible" does not hold against this adversary. The sweeps run
-    the Studio's attacks on X̂.
-    """
-    z = check_matrix("z", z)
-    known_x = check_matrix("known_x", known_x)
-    known_idx = np.asarray(known_idx, dtype=int)
-    if known_idx.shape[0] != known_x.shape[0]:
-        raise InvalidParameterError("known_idx and known_x must describe the same records")
-    w, *_ = np.linalg.lstsq(z[known_idx], known_x, rcond=None)
-    return z @ w

@@ -220,7 +220,7 @@ class SweepConfig(Serializable):
     program, ``clustering_accuracy`` (k-means on Z against the outcome classes; on X for the non-private point).
     The attacker has Z and the public description but not P. The Studio's adversary **knows a few original
     records, not P** (``known_records``, default 2k, drawn from the released rows): it regresses those records
-    on their released rows (:func:`~engine.mechanisms.jl_laplace.known_record_reconstruction`) to get X̂ (n × d)
+    on their released rows (:func:`~engine.attacks.known_records.known_record_reconstruction`) to get X̂ (n × d)
     and runs singling out and attribute inference on X̂. Distinguishing uses the mechanism's guarantee
     (ε, δ_fail).
     """
