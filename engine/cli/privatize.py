@@ -25,7 +25,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engine.cli._common import parse_float_list, print_json
 from engine.cli._data_flags import add_data_flags, apply_data_flags, feature_width
@@ -143,7 +143,7 @@ def _mechanism_dict(args: argparse.Namespace, base: dict[str, Any] | None, n_fea
     if kind not in MECHANISMS:
         raise InvalidParameterError(f"--mechanism must be one of {', '.join(sorted(MECHANISMS))}; got {kind!r}")
     cls = MECHANISMS[kind]
-    fields = {f.name for f in dataclasses.fields(cls) if f.init}
+    fields = {f.name for f in dataclasses.fields(cast(Any, cls)) if f.init}  # every registered mechanism is a dataclass
     out = dict(base) if base and base.get("kind") == kind else {}
     out["kind"] = kind
     for dest, (name, _, _) in PARAMETER_FLAGS.items():

@@ -146,6 +146,7 @@ def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, An
     if not job.checked and n:
         report["min"], report["max"] = raw.min(axis=0), raw.max(axis=0)
     prep = job.prep if job.prep is not None else public_map(job.spec.normalization, raw.shape[1])
+    assert prep is not None, "the driver fits the map first when it needs the data's statistics"
     x, report["clipped_rows"], report["clipped_values"] = prepare_rows(raw, prep)
     del raw
     value, report["mechanism"] = job.pieces.privatize(x, job.rng(index))
@@ -363,7 +364,8 @@ def run_out_of_core_release(
     pieces, details = plan_pieces(mechanism, mode, d, np.random.default_rng(driver_seq), covariance)
     # As release_frame: the features' names, or z1 … zk when the mechanism changes the dimension (JL + Laplace).
     output_columns = (
-        tuple(f"z{i + 1}" for i in range(mechanism.k)) if isinstance(pieces, JLPieces) else tuple(spec.features)
+        tuple(f"z{i + 1}" for i in range(pieces.p.shape[1])) if isinstance(pieces, JLPieces)
+        else tuple(spec.features)
     )
 
     t2 = time.perf_counter()

@@ -179,17 +179,17 @@ def plan_pieces(
     check_supported(mechanism, mode)
     if isinstance(mechanism, GaussianMechanism):
         # σ and every entry of details are data-free: the mechanism's own details for a one-row zero matrix.
-        details = mechanism.release(np.zeros((1, d)), rng=np.random.default_rng(0)).details
-        return GaussianPieces(float(mechanism.sigma)), dict(details)
+        gaussian_details = mechanism.release(np.zeros((1, d)), rng=np.random.default_rng(0)).details
+        return GaussianPieces(float(mechanism.sigma)), dict(gaussian_details)
     if isinstance(mechanism, JLLaplace):
         if mechanism.d != d:
             raise InvalidParameterError(
                 f"d must equal the number of data columns; configured d = {mechanism.d}, data has {d} — "
                 "set d to the data's column count"
             )
-        details = mechanism.release(np.zeros((1, d)), rng=np.random.default_rng(0)).details  # data-free
+        jl_details = mechanism.release(np.zeros((1, d)), rng=np.random.default_rng(0)).details  # data-free
         p = rng.normal(0.0, 1.0 / math.sqrt(mechanism.k), size=(d, mechanism.k))
-        return JLPieces(p, float(mechanism.laplace_scale)), dict(details)
+        return JLPieces(p, float(mechanism.laplace_scale)), dict(jl_details)
     assert isinstance(mechanism, PrivateProjection)
     rank = d if mechanism.rank is None else int(mechanism.rank)
     if rank > d:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -94,7 +94,7 @@ def check_partition(
     """
     values = {c: _as_float(data[c]) for c in spec.columns}
     if _clean(values, spec):
-        return None, values
+        return None, cast(dict[str, np.ndarray], values)  # clean: every column converted to float64
     frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame({c: data[c] for c in spec.columns})
     problems = [
         p for p in table_problems(frame, spec)

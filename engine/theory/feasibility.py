@@ -564,10 +564,10 @@ def feasibility_report(gamma, epsilon, delta) -> FeasibilityReport:
     >>> (round(r.q, 2), r.m, r.b_max_integer, r.b_sup, r.dp_feasible, round(r.gamma_max_at_b2, 6))
     (98.43, 5, 0.4, 0.5, False, 0.731085)
     """
-    g, e, d = _gamma(gamma), _epsilon(epsilon), _delta(delta)
-    if g.ndim or e.ndim or d.ndim:
+    ga, ea, da = _gamma(gamma), _epsilon(epsilon), _delta(delta)
+    if ga.ndim or ea.ndim or da.ndim:
         raise InvalidParameterError("feasibility_report takes single numbers for gamma, epsilon and delta")
-    g, e, d = float(g), float(e), float(d)
+    g, e, d = float(ga), float(ea), float(da)
     log_q = float(_log_q(g, e, d))
     return FeasibilityReport(
         gamma=g,
