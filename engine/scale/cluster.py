@@ -100,7 +100,7 @@ def dask_client(
     n_workers: int | None = None,
     processes: bool = True,
     memory_limit: str | int = "auto",
-    timeout: float = CONNECT_TIMEOUT_SECONDS,
+    timeout: float | None = None,
 ) -> Iterator[Any]:
     """A ``distributed.Client`` for the duration of a ``with`` block; closes what it started.
 
@@ -116,8 +116,8 @@ def dask_client(
         Local workers as processes (default; true parallelism) or threads in this process (tests).
     memory_limit : str or int
         Memory limit per local worker (Dask's "auto" shares the machine's memory between workers).
-    timeout : float
-        Seconds to wait for a remote scheduler.
+    timeout : float, optional
+        Seconds to wait for a remote scheduler (default :data:`CONNECT_TIMEOUT_SECONDS`).
 
     Raises
     ------
@@ -154,8 +154,9 @@ def dask_client(
         client.close()
 
 
-def connect(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) -> Any:
-    """A ``distributed.Client`` to the running scheduler at ``address`` (the caller closes it).
+def connect(address: str, *, timeout: float | None = None) -> Any:
+    """A ``distributed.Client`` to the running scheduler at ``address`` (the caller closes it); ``timeout`` in
+    seconds, by default :data:`CONNECT_TIMEOUT_SECONDS` (read at the call).
 
     Raises
     ------
@@ -167,6 +168,7 @@ def connect(address: str, *, timeout: float = CONNECT_TIMEOUT_SECONDS) -> Any:
     from distributed import Client
 
     canonical = validate_scheduler_address(address)
+    timeout = CONNECT_TIMEOUT_SECONDS if timeout is None else timeout
     try:
         return Client(canonical, timeout=f"{float(timeout)}s", set_as_default=False)
     except (OSError, TimeoutError) as exc:

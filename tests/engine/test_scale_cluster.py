@@ -148,8 +148,11 @@ def test_release_and_sweep_on_a_scheduler_and_two_workers_started_from_the_dask_
     assert all(p.poll() is not None for p in processes)
 
 
-def test_sweep_engine_flags_are_checked_before_any_work(tmp_path, capsys):
+def test_sweep_engine_flags_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
+    import engine.scale.cluster
     from engine.cli import main
+
+    monkeypatch.setattr(engine.scale.cluster, "CONNECT_TIMEOUT_SECONDS", 1.0)  # the unreachable case: 1 s, not 10
 
     base = ["sweep", "--dataset", "togo-demo", "--output", str(tmp_path / "s.csv")]
     assert main([*base, "--scheduler", "tcp://127.0.0.1:8786"]) == 2
