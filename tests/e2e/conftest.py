@@ -161,8 +161,16 @@ def go(page, path: str, timeout: float = 120_000) -> float:
     return time.perf_counter() - started
 
 
+#: Screenshots are taken only when asked for (``STUDIO_SCREENSHOTS=1``): each costs Chromium a full render and a PNG
+#: encode plus a settle wait, about 25 of them a run, so the default test command leaves them out. The README's tour
+#: pictures come from ``STUDIO_SCREENSHOTS=1 bash scripts/studio.sh test tests/e2e``.
+SCREENSHOTS = os.environ.get("STUDIO_SCREENSHOTS", "") not in ("", "0")
+
+
 def shoot(page, name: str) -> None:
-    """Screenshot after the charts have drawn (plotly renders asynchronously)."""
+    """Screenshot (when ``STUDIO_SCREENSHOTS`` is set) after the charts have drawn (plotly renders asynchronously)."""
+    if not SCREENSHOTS:
+        return
     try:
         page.wait_for_function(
             "() => [...document.querySelectorAll('.stPlotlyChart')].every(c => c.querySelector('.main-svg'))",

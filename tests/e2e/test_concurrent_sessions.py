@@ -1,27 +1,40 @@
 """Ten people at once (issue 15, concurrency): ten browser sessions on one server, each uploading its own table at
-the same time. No session may ever show another's file, columns or values, and the server's memory after they close
-must stay within a stated bound of what it was before.
+the same time. No session may ever show another's file, columns or values, the server's memory after they close
+must stay within a stated bound of what it was before, and no uploaded value may reach the disk (data hygiene: the
+Studio keeps uploads in memory only — each session's unique marker is looked for in every file written during the
+test under the checkout, the home folder and the temporary folder).
 
 The sessions are ten isolated browser contexts (own cookies and storage, like ten people's browsers) of one
-Chromium; their uploads are sent before any of them is awaited, so the server prepares them concurrently.
+Chromium; their uploads are sent before any of them is awaited, so the server prepares them concurrently. The
+steps run in file order on the module's server and share the sessions; a step after a failed one is skipped.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
+import time
+from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, go, idle, no_exception
+from tests.e2e.conftest import ROOT, go, idle, no_exception
 
 pytestmark = pytest.mark.e2e
+STEPS = True
 
 SESSIONS = 10
 #: Resident memory the server may keep after the sessions close, over what it held as started (MB): the engine and
 #: page modules the first session imports, the shared caches it fills, and each session's upload, prepared data
 #: and Streamlit bookkeeping (sessions are kept for a reload: ui.session_store, bounded by count, bytes and time).
 MEMORY_BOUND_MB = 400
+#: Folders not searched for uploaded values: the virtual environment, git and tool caches (nothing the server
+#: writes), toolchains a developer's home may hold, and the browser's own profile (Chromium's cache is the
+#: browser's, not the Studio's; a real user's browser keeps its own).
+_NOT_SEARCHED = {".venv", ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".hypothesis", ".pyenv", ".rustup",
+                 ".cargo", ".m2", ".npm", "pip", "node_modules", "site-packages"}
 
 
 def _server_rss_mb(url: str) -> float:
@@ -39,47 +52,110 @@ def _table(marker: str, value: int) -> bytes:
     return ("\n".join(rows) + "\n").encode()
 
 
-def test_ten_simultaneous_sessions_never_see_each_others_data(browser, server):
+def _files_written_since(started: float) -> list[Path]:
+    """Regular files modified since ``started`` under the checkout, the home folder and the temporary folder."""
+    found = []
+    for top in {ROOT, Path.home(), Path(tempfile.gettempdir())}:
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d not in _NOT_SEARCHED and not d.startswith("playwright")]
+            for name in files:
+                path = Path(folder) / name
+                try:
+                    info = path.lstat()
+                except OSError:
+                    continue  # removed while walking
+                if path.is_file() and not path.is_symlink() and info.st_mtime >= started and info.st_size < 2**26:
+                    found.append(path)
+    return found
+
+
+def _files_holding(markers: list[str], paths: list[Path]) -> list[str]:
+    hits = []
+    for path in paths:
+        try:
+            content = path.read_bytes()
+        except OSError:
+            continue
+        hits += [f"{path}: {m}" for m in markers if f"col_{m}".encode() in content]
+    return hits
+
+
+@pytest.fixture(scope="module")
+def sessions(browser, server):
+    """Ten isolated browser sessions, their markers and values, and the server's memory as started."""
     url, _, _ = server
-    markers = [secrets.token_hex(4) for _ in range(SESSIONS)]
-    values = [7_000_000 + 10_000 * i for i in range(SESSIONS)]  # each session's values: its own range
-    contexts = [browser.new_context(viewport={"width": 1000, "height": 1200}) for _ in range(SESSIONS)]
-    pages = [context.new_page() for context in contexts]
-    before = _server_rss_mb(url)  # the server as started, before any session
+    state = {
+        "markers": [secrets.token_hex(4) for _ in range(SESSIONS)],
+        "values": [7_000_000 + 10_000 * i for i in range(SESSIONS)],  # each session's values: its own range
+        "contexts": [browser.new_context(viewport={"width": 1000, "height": 1200}) for _ in range(SESSIONS)],
+        "started": time.time() - 1,  # file times have a coarse clock on some file systems
+        "before": _server_rss_mb(url),  # the server as started, before any session
+    }
+    state["pages"] = [context.new_page() for context in state["contexts"]]
+    state["peak"] = state["before"]
+    yield state
+    for context in state["contexts"]:
+        context.close()
+
+
+def test_ten_sessions_open_the_data_page(sessions, server):
+    url, _, _ = server
+    pages = sessions["pages"]
+    # The first session after the server starts opens the root: a deep link as the very first request shows
+    # Streamlit's "Page not found" dialog (streamlit/streamlit#9624). The other nine open the Data page at once by a
+    # link that selects the upload mode (a link made on uploaded data), then all are awaited.
+    pages[0].goto(url)
+    idle(pages[0])
+    go(pages[0], "data")
+    pages[0].get_by_text("Upload a file", exact=True).click()
+    for page in pages[1:]:
+        page.goto(url + "data?data=upload:0", wait_until="commit")
+    for page in pages:
+        idle(page)
+        no_exception(page)
+
+
+def test_ten_simultaneous_uploads_each_show_their_own_file(sessions, server):
+    url, _, _ = server
+    pages, markers, values = sessions["pages"], sessions["markers"], sessions["values"]
+    for i, page in enumerate(pages):  # all uploads sent before any is awaited
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+            {"name": f"session-{markers[i]}.csv", "mimeType": "text/csv", "buffer": _table(markers[i], values[i])}
+        )
+    sessions["peak"] = max(sessions["peak"], _server_rss_mb(url))
+    for i, page in enumerate(pages):
+        idle(page)
+        no_exception(page)
+        page.locator('[data-testid="stSidebar"]').get_by_text(f"session-{markers[i]}.csv").wait_for()
+        sessions["peak"] = max(sessions["peak"], _server_rss_mb(url))
+
+
+def test_no_session_shows_another_sessions_columns_or_values(sessions):
+    pages, markers, values = sessions["pages"], sessions["markers"], sessions["values"]
+    for i, page in enumerate(pages):
+        text = page.locator("body").inner_text()
+        assert f"_{markers[i]}" in text, f"session {i} does not show its own columns"
+        leaked = [m for j, m in enumerate(markers) if j != i and m in text]
+        assert not leaked, f"session {i} shows another session's file or column: {leaked}"
+        assert not any(str(v) in text for j, v in enumerate(values) if j != i), f"session {i} shows another's value"
+
+
+def test_after_the_sessions_close_memory_is_bounded_and_nothing_reached_the_disk(sessions, server):
+    url, _, _ = server
+    for context in sessions["contexts"]:
+        context.close()
+    sessions["contexts"] = []
+    # A positive control: a file holding a marker, written now where a careless server would write, is found.
+    canary_marker = secrets.token_hex(4)
+    with tempfile.NamedTemporaryFile("wb", suffix=".csv", delete=False) as canary:
+        canary.write(_table(canary_marker, 1))
     try:
-        # The first session after the server starts opens the root: a deep link as the very first request shows
-        # Streamlit's "Page not found" dialog (streamlit/streamlit#9624). The other nine open the Data page at once
-        # by a link that selects the upload mode (a link made on uploaded data), then all are awaited.
-        pages[0].goto(url)
-        idle(pages[0])
-        go(pages[0], "data")
-        pages[0].get_by_text("Upload a file", exact=True).click()
-        for page in pages[1:]:
-            page.goto(url + "data?data=upload:0", wait_until="commit")
-        for page in pages:
-            idle(page)
-        for i, page in enumerate(pages):  # all uploads sent before any is awaited
-            page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
-                {"name": f"session-{markers[i]}.csv", "mimeType": "text/csv", "buffer": _table(markers[i], values[i])}
-            )
-        peak = _server_rss_mb(url)
-        for i, page in enumerate(pages):
-            idle(page)
-            no_exception(page)
-            page.locator('[data-testid="stSidebar"]').get_by_text(f"session-{markers[i]}.csv").wait_for()
-            peak = max(peak, _server_rss_mb(url))
-        for i, page in enumerate(pages):
-            text = page.locator("body").inner_text()
-            assert f"_{markers[i]}" in text, f"session {i} does not show its own columns"
-            others = [m for j, m in enumerate(markers) if j != i]
-            leaked = [m for m in others if m in text]
-            assert not leaked, f"session {i} shows another session's file or column: {leaked}"
-            assert not any(str(v) in text for j, v in enumerate(values) if j != i), f"session {i} shows another's value"
-        page = pages[0]
-        page.screenshot(path=str(ARTIFACTS / "concurrent-session-0.png"))
+        written = _files_written_since(sessions["started"])
+        assert _files_holding([canary_marker], written), "the search for uploaded values on disk is broken"
     finally:
-        for context in contexts:
-            context.close()
-    after = _server_rss_mb(url)
+        os.unlink(canary.name)
+    on_disk = _files_holding(sessions["markers"], written)
+    assert not on_disk, f"uploaded values written to disk: {on_disk}"
+    before, peak, after = sessions["before"], sessions["peak"], _server_rss_mb(url)
     print(f"\n{SESSIONS} sessions: server RSS {before:.0f} MB before, peak {peak:.0f} MB, {after:.0f} MB after close")
     assert after - before <= MEMORY_BOUND_MB, (before, peak, after)
