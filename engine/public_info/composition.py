@@ -48,6 +48,7 @@ def _merge(items: list[TPGuarantee], epsilon: float, composition: str, caveat: s
         composition=composition,  # type: ignore[arg-type]
         periods=max(g.periods for g in items),
         notes=notes + ((caveat,) if caveat not in notes else ()),
+        basis="; ".join(dict.fromkeys(g.basis for g in items if g.basis)),
     )
 
 
@@ -76,7 +77,7 @@ def condition_on_public(guarantee: object) -> TPGuarantee:
     note = "Lemma 8: conditioning an ε-DP output on its agreement with Z doubles ε (attained, digest O7)."
     return TPGuarantee(
         epsilon=2 * g.epsilon, sensitivity=g.sensitivity, public=g.public, mechanism=g.mechanism, unit=g.unit,
-        exact=g.exact, composition="conditioned", periods=g.periods, notes=g.notes + (note,),
+        exact=g.exact, composition="conditioned", periods=g.periods, notes=g.notes + (note,), basis=g.basis,
     )
 
 

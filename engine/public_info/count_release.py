@@ -2,7 +2,9 @@
 
 :class:`CountReleaseConfig` is the frozen, JSON round-trippable configuration (method, base, ε per period, the
 declared public statistics, α, replicates, Δ_z); :func:`release_counts` runs it period by period with progress and
-cancel, and returns a :class:`CountRelease` holding the replicates and the guarantee.
+cancel, and returns a :class:`CountRelease` holding the replicates and the guarantee. Under a correlated
+:class:`~engine.public_info.dependence.DependenceModel` the release refuses a Δ_z below the model's (no silent
+under-calibration); :func:`sensitivity_for` gives the value to use.
 
 Methods (per period t, with Z_t = the declared public statistics):
 
@@ -23,6 +25,7 @@ import numpy as np
 from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.public_info.count_table import CountTable
+from engine.public_info.dependence import DependenceModel
 from engine.public_info.discrete_laplace import sample_discrete_laplace
 from engine.public_info.guarantee import PUBLIC_STATISTICS, TPGuarantee
 from engine.public_info.projection import two_stage_projection
@@ -30,7 +33,7 @@ from engine.public_info.wasserstein import BASES, sample_congenial
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval, check_rng
 
-__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts"]
+__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts", "sensitivity_for"]
 
 METHODS = {
     "postprocess": "discrete Laplace noise, then the two-stage projection onto the public information",
@@ -51,6 +54,7 @@ class CountReleaseConfig(Serializable):
     alpha: float = 1.0
     replicates: int = 1
     sensitivity: float = 2.0
+    dependence: DependenceModel = DependenceModel()
 
     def __post_init__(self) -> None:
         check_choice("method", self.method, METHODS)
@@ -59,6 +63,14 @@ class CountReleaseConfig(Serializable):
         check_interval("alpha", self.alpha, 0, None, closed="neither")
         check_integer("replicates", self.replicates, 1, 10_000)
         check_interval("sensitivity", self.sensitivity, 0, None, closed="neither")
+        if not isinstance(self.dependence, DependenceModel):
+            raise InvalidParameterError(f"dependence must be a DependenceModel; got {type(self.dependence).__name__}")
+        if self.dependence.kind == "correlated" and self.sensitivity < self.dependence.count_sensitivity:
+            raise InvalidParameterError(
+                f"sensitivity = {self.sensitivity:g} is below the Δ_z = {self.dependence.count_sensitivity} of one "
+                f"count under the declared dependence ({self.dependence.describe()}); use "
+                "dependence.release_sensitivity(...) as the release's Δ_z"
+            )
         for p in self.public:
             check_choice("public", p, PUBLIC_STATISTICS, hint="declare any of last-period, total, subcount")
         if len(set(self.public)) != len(self.public):
@@ -103,23 +115,43 @@ class CountRelease:
     notes: tuple[str, ...] = field(default=())
 
 
-def _guarantee(config: CountReleaseConfig, periods: int) -> TPGuarantee:
+def _guarantee(config: CountReleaseConfig, periods: int, subcounts: bool) -> TPGuarantee:
     if config.method == "postprocess":
         mech = f"discrete Laplace DL(ε/{config.sensitivity:g}) + two-stage projection (post-processing, Lemma 5)"
     else:
         mech = f"Wasserstein exponential mechanism (L1 loss, {config.base} base, exact sampler)"
-    notes = (
-        f"Δ_z = {config.sensitivity:g} (one person changes one region's count and sub-count by ≤ 1 each) is the DP "
-        "sensitivity: valid only without dependence between people (Lemma 12); household or outbreak correlation "
-        "raises it (see the Δ_z calculators).",
-    )
+    model = config.dependence
+    if model.kind == "correlated":
+        pair = ", doubled for the sub-count" if subcounts else ""
+        basis = f"{model.describe()}{pair}"
+        notes: tuple[str, ...] = (
+            f"Δ_z = {config.sensitivity:g} covers the declared dependence ({basis}): one person's secret moves the "
+            "other records of their group, so a count moves by up to W∞(1 + Bin(n−1, z1), Bin(n−1, z0)) (§4.4).",
+        )
+    else:
+        basis = ""
+        notes = (
+            f"Δ_z = {config.sensitivity:g} (one person changes one region's count and sub-count by ≤ 1 each) is the "
+            "DP sensitivity: valid only without dependence between people (Lemma 12); household or outbreak "
+            "correlation raises it (declare a correlated dependence model).",
+        )
     if config.method == "wasserstein" and config.base != "naive":
         notes += (
             "Exact sampler to double precision: each region's support is cut where its weight falls e^{-40} below "
             "the maximum (an additive slack of about 1e-17 in probability).",
         )
     return TPGuarantee(epsilon=config.epsilon, sensitivity=config.sensitivity, public=config.public, mechanism=mech,
-                       periods=periods, notes=notes)
+                       periods=periods, notes=notes, basis=basis)
+
+
+def sensitivity_for(table: CountTable, model: DependenceModel) -> float:
+    """The Δ_z a release of ``table`` must use under ``model`` (count, plus sub-count when the table has one).
+
+    >>> from engine.public_info.count_table import counties_demo
+    >>> sensitivity_for(counties_demo(regions=4, periods=2), DependenceModel("correlated", 100, 0.0, 0.5))
+    200.0
+    """
+    return model.release_sensitivity(subcounts=table.subcounts is not None)
 
 
 def release_counts(
@@ -137,6 +169,12 @@ def release_counts(
     j, t = table.counts.shape
     r = config.replicates
     has_d = table.subcounts is not None
+    needed = config.dependence.release_sensitivity(subcounts=has_d)
+    if config.dependence.kind == "correlated" and config.sensitivity < needed:
+        raise InvalidParameterError(
+            f"sensitivity = {config.sensitivity:g} is below the Δ_z = {needed:g} this table needs under the declared "
+            f"dependence ({config.dependence.describe()}{', count + sub-count' if has_d else ''}); use {needed:g}"
+        )
     bound = "subcount" in config.public
     total_public = "total" in config.public
     out_c = np.zeros((r, j, t), dtype=np.int64)
@@ -175,4 +213,4 @@ def release_counts(
         if progress is not None:
             progress(Progress(k + 1, t, f"{config.label}: period {table.periods[k]}"))
     notes = tuple(table.notes)
-    return CountRelease(config, out_c, out_d, _guarantee(config, t), regions, notes)
+    return CountRelease(config, out_c, out_d, _guarantee(config, t, has_d), regions, notes)

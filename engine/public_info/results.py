@@ -26,6 +26,7 @@ from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.public_info.count_release import CountReleaseConfig, release_counts
 from engine.public_info.count_table import CountTable
+from engine.public_info.dependence import DependenceModel
 from engine.public_info.guarantee import PUBLIC_STATISTICS, TPGuarantee
 from engine.public_info.projection import REGION_CODES
 from engine.serialization import Serializable
@@ -57,6 +58,7 @@ class CountStudyConfig(Serializable):
     alpha: float = 1.0
     sensitivity: float = 2.0
     highlight: tuple[str, ...] = ()
+    dependence: DependenceModel = DependenceModel()
 
     def __post_init__(self) -> None:
         if not self.methods:
@@ -78,7 +80,8 @@ class CountStudyConfig(Serializable):
     def release_config(self, method_key: str, epsilon: float) -> CountReleaseConfig:
         method, base = STUDY_METHODS[method_key]
         return CountReleaseConfig(method=method, base=base, epsilon=epsilon, public=self.public, alpha=self.alpha,
-                                  replicates=self.replicates, sensitivity=self.sensitivity)
+                                  replicates=self.replicates, sensitivity=self.sensitivity,
+                                  dependence=self.dependence)
 
 
 @dataclass(frozen=True)
