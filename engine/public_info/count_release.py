@@ -33,7 +33,7 @@ from engine.public_info.wasserstein import BASES, sample_congenial
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval, check_rng
 
-__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts", "sensitivity_for"]
+__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts", "release_guarantee", "sensitivity_for"]
 
 METHODS = {
     "postprocess": "discrete Laplace noise, then the two-stage projection onto the public information",
@@ -115,7 +115,9 @@ class CountRelease:
     notes: tuple[str, ...] = field(default=())
 
 
-def _guarantee(config: CountReleaseConfig, periods: int, subcounts: bool) -> TPGuarantee:
+def release_guarantee(config: CountReleaseConfig, periods: int, subcounts: bool) -> TPGuarantee:
+    """The guarantee a release of ``periods`` periods under ``config`` is made under (``subcounts``: the table has a
+    sub-count; it says whether the correlated Δ_z was doubled for it)."""
     if config.method == "postprocess":
         mech = f"discrete Laplace DL(ε/{config.sensitivity:g}) + two-stage projection (post-processing, Lemma 5)"
     else:
@@ -213,4 +215,4 @@ def release_counts(
         if progress is not None:
             progress(Progress(k + 1, t, f"{config.label}: period {table.periods[k]}"))
     notes = tuple(table.notes)
-    return CountRelease(config, out_c, out_d, _guarantee(config, t, has_d), regions, notes)
+    return CountRelease(config, out_c, out_d, release_guarantee(config, t, has_d), regions, notes)

@@ -158,3 +158,77 @@ def test_inference_panel_shows_the_engines_posterior_and_risks():
     assert table["Bayes risk E[Var | Y*] (projected)"] == risk["projected"] > risk["y_and_z"]
     power = power_comparison(30, 0.3, 0.7, epsilon=0.5)
     assert table["power, Laplace noise: raw"] == power["raw"] and table["power, Laplace noise: clipped"] == power["clipped"]
+
+
+def correlated(at, n: int = 100, z: tuple[float, float] = (0.0, 0.5)):
+    at.radio(key="public_info.model").set_value("correlated").run()
+    at.number_input(key="public_info.n").set_value(n)
+    at.slider(key="public_info.z").set_value(z).run()
+    assert_clean(at)
+    return at
+
+
+def test_correlated_model_sets_the_releases_delta_z_and_its_noise_scale():
+    """O3 (n = 100, z0 = 0, z1 = 0.5): Δ_z = 100 per count, 200 for counties-demo's count + sub-count; the release
+    runs with it (noise DL(ε/Δ_z), scale Δ_z/ε) and every caption says which Δ_z was used."""
+    from engine.public_info.dependence import DependenceModel
+
+    at = correlated(open_page(start_app(), "public_info"))
+    model = DependenceModel("correlated", n=100, z0=0.0, z1=0.5)
+    cfg = CountStudyConfig.from_dict(studio(at).public_info["study"])
+    assert cfg.dependence == model and cfg.sensitivity == 200.0 == 2 * model.count_sensitivity
+    assert next(m for m in at.metric if m.label == "Δ_z used by the release").value == "200"
+    assert not any(n.key == "public_info.sensitivity" for n in at.number_input)  # not typed by hand
+    noise = next(d for d in at.dataframe if "noise DL(a): a" in d.value.columns).value
+    eps = cfg.epsilons[0]
+    assert noise["noise DL(a): a"].tolist() == [cfg.release_config(m, eps).noise_rate for m in cfg.methods]
+    assert 1 / cfg.release_config("postprocess", eps).noise_rate == pytest.approx(200 / eps)  # scale Δ_z/ε
+    assert any("Δ_z = 200 from correlated counts, groups of n = 100 with z0 = 0, z1 = 0.5: 100 per count, "
+               "doubled for the sub-count" in m.value for m in at.markdown)
+    at.text_input(key="public_info.seed").input("7")
+    at.text_input(key="public_info.epsilons").input("0.5")
+    at.number_input(key="public_info.replicates").set_value(2)
+    at.multiselect(key="public_info.methods").set_value(["postprocess"]).run()
+    at.button(key="public_info.run").click().run()
+    assert_clean(at)
+    results, _ = at.session_state["public_info_results"]
+    ref = build_count_study(counties_demo(), CountStudyConfig.from_dict(studio(at).public_info["study"]),
+                            rng=make_rng(7))
+    np.testing.assert_array_equal(results.cells[0].released, ref.cells[0].released)
+    assert results.cells[0].guarantee.sensitivity == 200.0
+    assert "Δ_z = 200 from correlated counts" in figure(at, "Relative error").layout.title.text
+
+
+def test_ignoring_the_dependence_panel_shows_the_engines_realised_epsilon():
+    """O6 (n = 20, z0 = 0.3, z1 = 0.7, ε = 1): Δ_z = 9 keeps ε (0.4854); the DP sensitivity 1 gives 4.3046."""
+    from engine.public_info.dependence import DependenceModel, dependence_audit
+
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.epsilons").input("1")
+    correlated(at, 20, (0.3, 0.7))
+    audit = dependence_audit(DependenceModel("correlated", n=20, z0=0.3, z1=0.7), 1.0)
+    table = next(d for d in at.dataframe if "realised ε" in d.value.columns).value
+    assert table["realised ε"].tolist() == [audit.calibrated.realised_epsilon, audit.ignoring.realised_epsilon]
+    assert round(table["realised ε"][1], 4) == 4.3046 and table["claim holds"].tolist() == [True, False]
+    assert table["calibrated to"][0] == "the model's Δ_z = 9"
+    assert any("really ε = 4.305-TP, not ε = 1" in e.value for e in at.error)
+
+
+def test_calculators_show_delta_z_and_the_papers_eq16_error():
+    from engine.public_info.sensitivity import binary_sdl_sensitivity, gaussian_sensitivity_report
+    from ui.figures.theme import fmt
+
+    at = open_page(start_app(), "public_info")
+    at.selectbox(key="public_info.calc_z").set_value("first-minus-rest").run()
+    assert_clean(at)
+    r = gaussian_sensitivity_report(1.0, 100, "first-minus-rest", 0.04, sigma_max=2.0, z_offset=1.0)  # O4: 0.5074874
+    assert next(m for m in at.metric if m.label.startswith("Δ_z = Δ")).value == fmt(r.delta_z, 6) == "0.507487"
+    assert any(f"The paper's Eq. 16 gives {fmt(r.paper_eq16, 6)}; the correct value is 0.507487" in w.value
+               for w in at.warning)
+    at.number_input(key="public_info.calc_offset").set_value(0.0).run()
+    assert not any("Eq. 16 gives" in w.value for w in at.warning)
+    at.radio(key="public_info.calc").set_value("binary").run()
+    at.number_input(key="public_info.calc_bn").set_value(50).run()
+    at.number_input(key="public_info.calc_k").set_value(5).run()  # k's range follows n: one run each
+    assert_clean(at)
+    assert next(m for m in at.metric if m.label == "Δ_z (Eq. 35)").value == str(binary_sdl_sensitivity(50, k=5)) == "1"
