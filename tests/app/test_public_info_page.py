@@ -4,6 +4,7 @@ keeps the session, and the public-information block of the decision record throu
 from __future__ import annotations
 
 import base64
+import json
 
 import numpy as np
 import plotly.io as pio
@@ -232,3 +233,54 @@ def test_calculators_show_delta_z_and_the_papers_eq16_error():
     at.number_input(key="public_info.calc_k").set_value(5).run()  # k's range follows n: one run each
     assert_clean(at)
     assert next(m for m in at.metric if m.label == "Δ_z (Eq. 35)").value == str(binary_sdl_sensitivity(50, k=5)) == "1"
+
+
+# ---- scenario links ------------------------------------------------------------------------------------------
+
+def test_scenario_link_round_trips_the_pages_settings():
+    from tests.app.test_tampered_links_and_records import open_link
+    from ui.links import scenario_params
+
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.epsilons").input("0.25, 3")
+    at.checkbox(key="public_info.public_last-period").uncheck()
+    at.multiselect(key="public_info.methods").set_value(["postprocess", "wasserstein-naive"])
+    at.number_input(key="public_info.alpha").set_value(2.5)
+    at.text_input(key="public_info.seed").input("5")
+    correlated(at, 30, (0.1, 0.9))
+    params = scenario_params(studio(at))
+    assert "pinfo" in params
+    fresh = open_page(open_link(params), "public_info")
+    assert_clean(fresh)
+    assert studio(fresh).public_info["study"] == studio(at).public_info["study"]
+    assert studio(fresh).public_info["model"] == {"kind": "correlated", "n": 30, "z0": 0.1, "z1": 0.9}
+    assert fresh.text_input(key="public_info.epsilons").value == "0.25, 3"
+    assert fresh.checkbox(key="public_info.public_last-period").value is False
+    assert fresh.multiselect(key="public_info.methods").value == ["postprocess", "wasserstein-naive"]
+    assert fresh.number_input(key="public_info.alpha").value == 2.5
+    assert fresh.text_input(key="public_info.seed").value == "5"
+    assert fresh.radio(key="public_info.model").value == "correlated"
+    assert fresh.number_input(key="public_info.n").value == 30 and fresh.slider(key="public_info.z").value == (0.1, 0.9)
+    assert scenario_params(studio(fresh))["pinfo"] == params["pinfo"]
+
+
+@pytest.mark.parametrize(("change", "shown"), [
+    ({"epsilons": [0.5, 60.0]}, "ε per period = 60, outside the range this Studio accepts, [0.001, 50]"),
+    ({"replicates": 5000}, "replicates = 5000, outside the range this Studio accepts, [1, 1000]"),
+    ({"dependence": {"kind": "correlated", "n": 800, "z0": 0.1, "z1": 0.9}, "sensitivity": 2000.0},
+     "people per group n = 800, outside the range this Studio accepts, [2, 500]"),
+    ({"methods": ["wasserstein-congenial"], "public": ["subcount"]}, "declare 'total' public"),
+], ids=["epsilon", "replicates", "group-size", "base-needs-total"])
+def test_a_link_with_public_info_settings_out_of_range_is_refused_not_clamped(change, shown):
+    from tests.app.test_tampered_links_and_records import open_link, warnings
+
+    study = {**CountStudyConfig(epsilons=(0.5,), replicates=3).to_dict(), **change}
+    model = study.get("dependence", {"kind": "fixed"})
+    link = {"data": "togo-demo", "pinfo": json.dumps({"source": "demo", "model": model, "seed": 3, "study": study})}
+    at = open_link(link)
+    assert_clean(at)
+    assert "public-information settings could not be restored" in warnings(at) and shown in warnings(at)
+    assert studio(at).public_info == {}  # nothing applied
+    open_page(at, "public_info")
+    assert_clean(at)
+    assert at.number_input(key="public_info.replicates").value == 20  # the page's defaults
