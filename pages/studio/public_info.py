@@ -22,9 +22,10 @@ from ui.cached import sha256_bytes, uploaded_table
 from ui.common import field_error, seed_badge, stop_page, user_errors
 from ui.figures import public_info as figs
 from ui.figures.theme import fmt
+from ui.records import check_studio_range
 from ui.sections.public_info_calculators import draw_calculators
 from ui.sections.public_info_dependence import draw_dependence
-from ui.state import get_state, parse_seed, seed_widget
+from ui.state import STUDIO_EPSILON, get_state, parse_seed, seed_widget
 
 state = get_state()
 saved = state.public_info or {}
@@ -147,6 +148,8 @@ with user_errors(s2):
         epsilons = tuple(float(x) for x in eps_text.replace(";", ",").split(",") if x.strip())
     except ValueError:
         raise EngineError(f"ε per period must be numbers separated by commas; got {eps_text!r}") from None
+    for eps in epsilons:  # the Studio's range, as links and records are checked on load
+        check_studio_range("ε per period", eps, *STUDIO_EPSILON, "this field")
     config = CountStudyConfig(methods=tuple(methods), epsilons=epsilons, replicates=int(replicates),
                               public=tuple(public), alpha=float(alpha), sensitivity=float(sensitivity),
                               highlight=tuple(highlight), dependence=model)

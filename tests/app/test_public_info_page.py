@@ -13,7 +13,7 @@ import pytest
 from engine.public_info.count_table import counties_demo
 from engine.public_info.results import CountStudyConfig, build_count_study
 from engine.rng import make_rng
-from tests.app.conftest import assert_clean, open_page, start_app, studio
+from tests.app.conftest import assert_clean, open_page, shown, start_app, studio
 
 
 def tiny_study(at, seed: str = "7"):
@@ -284,3 +284,12 @@ def test_a_link_with_public_info_settings_out_of_range_is_refused_not_clamped(ch
     open_page(at, "public_info")
     assert_clean(at)
     assert at.number_input(key="public_info.replicates").value == 20  # the page's defaults
+
+
+def test_epsilon_outside_the_studio_range_is_refused_on_the_page_as_in_links():
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.epsilons").input("0.5, 100").run()
+    assert_clean(at)
+    assert any("ε per period = 100, outside the range this Studio accepts, [0.001, 50]" in shown(e.value)
+               for e in at.error)
+    assert 100.0 not in studio(at).public_info["study"]["epsilons"]  # so no link or record states it
