@@ -23,11 +23,14 @@ __all__ = ["StudyBudget", "compose_sequential", "compose_parallel", "condition_o
 
 
 def _check_all_tp(guarantees: Sequence[object]) -> list[TPGuarantee]:
-    items = list(guarantees)
-    if not items:
+    given = list(guarantees)
+    if not given:
         raise IncompatibleGuaranteeError("guarantees must list at least one ε-TP guarantee; got none")
-    for i, g in enumerate(items):
-        if not isinstance(g, TPGuarantee):
+    items: list[TPGuarantee] = []
+    for i, g in enumerate(given):
+        if isinstance(g, TPGuarantee):
+            items.append(g)
+        else:
             raise IncompatibleGuaranteeError(
                 f"guarantees[{i}] is a {type(g).__name__}, not an ε-TP guarantee — ε-TP (Pufferfish subject to Z) "
                 "does not compose with (B, ε, δ)-TDP or ρ-zCDP statements; account for them separately"

@@ -182,27 +182,30 @@ def release_counts(
     out_c = np.zeros((r, j, t), dtype=np.int64)
     out_d = np.zeros((r, j, t), dtype=np.int64) if has_d else None
     regions = np.zeros((r, j, t), dtype=np.int8) if config.method == "postprocess" else None
+    subcounts = table.subcounts
+    d: np.ndarray | None
     for k in range(t):
         if cancel is not None:
             cancel.raise_if_cancelled("the count release")
         xc = table.counts[:, k]
-        xd = table.subcounts[:, k] if has_d else None
+        xd = subcounts[:, k] if subcounts is not None else None
         s = int(xc.sum())
         if config.method == "postprocess":
             a = config.noise_rate
             yc = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
-            yd = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if has_d else None
-            if has_d and not bound:  # sub-counts projected on their own (≥ 0), counts on theirs
+            yd = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if xd is not None else None
+            if yd is not None and not bound:  # sub-counts projected on their own (≥ 0), counts on theirs
                 c, _, reg = two_stage_projection(yc, None, s if total_public else None)
                 d, _, _ = two_stage_projection(yd, None, None)
             else:
                 c, d, reg = two_stage_projection(yc, yd, s if total_public else None)
-            regions[:, :, k] = reg
+            if regions is not None:
+                regions[:, :, k] = reg
         else:
             a = config.noise_rate
             if config.base == "naive":
                 c = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
-                d = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if has_d else None
+                d = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if xd is not None else None
             else:
                 conc = None
                 if config.base == "prior":
@@ -210,7 +213,7 @@ def release_counts(
                     conc = config.alpha * np.maximum(prev, 1).astype(float)
                 c, d = sample_congenial(xc, xd, s, a, r, rng=rng, concentration=conc, subcount_bound=bound)
         out_c[:, :, k] = c
-        if has_d:
+        if out_d is not None and d is not None:
             out_d[:, :, k] = d
         if progress is not None:
             progress(Progress(k + 1, t, f"{config.label}: period {table.periods[k]}"))

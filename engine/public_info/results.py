@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -36,7 +37,7 @@ __all__ = ["STUDY_METHODS", "CountStudyConfig", "StudyCell", "CountStudyResults"
            "build_count_study"]
 
 #: Method keys of a study → (method, base).
-STUDY_METHODS = {
+STUDY_METHODS: dict[str, tuple[Literal["postprocess", "wasserstein"], Literal["naive", "congenial", "prior"]]] = {
     "postprocess": ("postprocess", "congenial"),
     "wasserstein-naive": ("wasserstein", "naive"),
     "wasserstein-congenial": ("wasserstein", "congenial"),

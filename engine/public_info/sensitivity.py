@@ -15,6 +15,7 @@ W∞ is computed exactly by the log-space stochastic-dominance test of digest G4
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -210,7 +211,7 @@ def gaussian_sensitivity(
     sigma = lo if construction == "mean-plus-noise" else hi
     if construction == "mean-plus-noise" and lo == 0:
         return delta / n
-    return float(delta * abs(gaussian_beta1(n, sigma**2, construction, tau2)))
+    return float(delta * abs(float(gaussian_beta1(n, sigma**2, construction, tau2))))
 
 
 def gaussian_z_coefficient(
@@ -318,7 +319,7 @@ def _truncate(logpmf: np.ndarray, offset: int, allowed: np.ndarray) -> tuple[np.
 
 def binary_sdl_sensitivity(
     n: int,
-    p_values: np.ndarray | list[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99),
+    p_values: np.ndarray | Sequence[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99),
     *,
     k: int | None = None,
     t_star: float | None = None,
