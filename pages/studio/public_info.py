@@ -123,6 +123,7 @@ else:
                                        "value, valid only without dependence between people).")
 seed_widget("public_info.prior", 0.5)
 prior = d1.slider("Adversary's prior that a person is in the data", 0.01, 0.99, key="public_info.prior")
+draw_calculators()
 
 # ---- 4. the study configuration ---------------------------------------------------------------------------------
 st.header("4. Release study")
@@ -162,7 +163,6 @@ st.markdown(seed_badge(seed))
 summary = cpi.dependence_summary(config.to_json(), len(table.periods), has_sub, prior)
 with d2:
     draw_dependence(summary, model, prior, len(table.periods))
-draw_calculators()
 
 # ---- 5. run ------------------------------------------------------------------------------------------------------
 KEY = "public_info.results"
