@@ -19,7 +19,9 @@ import streamlit as st
 
 from engine.progress import CancelToken, Progress
 from engine.public_info.composition import condition_on_public, study_budget
+from engine.public_info.count_release import release_guarantee
 from engine.public_info.count_table import COUNTIES_DEMO, CountTable, counties_demo, load_count_table
+from engine.public_info.dependence import DependenceAudit, DependenceModel, dependence_audit
 from engine.public_info.discrete_laplace import dl_mean_abs, dl_variance
 from engine.public_info.guarantee import TPGuarantee
 from engine.public_info.inference import KAnonymityDemo, power_comparison, two_cell_bayes_risk
@@ -30,10 +32,16 @@ from engine.public_info.results import (
     default_highlights,
 )
 from engine.public_info.semantics import posterior_band
-from engine.public_info.sensitivity import correlated_counts_grid, correlated_counts_sensitivity
+from engine.public_info.sensitivity import (
+    GaussianSensitivityReport,
+    binary_sdl_sensitivity,
+    correlated_counts_grid,
+    gaussian_sensitivity_report,
+)
 from engine.rng import make_rng
 
 __all__ = ["demo_table", "uploaded_count_table", "highlights", "dependence_summary", "heatmap", "budget_summary",
+           "release_sensitivity", "audit", "gaussian_calculator", "binary_calculator",
            "inference_demo", "run_study", "cancel_token", "stop_run", "forget_run", "DependenceSummary"]
 
 
@@ -58,6 +66,7 @@ class DependenceSummary:
     """What the page shows about Δ_z, the noise and the guarantee for one configuration."""
 
     correlated_delta: int | None  # Δ_z of one count under the (n, z0, z1) family, or None for the fixed model
+    release_delta: float  # Δ_z the releases use (the study's sensitivity)
     noise: tuple[tuple[str, float, float, float], ...]  # (method label, DL rate a, sd, E|noise|)
     guarantee: TPGuarantee
     conditioned: TPGuarantee
@@ -65,21 +74,44 @@ class DependenceSummary:
 
 
 @st.cache_data(max_entries=64, ttl="2h")
-def dependence_summary(study_json: str, model_json: str, periods: int, prior: float) -> DependenceSummary:
+def release_sensitivity(model_json: str, subcounts: bool) -> float:
+    """Δ_z a release must use under the declared model (engine: DependenceModel.release_sensitivity)."""
+    return DependenceModel.from_json(model_json).release_sensitivity(subcounts=subcounts)
+
+
+@st.cache_data(max_entries=64, ttl="2h")
+def dependence_summary(study_json: str, periods: int, subcounts: bool, prior: float) -> DependenceSummary:
     study = CountStudyConfig.from_json(study_json)
-    model = json.loads(model_json)
-    corr = None
-    if model.get("kind") == "correlated":
-        corr = correlated_counts_sensitivity(int(model["n"]), float(model["z0"]), float(model["z1"]))
+    model = study.dependence
+    corr = model.count_sensitivity if model.kind == "correlated" else None
     eps = study.epsilons[0]
     noise = []
     for key in study.methods:
         cfg = study.release_config(key, eps)
         a = cfg.noise_rate
         noise.append((cfg.label, a, float(np.sqrt(dl_variance(a))), dl_mean_abs(a)))
-    guarantee = TPGuarantee(epsilon=eps, sensitivity=study.sensitivity, public=study.public, periods=periods)
+    guarantee = release_guarantee(study.release_config(study.methods[0], eps), periods, subcounts)
     lo, hi = posterior_band(eps, prior)
-    return DependenceSummary(corr, tuple(noise), guarantee, condition_on_public(guarantee), (lo, hi))
+    return DependenceSummary(corr, study.sensitivity, tuple(noise), guarantee, condition_on_public(guarantee),
+                             (lo, hi))
+
+
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
+def audit(model_json: str, epsilon: float) -> DependenceAudit:
+    """Oracle O6 for the declared model: realised ε with its Δ_z and with the DP sensitivity 1."""
+    return dependence_audit(DependenceModel.from_json(model_json), epsilon)
+
+
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
+def gaussian_calculator(inputs_json: str) -> GaussianSensitivityReport:
+    """Example 1: the corrected Δ_z and the paper's Eq. 16 value (keyword arguments of the engine function)."""
+    return gaussian_sensitivity_report(**json.loads(inputs_json))
+
+
+@st.cache_data(max_entries=32, ttl="2h", show_spinner="Computing Δ_z (exact W∞)…")
+def binary_calculator(inputs_json: str) -> int:
+    """Example 2 / Eq. 35 (keyword arguments of the engine function)."""
+    return binary_sdl_sensitivity(**json.loads(inputs_json))
 
 
 @st.cache_data(max_entries=16, ttl="2h", show_spinner="Computing Δ_z over (z0, z1)…")

@@ -3,7 +3,9 @@
 :func:`scenario_params` encodes the scenario (dataset name or fingerprint, every parameter, the chosen point — never
 uploaded data) as query parameters; :func:`apply_scenario_params` restores it into a :class:`ui.state.StudioState`.
 ``app.py`` restores once per session and rewrites ``st.query_params`` after every run. The link's JSON values
-(``spec``, ``mech``, ``program``) are the engine configurations' ``to_dict()``.
+(``spec``, ``mech``, ``program``) are the engine configurations' ``to_dict()``; ``pinfo`` is the Public information
+page's settings (its count-study configuration — public statistics, methods and bases, ε, α, Δ_z — the dependence
+model, source and seed), checked on load like a decision record's (:func:`ui.records.check_public_info_settings`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.errors import EngineError
-from ui.records import check_studio_candidate, check_studio_range
+from ui.records import check_public_info_settings, check_studio_candidate, check_studio_range
 from ui.state import STUDIO_DELTA_MAX, StudioState
 
 UPLOAD_PREFIX = "upload:"
@@ -32,7 +34,8 @@ def scenario_params(state: StudioState, page: str | None = None) -> dict[str, st
     Keys: ``page`` (the page shown, by its URL path; ``app.py`` opens it), ``data`` (demo name or
     ``upload:<sha256 of the file>``), ``spec`` (DataSpec JSON, when the user changed the demo's default or
     uploaded), ``gamma`` (comma list), ``delta`` (when not the default 1/(n+1)), ``B``, ``eps``, ``cdelta`` (the
-    chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON), ``seed``.
+    chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON), ``seed``, ``pinfo`` (the Public
+    information page's settings, once the page was opened).
     """
     params: dict[str, str] = {}
     if page:
@@ -58,6 +61,11 @@ def scenario_params(state: StudioState, page: str | None = None) -> dict[str, st
         params["program"] = json.dumps(state.program.to_dict(), separators=(",", ":"), allow_nan=False)
     if state.seed is not None:
         params["seed"] = str(int(state.seed))
+    pi = state.public_info or {}
+    if pi.get("study"):
+        settings = {"source": pi.get("source", "demo"), "model": pi.get("model") or {"kind": "fixed"},
+                    "seed": pi.get("seed"), "study": pi["study"]}
+        params["pinfo"] = json.dumps(settings, separators=(",", ":"), allow_nan=False)
     return params
 
 
@@ -182,6 +190,16 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
             "The link leaves out the data settings: their normalisation bounds were the data's own minimum and "
             "maximum, which reveal the most extreme records. Enter public bounds on the Data page."
         )
+    if "pinfo" in params:
+
+        def set_public_info() -> None:
+            state.public_info = check_public_info_settings(_json(params, "pinfo"), "the link")
+            if state.public_info["source"] == "upload":
+                messages.append("This link's public-information study was made on an uploaded count table, which "
+                                "links never contain: upload it again on the Public information page; its settings "
+                                "are restored.")
+
+        attempt("public-information settings", set_public_info)
     if "seed" in params:
 
         def set_seed() -> None:

@@ -85,6 +85,50 @@ def check_per_record_settings(settings: Any, where: str) -> dict[str, Any]:
     return dict(settings)
 
 
+#: Ranges of the Public information page's inputs: a link or record outside them is refused, never clamped.
+PUBLIC_INFO_RANGES = {"replicates": (1, 1000), "alpha": (0.01, 100.0), "sensitivity": (0.5, 1000.0), "n": (2, 500)}
+PUBLIC_INFO_KEYS = {"source", "data", "model", "seed", "study", "periods"}
+
+
+def check_public_info_settings(settings: Any, where: str) -> dict[str, Any]:
+    """The Public information page's settings (source, seed, the study and the dependence model), checked by the
+    engine's configurations and against the page's input ranges; returns the settings the page reads."""
+    from engine.public_info.dependence import DependenceModel
+    from engine.public_info.results import CountStudyConfig
+
+    if not isinstance(settings, dict):
+        raise EngineError(f"{where}: the public-information settings must be an object; got {type(settings).__name__}")
+    unknown = sorted(set(settings) - PUBLIC_INFO_KEYS)
+    if unknown:
+        raise EngineError(f"{where}: unknown public-information setting(s) {', '.join(map(str, unknown))[:80]}")
+    source = settings.get("source", "demo")
+    if source not in ("demo", "upload"):
+        raise EngineError(f"{where}: the public-information source must be demo or upload; got {source!r:.40}")
+    seed = settings.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise EngineError(f"{where}: the public-information seed must be a whole number ≥ 0 or null; got {seed!r:.40}")
+    if "study" not in settings:
+        raise EngineError(f"{where}: the public-information settings have no study")
+    study = CountStudyConfig.from_dict(settings["study"])
+    model = DependenceModel.from_dict(settings["model"]) if "model" in settings else study.dependence
+    for eps in study.epsilons:
+        check_studio_range("ε per period", eps, *STUDIO_EPSILON, where)
+    check_studio_range("replicates", study.replicates, *PUBLIC_INFO_RANGES["replicates"], where)
+    check_studio_range("α", study.alpha, *PUBLIC_INFO_RANGES["alpha"], where)
+    if model.kind == "fixed":
+        check_studio_range("Δ_z", study.sensitivity, *PUBLIC_INFO_RANGES["sensitivity"], where)
+    else:
+        check_studio_range("people per group n", model.n, *PUBLIC_INFO_RANGES["n"], where)
+    out = {"source": source, "model": model.to_dict(), "seed": seed, "study": study.to_dict()}
+    if isinstance(settings.get("data"), str):
+        out["data"] = settings["data"][:80]
+    if "periods" in settings:
+        from engine.validation import check_integer
+
+        out["periods"] = check_integer("public_info.periods", settings["periods"], 1, 10_000)
+    return out
+
+
 #: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
 #: shows results of the replaced session.
 PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.", "public_info.")
@@ -198,9 +242,10 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
         new.bounds_from_data = studio["bounds_from_data"]
     block = record.public_information
     if block:
-        new.public_info = {"source": block.get("source", "demo"), "data": block.get("data", ""),
-                           "model": dict(block.get("dependence_model") or {"kind": "fixed"}),
-                           "seed": block.get("seed"), "study": dict(block["study"]), "periods": block["periods"]}
+        new.public_info = check_public_info_settings(
+            {"source": block.get("source", "demo"), "data": block.get("data", ""),
+             "model": dict(block.get("dependence_model") or {"kind": "fixed"}),
+             "seed": block.get("seed"), "study": dict(block["study"]), "periods": block["periods"]}, "the record")
         if block.get("source") == "upload":
             messages.append("The public-information study was made on an uploaded count table, which records never "
                             "contain: upload it again on the Public information page; its settings are restored.")

@@ -45,7 +45,11 @@ def register(subparsers) -> None:
     parser.add_argument("--public", default="last-period,total,subcount",
                         help="comma-separated public statistics: last-period, total, subcount (default: all three)")
     parser.add_argument("--alpha", type=float, default=1.0, help="Dirichlet–multinomial concentration α (prior base)")
-    parser.add_argument("--sensitivity", type=float, default=2.0, help="Δ_z (default 2, the paper's)")
+    parser.add_argument("--sensitivity", type=float, default=None,
+                        help="Δ_z (default: 2, the paper's, or the --dependence model's)")
+    parser.add_argument("--dependence", metavar="N,Z0,Z1", default=None,
+                        help="correlated counts: groups of N people, z0 ≤ z1 (§4.4); the release uses this model's "
+                             "exact Δ_z (doubled when the table has a sub-count) unless --sensitivity is larger")
     parser.add_argument("--replicates", type=int, default=1, help="independent releases (default 1)")
     parser.add_argument("--seed", type=int, default=None, help="seed (simulation only — NOT private)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the released table (CSV)")
@@ -62,15 +66,23 @@ def run(args: argparse.Namespace) -> int:
 
     from engine.cli._common import print_json
     from engine.public_info.composition import study_budget
-    from engine.public_info.count_release import CountReleaseConfig, release_counts
+    from engine.public_info.count_release import CountReleaseConfig, release_counts, sensitivity_for
     from engine.public_info.count_table import counties_demo, load_count_table
+    from engine.public_info.dependence import DependenceModel
     from engine.rng import SEEDED_WARNING, make_rng
 
     public = tuple(p.strip() for p in args.public.split(",") if p.strip())
-    config = CountReleaseConfig(
-        method=args.method, base=args.base, epsilon=args.epsilon, public=public, alpha=args.alpha,
-        replicates=args.replicates, sensitivity=args.sensitivity,
-    )
+    model = DependenceModel()
+    if args.dependence is not None:
+        parts = args.dependence.split(",")
+        try:
+            n, z0, z1 = int(parts[0]), float(parts[1]), float(parts[2])
+        except (ValueError, IndexError):
+            raise InvalidParameterError(
+                f"--dependence must be N,Z0,Z1 (e.g. 100,0,0.5); got {args.dependence!r}") from None
+        if len(parts) != 3:
+            raise InvalidParameterError(f"--dependence must be N,Z0,Z1 (e.g. 100,0,0.5); got {args.dependence!r}")
+        model = DependenceModel("correlated", n=n, z0=z0, z1=z1)
     rng = make_rng(args.seed)
     if args.dataset:
         table = counties_demo()
@@ -80,6 +92,11 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidParameterError(f"--input must be an existing file; got {args.input!r}")
         table = load_count_table(path, region=args.region, period=args.period, count=args.count,
                                  subcount=args.subcount, population=args.population)
+    config = CountReleaseConfig(
+        method=args.method, base=args.base, epsilon=args.epsilon, public=public, alpha=args.alpha,
+        replicates=args.replicates, dependence=model,
+        sensitivity=args.sensitivity if args.sensitivity is not None else sensitivity_for(table, model),
+    )
     out_path = Path(args.output)
     if not out_path.parent.is_dir():
         raise InvalidParameterError(f"--output: the folder {str(out_path.parent)!r} does not exist")

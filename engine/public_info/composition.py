@@ -23,11 +23,14 @@ __all__ = ["StudyBudget", "compose_sequential", "compose_parallel", "condition_o
 
 
 def _check_all_tp(guarantees: Sequence[object]) -> list[TPGuarantee]:
-    items = list(guarantees)
-    if not items:
+    given = list(guarantees)
+    if not given:
         raise IncompatibleGuaranteeError("guarantees must list at least one ε-TP guarantee; got none")
-    for i, g in enumerate(items):
-        if not isinstance(g, TPGuarantee):
+    items: list[TPGuarantee] = []
+    for i, g in enumerate(given):
+        if isinstance(g, TPGuarantee):
+            items.append(g)
+        else:
             raise IncompatibleGuaranteeError(
                 f"guarantees[{i}] is a {type(g).__name__}, not an ε-TP guarantee — ε-TP (Pufferfish subject to Z) "
                 "does not compose with (B, ε, δ)-TDP or ρ-zCDP statements; account for them separately"
@@ -48,6 +51,7 @@ def _merge(items: list[TPGuarantee], epsilon: float, composition: str, caveat: s
         composition=composition,  # type: ignore[arg-type]
         periods=max(g.periods for g in items),
         notes=notes + ((caveat,) if caveat not in notes else ()),
+        basis="; ".join(dict.fromkeys(g.basis for g in items if g.basis)),
     )
 
 
@@ -76,7 +80,7 @@ def condition_on_public(guarantee: object) -> TPGuarantee:
     note = "Lemma 8: conditioning an ε-DP output on its agreement with Z doubles ε (attained, digest O7)."
     return TPGuarantee(
         epsilon=2 * g.epsilon, sensitivity=g.sensitivity, public=g.public, mechanism=g.mechanism, unit=g.unit,
-        exact=g.exact, composition="conditioned", periods=g.periods, notes=g.notes + (note,),
+        exact=g.exact, composition="conditioned", periods=g.periods, notes=g.notes + (note,), basis=g.basis,
     )
 
 

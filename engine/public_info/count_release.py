@@ -2,7 +2,9 @@
 
 :class:`CountReleaseConfig` is the frozen, JSON round-trippable configuration (method, base, ε per period, the
 declared public statistics, α, replicates, Δ_z); :func:`release_counts` runs it period by period with progress and
-cancel, and returns a :class:`CountRelease` holding the replicates and the guarantee.
+cancel, and returns a :class:`CountRelease` holding the replicates and the guarantee. Under a correlated
+:class:`~engine.public_info.dependence.DependenceModel` the release refuses a Δ_z below the model's (no silent
+under-calibration); :func:`sensitivity_for` gives the value to use.
 
 Methods (per period t, with Z_t = the declared public statistics):
 
@@ -23,6 +25,7 @@ import numpy as np
 from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.public_info.count_table import CountTable
+from engine.public_info.dependence import DependenceModel
 from engine.public_info.discrete_laplace import sample_discrete_laplace
 from engine.public_info.guarantee import PUBLIC_STATISTICS, TPGuarantee
 from engine.public_info.projection import two_stage_projection
@@ -30,7 +33,7 @@ from engine.public_info.wasserstein import BASES, sample_congenial
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval, check_rng
 
-__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts"]
+__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts", "release_guarantee", "sensitivity_for"]
 
 METHODS = {
     "postprocess": "discrete Laplace noise, then the two-stage projection onto the public information",
@@ -51,6 +54,7 @@ class CountReleaseConfig(Serializable):
     alpha: float = 1.0
     replicates: int = 1
     sensitivity: float = 2.0
+    dependence: DependenceModel = DependenceModel()
 
     def __post_init__(self) -> None:
         check_choice("method", self.method, METHODS)
@@ -59,6 +63,14 @@ class CountReleaseConfig(Serializable):
         check_interval("alpha", self.alpha, 0, None, closed="neither")
         check_integer("replicates", self.replicates, 1, 10_000)
         check_interval("sensitivity", self.sensitivity, 0, None, closed="neither")
+        if not isinstance(self.dependence, DependenceModel):
+            raise InvalidParameterError(f"dependence must be a DependenceModel; got {type(self.dependence).__name__}")
+        if self.dependence.kind == "correlated" and self.sensitivity < self.dependence.count_sensitivity:
+            raise InvalidParameterError(
+                f"sensitivity = {self.sensitivity:g} is below the Δ_z = {self.dependence.count_sensitivity} of one "
+                f"count under the declared dependence ({self.dependence.describe()}); use "
+                "dependence.release_sensitivity(...) as the release's Δ_z"
+            )
         for p in self.public:
             check_choice("public", p, PUBLIC_STATISTICS, hint="declare any of last-period, total, subcount")
         if len(set(self.public)) != len(self.public):
@@ -103,23 +115,45 @@ class CountRelease:
     notes: tuple[str, ...] = field(default=())
 
 
-def _guarantee(config: CountReleaseConfig, periods: int) -> TPGuarantee:
+def release_guarantee(config: CountReleaseConfig, periods: int, subcounts: bool) -> TPGuarantee:
+    """The guarantee a release of ``periods`` periods under ``config`` is made under (``subcounts``: the table has a
+    sub-count; it says whether the correlated Δ_z was doubled for it)."""
     if config.method == "postprocess":
         mech = f"discrete Laplace DL(ε/{config.sensitivity:g}) + two-stage projection (post-processing, Lemma 5)"
     else:
         mech = f"Wasserstein exponential mechanism (L1 loss, {config.base} base, exact sampler)"
-    notes = (
-        f"Δ_z = {config.sensitivity:g} (one person changes one region's count and sub-count by ≤ 1 each) is the DP "
-        "sensitivity: valid only without dependence between people (Lemma 12); household or outbreak correlation "
-        "raises it (see the Δ_z calculators).",
-    )
+    model = config.dependence
+    if model.kind == "correlated":
+        pair = ", doubled for the sub-count" if subcounts else ""
+        basis = f"{model.describe()}{pair}"
+        notes: tuple[str, ...] = (
+            f"Δ_z = {config.sensitivity:g} covers the declared dependence ({basis}): one person's secret moves the "
+            "other records of their group, so a count moves by up to W∞(1 + Bin(n−1, z1), Bin(n−1, z0)) (§4.4).",
+        )
+    else:
+        basis = ""
+        notes = (
+            f"Δ_z = {config.sensitivity:g} (one person changes one region's count and sub-count by ≤ 1 each) is the "
+            "DP sensitivity: valid only without dependence between people (Lemma 12); household or outbreak "
+            "correlation raises it (declare a correlated dependence model).",
+        )
     if config.method == "wasserstein" and config.base != "naive":
         notes += (
             "Exact sampler to double precision: each region's support is cut where its weight falls e^{-40} below "
             "the maximum (an additive slack of about 1e-17 in probability).",
         )
     return TPGuarantee(epsilon=config.epsilon, sensitivity=config.sensitivity, public=config.public, mechanism=mech,
-                       periods=periods, notes=notes)
+                       periods=periods, notes=notes, basis=basis)
+
+
+def sensitivity_for(table: CountTable, model: DependenceModel) -> float:
+    """The Δ_z a release of ``table`` must use under ``model`` (count, plus sub-count when the table has one).
+
+    >>> from engine.public_info.count_table import counties_demo
+    >>> sensitivity_for(counties_demo(regions=4, periods=2), DependenceModel("correlated", 100, 0.0, 0.5))
+    200.0
+    """
+    return model.release_sensitivity(subcounts=table.subcounts is not None)
 
 
 def release_counts(
@@ -137,32 +171,41 @@ def release_counts(
     j, t = table.counts.shape
     r = config.replicates
     has_d = table.subcounts is not None
+    needed = config.dependence.release_sensitivity(subcounts=has_d)
+    if config.dependence.kind == "correlated" and config.sensitivity < needed:
+        raise InvalidParameterError(
+            f"sensitivity = {config.sensitivity:g} is below the Δ_z = {needed:g} this table needs under the declared "
+            f"dependence ({config.dependence.describe()}{', count + sub-count' if has_d else ''}); use {needed:g}"
+        )
     bound = "subcount" in config.public
     total_public = "total" in config.public
     out_c = np.zeros((r, j, t), dtype=np.int64)
     out_d = np.zeros((r, j, t), dtype=np.int64) if has_d else None
     regions = np.zeros((r, j, t), dtype=np.int8) if config.method == "postprocess" else None
+    subcounts = table.subcounts
+    d: np.ndarray | None
     for k in range(t):
         if cancel is not None:
             cancel.raise_if_cancelled("the count release")
         xc = table.counts[:, k]
-        xd = table.subcounts[:, k] if has_d else None
+        xd = subcounts[:, k] if subcounts is not None else None
         s = int(xc.sum())
         if config.method == "postprocess":
             a = config.noise_rate
             yc = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
-            yd = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if has_d else None
-            if has_d and not bound:  # sub-counts projected on their own (≥ 0), counts on theirs
+            yd = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if xd is not None else None
+            if yd is not None and not bound:  # sub-counts projected on their own (≥ 0), counts on theirs
                 c, _, reg = two_stage_projection(yc, None, s if total_public else None)
                 d, _, _ = two_stage_projection(yd, None, None)
             else:
                 c, d, reg = two_stage_projection(yc, yd, s if total_public else None)
-            regions[:, :, k] = reg
+            if regions is not None:
+                regions[:, :, k] = reg
         else:
             a = config.noise_rate
             if config.base == "naive":
                 c = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
-                d = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if has_d else None
+                d = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if xd is not None else None
             else:
                 conc = None
                 if config.base == "prior":
@@ -170,9 +213,9 @@ def release_counts(
                     conc = config.alpha * np.maximum(prev, 1).astype(float)
                 c, d = sample_congenial(xc, xd, s, a, r, rng=rng, concentration=conc, subcount_bound=bound)
         out_c[:, :, k] = c
-        if has_d:
+        if out_d is not None and d is not None:
             out_d[:, :, k] = d
         if progress is not None:
             progress(Progress(k + 1, t, f"{config.label}: period {table.periods[k]}"))
     notes = tuple(table.notes)
-    return CountRelease(config, out_c, out_d, _guarantee(config, t), regions, notes)
+    return CountRelease(config, out_c, out_d, release_guarantee(config, t, has_d), regions, notes)

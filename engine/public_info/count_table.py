@@ -249,8 +249,18 @@ def count_table_from_frame(
     return CountTable(regions=regions, periods=periods, counts=grid, subcounts=sub, population=pop, label=label)
 
 
-def load_count_table(source: Any, *, filename: str | None = None, **columns: str | None) -> CountTable:
+def load_count_table(
+    source: Any,
+    *,
+    filename: str | None = None,
+    region: str = "region",
+    period: str = "period",
+    count: str = "count",
+    subcount: str | None = None,
+    population: str | None = None,
+) -> CountTable:
     """Read a CSV/Parquet file (path, bytes or file object) and validate it (see :func:`count_table_from_frame`)."""
     frame = load_table(source, filename=filename)
     name = filename or (str(source) if isinstance(source, (str,)) else "uploaded table")
-    return count_table_from_frame(frame, label=name, **columns)
+    return count_table_from_frame(frame, region=region, period=period, count=count, subcount=subcount,
+                                  population=population, label=name)

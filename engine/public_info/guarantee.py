@@ -86,6 +86,8 @@ class TPGuarantee(Serializable):
         Number of periods released with this guarantee each (a count table's study length).
     notes : tuple of str
         Caveats a reviewer must read.
+    basis : str
+        Where Δ_z came from (the declared dependence model), shown in the headline when given.
 
     Examples
     --------
@@ -107,6 +109,7 @@ class TPGuarantee(Serializable):
     composition: Composition = "single"
     periods: int = 1
     notes: tuple[str, ...] = field(default=())
+    basis: str = ""
 
     def __post_init__(self) -> None:
         check_interval("epsilon", self.epsilon, 0, None, closed="neither", allow_inf=True)
@@ -157,7 +160,8 @@ class TPGuarantee(Serializable):
 
     def headline(self) -> str:
         return (
-            f"{self.standard} with ε = {self.epsilon:.6g} {SCOPE} (Δ_z = {self.sensitivity:.6g}) for {self.unit}"
+            f"{self.standard} with ε = {self.epsilon:.6g} {SCOPE} (Δ_z = {self.sensitivity:.6g}"
+            f"{' from ' + self.basis if self.basis else ''}) for {self.unit}"
         )
 
     def describe(self) -> list[str]:

@@ -80,8 +80,8 @@ def l2_wasserstein_mcmc(
     c = np.tile(_start(j, None if base == "naive" else total, conc), (r, 1))
     d = None if xd_arr is None else np.zeros((r, j), dtype=np.int64)
     res_c = c - xc[None]
-    res_d = None if d is None else d - xd_arr[None]
-    sq = (res_c**2).sum(axis=1).astype(float) + (0.0 if d is None else (res_d**2).sum(axis=1))
+    res_d = None if d is None or xd_arr is None else d - xd_arr[None]
+    sq = (res_c**2).sum(axis=1).astype(float) + (0.0 if res_d is None else (res_d**2).sum(axis=1))
     p_step = min(1.0, a)  # δ − 1 ~ Geometric: mean step ≈ 1/a
     rows = np.arange(r)
     for _ in range(iterations):
@@ -99,7 +99,7 @@ def l2_wasserstein_mcmc(
             new_sq_c = sq - ri**2 - rk**2 + (ri - delta) ** 2 + (rk + delta) ** 2
         ci_new = c[rows, i] + delta if base == "naive" else c[rows, i] - delta
         ck_new = c[rows, k] + (0 if base == "naive" else delta)
-        if d is not None:
+        if d is not None and res_d is not None:
             rdi = res_d[rows, i]
             new_sq_d = sq - rdi**2 + (rdi + delta) ** 2
             di_new = d[rows, i] + delta
@@ -135,7 +135,7 @@ def l2_wasserstein_mcmc(
                 res_c[ra, ia] -= delta[acc_c]
                 c[ra, ka] += delta[acc_c]
                 res_c[ra, ka] += delta[acc_c]
-        if acc_d.any():
+        if acc_d.any() and d is not None and res_d is not None:
             ra, ia = rows[acc_d], i[acc_d]
             d[ra, ia] += delta[acc_d]
             res_d[ra, ia] += delta[acc_d]

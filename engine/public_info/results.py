@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.public_info.count_release import CountReleaseConfig, release_counts
 from engine.public_info.count_table import CountTable
+from engine.public_info.dependence import DependenceModel
 from engine.public_info.guarantee import PUBLIC_STATISTICS, TPGuarantee
 from engine.public_info.projection import REGION_CODES
 from engine.serialization import Serializable
@@ -35,7 +37,7 @@ __all__ = ["STUDY_METHODS", "CountStudyConfig", "StudyCell", "CountStudyResults"
            "build_count_study"]
 
 #: Method keys of a study → (method, base).
-STUDY_METHODS = {
+STUDY_METHODS: dict[str, tuple[Literal["postprocess", "wasserstein"], Literal["naive", "congenial", "prior"]]] = {
     "postprocess": ("postprocess", "congenial"),
     "wasserstein-naive": ("wasserstein", "naive"),
     "wasserstein-congenial": ("wasserstein", "congenial"),
@@ -57,6 +59,7 @@ class CountStudyConfig(Serializable):
     alpha: float = 1.0
     sensitivity: float = 2.0
     highlight: tuple[str, ...] = ()
+    dependence: DependenceModel = DependenceModel()
 
     def __post_init__(self) -> None:
         if not self.methods:
@@ -78,7 +81,8 @@ class CountStudyConfig(Serializable):
     def release_config(self, method_key: str, epsilon: float) -> CountReleaseConfig:
         method, base = STUDY_METHODS[method_key]
         return CountReleaseConfig(method=method, base=base, epsilon=epsilon, public=self.public, alpha=self.alpha,
-                                  replicates=self.replicates, sensitivity=self.sensitivity)
+                                  replicates=self.replicates, sensitivity=self.sensitivity,
+                                  dependence=self.dependence)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ W∞ is computed exactly by the log-space stochastic-dominance test of digest G4
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -29,6 +31,9 @@ __all__ = [
     "w_infinity",
     "gaussian_beta1",
     "gaussian_sensitivity",
+    "gaussian_z_coefficient",
+    "GaussianSensitivityReport",
+    "gaussian_sensitivity_report",
     "binary_sdl_sensitivity",
     "correlated_counts_sensitivity",
     "correlated_counts_grid",
@@ -206,7 +211,98 @@ def gaussian_sensitivity(
     sigma = lo if construction == "mean-plus-noise" else hi
     if construction == "mean-plus-noise" and lo == 0:
         return delta / n
-    return float(delta * abs(gaussian_beta1(n, sigma**2, construction, tau2)))
+    return float(delta * abs(float(gaussian_beta1(n, sigma**2, construction, tau2))))
+
+
+def gaussian_z_coefficient(
+    n: int,
+    sigma2: float,
+    construction: Literal["independent", "mean-plus-noise", "first-minus-rest"] = "independent",
+    tau2: float = 1.0,
+) -> float:
+    r"""β_Z: the coefficient of Z in the regression of X̄ on (X₁, Z) — the term the paper's Eq. 16 multiplies by
+    z − μ_Z (digest §5.1, G3). ``sigma2 = inf`` gives the limit σ → ∞.
+
+    * independent Z: 0;
+    * Z = X̄ + η: β_Z = (σ²(n−1)/n²) / (σ²(n−1)/n² + τ²);
+    * Z = X₁ − X̄₋₁ + η: β_Z = −((n−1)/n)·κ, κ = (σ²/(n−1)) / (σ²/(n−1) + τ²) (→ −(n−1)/n as σ → ∞).
+
+    Examples
+    --------
+    >>> round(gaussian_z_coefficient(100, 4.0, "first-minus-rest", tau2=0.04), 7)
+    -0.4974874
+    """
+    n = check_integer("n", n, 2, None)
+    check_choice("construction", construction, GAUSSIAN_Z_CONSTRUCTIONS)
+    s2 = check_interval("sigma2", sigma2, 0, None, allow_inf=True)
+    if construction == "independent":
+        return 0.0
+    tau2 = check_interval("tau2", tau2, 0, None, closed="neither")
+    if construction == "mean-plus-noise":
+        if math.isinf(s2):
+            return 1.0
+        v = s2 * (n - 1) / n**2
+        return v / (v + tau2)
+    kappa = 1.0 if math.isinf(s2) else (s2 / (n - 1)) / (s2 / (n - 1) + tau2)
+    return -(n - 1) / n * kappa
+
+
+@dataclass(frozen=True)
+class GaussianSensitivityReport:
+    """Example 1's Δ_z (corrected) next to what the paper's Eq. 16 gives for an observed z − μ_Z (digest G3).
+
+    ``sigma_at`` is the σ where the corrected supremum is attained (None when β₁ does not depend on σ);
+    ``paper_eq16`` = |Δ·β₁ + β_Z·(z − μ_Z)| evaluated there.
+    """
+
+    delta_z: float
+    beta1: float
+    beta_z: float
+    sigma_at: float | None
+    z_offset: float
+    paper_eq16: float
+
+    @property
+    def paper_differs(self) -> bool:
+        return not math.isclose(self.paper_eq16, self.delta_z, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def gaussian_sensitivity_report(
+    delta: float,
+    n: int,
+    construction: Literal["independent", "mean-plus-noise", "first-minus-rest"] = "independent",
+    tau2: float = 1.0,
+    sigma_min: float = 0.0,
+    sigma_max: float = math.inf,
+    z_offset: float = 0.0,
+) -> GaussianSensitivityReport:
+    r"""The corrected Δ_z = Δ·sup|β₁| (:func:`gaussian_sensitivity`) and the paper's Eq. 16 value for an observed
+    z − μ_Z = ``z_offset``, at the σ attaining the supremum (digest §5.1, G3: the z − μ_Z term cancels between the
+    two secret-conditional means, so the correct Δ_z does not depend on z).
+
+    Examples
+    --------
+    Digest O4 (n = 100, σ = 2, τ² = 0.04, Z = X₁ − X̄₋₁ + η), Δ = 1 and an observed z one unit above μ_Z:
+
+    >>> r = gaussian_sensitivity_report(1.0, 100, "first-minus-rest", 0.04, sigma_max=2.0, z_offset=1.0)
+    >>> round(r.delta_z, 7), round(r.paper_eq16, 7), r.paper_differs
+    (0.5074874, 0.01, True)
+    """
+    corrected = gaussian_sensitivity(delta, n, construction, tau2, sigma_min, sigma_max)
+    z_offset = check_interval("z_offset", z_offset, None, None)
+    if construction == "independent":
+        sigma_at: float | None = None
+        s2 = 1.0
+    elif construction == "mean-plus-noise":
+        sigma_at = float(sigma_min)
+        s2 = sigma_at**2
+    else:
+        sigma_at = float(sigma_max)
+        s2 = sigma_at**2
+    beta1 = corrected / delta
+    beta_z = gaussian_z_coefficient(n, s2, construction, tau2)
+    paper = abs(delta * beta1 + beta_z * z_offset)
+    return GaussianSensitivityReport(corrected, beta1, beta_z, sigma_at, z_offset, paper)
 
 
 def _truncate(logpmf: np.ndarray, offset: int, allowed: np.ndarray) -> tuple[np.ndarray, int] | None:
@@ -223,7 +319,7 @@ def _truncate(logpmf: np.ndarray, offset: int, allowed: np.ndarray) -> tuple[np.
 
 def binary_sdl_sensitivity(
     n: int,
-    p_values: np.ndarray | list[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99),
+    p_values: np.ndarray | Sequence[float] = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99),
     *,
     k: int | None = None,
     t_star: float | None = None,

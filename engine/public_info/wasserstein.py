@@ -369,12 +369,12 @@ def sample_congenial(
         band = cum[:, -1]
         if width < w.size:
             g_off, g, g_top = forward[j]
-            total = np.maximum(g_top * g[np.clip(remaining - g_off, 0, g.size - 1)], band)
+            row_mass = np.maximum(g_top * g[np.clip(remaining - g_off, 0, g.size - 1)], band)
         else:
-            total = band
-        if np.any(total <= 0):
+            row_mass = band
+        if np.any(row_mass <= 0):
             raise InvalidParameterError("internal: no mass left in the backward pass")  # pragma: no cover
-        u = rng.random(size) * total
+        u = rng.random(size) * row_mass
         inside = u <= band
         pick = first + np.minimum((cum < u[:, None]).sum(axis=1), width - 1)
         out = np.flatnonzero(~inside)

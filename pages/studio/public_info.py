@@ -13,6 +13,7 @@ import streamlit as st
 from engine.errors import CancelledError, EngineError
 from engine.progress import Progress
 from engine.public_info.count_table import COUNTIES_DEMO
+from engine.public_info.dependence import DependenceModel
 from engine.public_info.guarantee import PUBLIC_STATISTICS
 from engine.public_info.results import STUDY_METHODS, CountStudyConfig
 from engine.rng import SEEDED_WARNING
@@ -21,7 +22,10 @@ from ui.cached import sha256_bytes, uploaded_table
 from ui.common import field_error, seed_badge, stop_page, user_errors
 from ui.figures import public_info as figs
 from ui.figures.theme import fmt
-from ui.state import get_state, parse_seed, seed_widget
+from ui.records import check_studio_range
+from ui.sections.public_info_calculators import draw_calculators
+from ui.sections.public_info_dependence import draw_dependence
+from ui.state import STUDIO_EPSILON, get_state, parse_seed, seed_widget
 
 state = get_state()
 saved = state.public_info or {}
@@ -95,23 +99,31 @@ for col, (key, text) in zip(pcols, PUBLIC_STATISTICS.items(), strict=True):
 # ---- 3. dependence and Δ_z --------------------------------------------------------------------------------------
 st.header("3. Dependence between people and Δ_z")
 d1, d2 = st.columns([1, 2])
-seed_widget("public_info.sensitivity", float(saved_study.get("sensitivity", 2.0)))
-sensitivity = d1.number_input("Δ_z used by the release", min_value=0.5, max_value=1000.0, step=0.5,
-                              key="public_info.sensitivity",
-                              help="2 = one person changes one count and one sub-count by at most 1 each (the DP "
-                                   "value, valid only without dependence between people).")
-seed_widget("public_info.model", saved.get("model", {}).get("kind", "fixed"))
-kind = d1.radio("Dependence model", ["fixed", "correlated"], key="public_info.model",
-                format_func=MODELS.get)
-model = {"kind": kind}
+saved_model = saved.get("model") or {}
+seed_widget("public_info.model", saved_model.get("kind", "fixed"))
+kind = d1.radio("Dependence model", ["fixed", "correlated"], key="public_info.model", format_func=MODELS.get)
+model = DependenceModel()
+has_sub = table.subcounts is not None
 if kind == "correlated":
-    saved_model = saved.get("model") or {}
     seed_widget("public_info.n", int(saved_model.get("n", 20)))
-    model["n"] = int(d1.number_input("people per group n", 2, 500, key="public_info.n"))
+    n_people = int(d1.number_input("people per group n", 2, 500, key="public_info.n"))
     seed_widget("public_info.z", (float(saved_model.get("z0", 0.2)), float(saved_model.get("z1", 0.6))))
-    model["z0"], model["z1"] = d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05)
+    z0, z1 = d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05)
+    model = DependenceModel("correlated", n=n_people, z0=float(z0), z1=float(z1))
+    sensitivity = cpi.release_sensitivity(model.to_json(), has_sub)
+    d1.metric("Δ_z used by the release", fmt(sensitivity, 6),
+              help="Computed from the dependence model (exact W∞ of §4.4)" + (", doubled for the sub-count" if has_sub
+                                                                              else "") + "; every method uses it.")
+else:
+    seed_widget("public_info.sensitivity",
+                float(saved_study.get("sensitivity", 2.0)) if saved_model.get("kind", "fixed") == "fixed" else 2.0)
+    sensitivity = d1.number_input("Δ_z used by the release", min_value=0.5, max_value=1000.0, step=0.5,
+                                  key="public_info.sensitivity",
+                                  help="2 = one person changes one count and one sub-count by at most 1 each (the DP "
+                                       "value, valid only without dependence between people).")
 seed_widget("public_info.prior", 0.5)
 prior = d1.slider("Adversary's prior that a person is in the data", 0.01, 0.99, key="public_info.prior")
+draw_calculators()
 
 # ---- 4. the study configuration ---------------------------------------------------------------------------------
 st.header("4. Release study")
@@ -137,36 +149,20 @@ with user_errors(s2):
         epsilons = tuple(float(x) for x in eps_text.replace(";", ",").split(",") if x.strip())
     except ValueError:
         raise EngineError(f"ε per period must be numbers separated by commas; got {eps_text!r}") from None
+    for eps in epsilons:  # the Studio's range, as links and records are checked on load
+        check_studio_range("ε per period", eps, *STUDIO_EPSILON, "this field")
     config = CountStudyConfig(methods=tuple(methods), epsilons=epsilons, replicates=int(replicates),
                               public=tuple(public), alpha=float(alpha), sensitivity=float(sensitivity),
-                              highlight=tuple(highlight))
+                              highlight=tuple(highlight), dependence=model)
 if config is None:
     stop_page()
 state.public_info = {"source": source, "data": data_key if source == "demo" else f"upload:{data_key[:16]}",
-                     "model": model, "seed": seed, "study": config.to_dict(), "periods": len(table.periods)}
+                     "model": model.to_dict(), "seed": seed, "study": config.to_dict(), "periods": len(table.periods)}
 st.markdown(seed_badge(seed))
 
-summary = cpi.dependence_summary(config.to_json(), json.dumps(model, sort_keys=True), len(table.periods), prior)
+summary = cpi.dependence_summary(config.to_json(), len(table.periods), has_sub, prior)
 with d2:
-    if summary.correlated_delta is not None:
-        z, grid = cpi.heatmap(model["n"], 21)
-        st.plotly_chart(figs.sensitivity_heatmap(z, grid, model["n"], (model["z0"], model["z1"]),
-                                                 summary.correlated_delta), key="public_info.heatmap")
-        st.markdown(f"With groups of **n = {model['n']}** people and **z0 = {fmt(model['z0'])}, "
-                    f"z1 = {fmt(model['z1'])}**, one person can move a count by up to **Δ_z = "
-                    f"{summary.correlated_delta}** (the DP value is 1 per count). Raise the release's Δ_z to cover it.")
-    lo, hi = summary.band
-    st.markdown(
-        f"**Guarantee at the first ε:** {summary.guarantee.headline()}.\n\n"
-        f"**In plain language:** whatever an adversary who knows Z believed with probability {fmt(prior)} that a "
-        f"person's record takes a value, after seeing one period's release they believe it with probability between "
-        f"**{fmt(lo)}** and **{fmt(hi)}** (Lemma 4).\n\n"
-        f"**Conditioning costs 2ε:** resampling an ε-DP release until it agrees with Z gives "
-        f"{summary.conditioned.headline()} (Lemma 8) — the methods below build Z in instead.")
-    st.dataframe(pd.DataFrame([{"method": m, "noise DL(a): a": a, "noise sd per count": sd, "E|noise|": mae}
-                               for m, a, sd, mae in summary.noise]), hide_index=True)
-    for line in cpi.budget_summary(config.epsilons[0], len(table.periods)):
-        st.caption(line)
+    draw_dependence(summary, model, prior, len(table.periods))
 
 # ---- 5. run ------------------------------------------------------------------------------------------------------
 KEY = "public_info.results"

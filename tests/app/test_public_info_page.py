@@ -4,6 +4,7 @@ keeps the session, and the public-information block of the decision record throu
 from __future__ import annotations
 
 import base64
+import json
 
 import numpy as np
 import plotly.io as pio
@@ -12,7 +13,7 @@ import pytest
 from engine.public_info.count_table import counties_demo
 from engine.public_info.results import CountStudyConfig, build_count_study
 from engine.rng import make_rng
-from tests.app.conftest import assert_clean, open_page, start_app, studio
+from tests.app.conftest import assert_clean, open_page, shown, start_app, studio
 
 
 def tiny_study(at, seed: str = "7"):
@@ -158,3 +159,137 @@ def test_inference_panel_shows_the_engines_posterior_and_risks():
     assert table["Bayes risk E[Var | Y*] (projected)"] == risk["projected"] > risk["y_and_z"]
     power = power_comparison(30, 0.3, 0.7, epsilon=0.5)
     assert table["power, Laplace noise: raw"] == power["raw"] and table["power, Laplace noise: clipped"] == power["clipped"]
+
+
+def correlated(at, n: int = 100, z: tuple[float, float] = (0.0, 0.5)):
+    at.radio(key="public_info.model").set_value("correlated").run()
+    at.number_input(key="public_info.n").set_value(n)
+    at.slider(key="public_info.z").set_value(z).run()
+    assert_clean(at)
+    return at
+
+
+def test_correlated_model_sets_the_releases_delta_z_and_its_noise_scale():
+    """O3 (n = 100, z0 = 0, z1 = 0.5): Δ_z = 100 per count, 200 for counties-demo's count + sub-count; the release
+    runs with it (noise DL(ε/Δ_z), scale Δ_z/ε) and every caption says which Δ_z was used."""
+    from engine.public_info.dependence import DependenceModel
+
+    at = correlated(open_page(start_app(), "public_info"))
+    model = DependenceModel("correlated", n=100, z0=0.0, z1=0.5)
+    cfg = CountStudyConfig.from_dict(studio(at).public_info["study"])
+    assert cfg.dependence == model and cfg.sensitivity == 200.0 == 2 * model.count_sensitivity
+    assert next(m for m in at.metric if m.label == "Δ_z used by the release").value == "200"
+    assert not any(n.key == "public_info.sensitivity" for n in at.number_input)  # not typed by hand
+    noise = next(d for d in at.dataframe if "noise DL(a): a" in d.value.columns).value
+    eps = cfg.epsilons[0]
+    assert noise["noise DL(a): a"].tolist() == [cfg.release_config(m, eps).noise_rate for m in cfg.methods]
+    assert 1 / cfg.release_config("postprocess", eps).noise_rate == pytest.approx(200 / eps)  # scale Δ_z/ε
+    assert any("Δ_z = 200 from correlated counts, groups of n = 100 with z0 = 0, z1 = 0.5: 100 per count, "
+               "doubled for the sub-count" in m.value for m in at.markdown)
+    at.text_input(key="public_info.seed").input("7")
+    at.text_input(key="public_info.epsilons").input("0.5")
+    at.number_input(key="public_info.replicates").set_value(2)
+    at.multiselect(key="public_info.methods").set_value(["postprocess"]).run()
+    at.button(key="public_info.run").click().run()
+    assert_clean(at)
+    results, _ = at.session_state["public_info_results"]
+    ref = build_count_study(counties_demo(), CountStudyConfig.from_dict(studio(at).public_info["study"]),
+                            rng=make_rng(7))
+    np.testing.assert_array_equal(results.cells[0].released, ref.cells[0].released)
+    assert results.cells[0].guarantee.sensitivity == 200.0
+    assert "Δ_z = 200 from correlated counts" in figure(at, "Relative error").layout.title.text
+
+
+def test_ignoring_the_dependence_panel_shows_the_engines_realised_epsilon():
+    """O6 (n = 20, z0 = 0.3, z1 = 0.7, ε = 1): Δ_z = 9 keeps ε (0.4854); the DP sensitivity 1 gives 4.3046."""
+    from engine.public_info.dependence import DependenceModel, dependence_audit
+
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.epsilons").input("1")
+    correlated(at, 20, (0.3, 0.7))
+    audit = dependence_audit(DependenceModel("correlated", n=20, z0=0.3, z1=0.7), 1.0)
+    table = next(d for d in at.dataframe if "realised ε" in d.value.columns).value
+    assert table["realised ε"].tolist() == [audit.calibrated.realised_epsilon, audit.ignoring.realised_epsilon]
+    assert round(table["realised ε"][1], 4) == 4.3046 and table["claim holds"].tolist() == [True, False]
+    assert table["calibrated to"][0] == "the model's Δ_z = 9"
+    assert any("really ε = 4.305-TP, not ε = 1" in e.value for e in at.error)
+
+
+def test_calculators_show_delta_z_and_the_papers_eq16_error():
+    from engine.public_info.sensitivity import binary_sdl_sensitivity, gaussian_sensitivity_report
+    from ui.figures.theme import fmt
+
+    at = open_page(start_app(), "public_info")
+    at.selectbox(key="public_info.calc_z").set_value("first-minus-rest").run()
+    assert_clean(at)
+    r = gaussian_sensitivity_report(1.0, 100, "first-minus-rest", 0.04, sigma_max=2.0, z_offset=1.0)  # O4: 0.5074874
+    assert next(m for m in at.metric if m.label.startswith("Δ_z = Δ")).value == fmt(r.delta_z, 6) == "0.507487"
+    assert any(f"The paper's Eq. 16 gives {fmt(r.paper_eq16, 6)}; the correct value is 0.507487" in w.value
+               for w in at.warning)
+    at.number_input(key="public_info.calc_offset").set_value(0.0).run()
+    assert not any("Eq. 16 gives" in w.value for w in at.warning)
+    at.radio(key="public_info.calc").set_value("binary").run()
+    at.number_input(key="public_info.calc_bn").set_value(50).run()
+    at.number_input(key="public_info.calc_k").set_value(5).run()  # k's range follows n: one run each
+    assert_clean(at)
+    assert next(m for m in at.metric if m.label == "Δ_z (Eq. 35)").value == str(binary_sdl_sensitivity(50, k=5)) == "1"
+
+
+# ---- scenario links ------------------------------------------------------------------------------------------
+
+def test_scenario_link_round_trips_the_pages_settings():
+    from tests.app.test_tampered_links_and_records import open_link
+    from ui.links import scenario_params
+
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.epsilons").input("0.25, 3")
+    at.checkbox(key="public_info.public_last-period").uncheck()
+    at.multiselect(key="public_info.methods").set_value(["postprocess", "wasserstein-naive"])
+    at.number_input(key="public_info.alpha").set_value(2.5)
+    at.text_input(key="public_info.seed").input("5")
+    correlated(at, 30, (0.1, 0.9))
+    params = scenario_params(studio(at))
+    assert "pinfo" in params
+    fresh = open_page(open_link(params), "public_info")
+    assert_clean(fresh)
+    assert studio(fresh).public_info["study"] == studio(at).public_info["study"]
+    assert studio(fresh).public_info["model"] == {"kind": "correlated", "n": 30, "z0": 0.1, "z1": 0.9}
+    assert fresh.text_input(key="public_info.epsilons").value == "0.25, 3"
+    assert fresh.checkbox(key="public_info.public_last-period").value is False
+    assert fresh.multiselect(key="public_info.methods").value == ["postprocess", "wasserstein-naive"]
+    assert fresh.number_input(key="public_info.alpha").value == 2.5
+    assert fresh.text_input(key="public_info.seed").value == "5"
+    assert fresh.radio(key="public_info.model").value == "correlated"
+    assert fresh.number_input(key="public_info.n").value == 30 and fresh.slider(key="public_info.z").value == (0.1, 0.9)
+    assert scenario_params(studio(fresh))["pinfo"] == params["pinfo"]
+
+
+@pytest.mark.parametrize(("change", "shown"), [
+    ({"epsilons": [0.5, 60.0]}, "ε per period = 60, outside the range this Studio accepts, [0.001, 50]"),
+    ({"replicates": 5000}, "replicates = 5000, outside the range this Studio accepts, [1, 1000]"),
+    ({"dependence": {"kind": "correlated", "n": 800, "z0": 0.1, "z1": 0.9}, "sensitivity": 2000.0},
+     "people per group n = 800, outside the range this Studio accepts, [2, 500]"),
+    ({"methods": ["wasserstein-congenial"], "public": ["subcount"]}, "declare 'total' public"),
+], ids=["epsilon", "replicates", "group-size", "base-needs-total"])
+def test_a_link_with_public_info_settings_out_of_range_is_refused_not_clamped(change, shown):
+    from tests.app.test_tampered_links_and_records import open_link, warnings
+
+    study = {**CountStudyConfig(epsilons=(0.5,), replicates=3).to_dict(), **change}
+    model = study.get("dependence", {"kind": "fixed"})
+    link = {"data": "togo-demo", "pinfo": json.dumps({"source": "demo", "model": model, "seed": 3, "study": study})}
+    at = open_link(link)
+    assert_clean(at)
+    assert "public-information settings could not be restored" in warnings(at) and shown in warnings(at)
+    assert studio(at).public_info == {}  # nothing applied
+    open_page(at, "public_info")
+    assert_clean(at)
+    assert at.number_input(key="public_info.replicates").value == 20  # the page's defaults
+
+
+def test_epsilon_outside_the_studio_range_is_refused_on_the_page_as_in_links():
+    at = open_page(start_app(), "public_info")
+    at.text_input(key="public_info.epsilons").input("0.5, 100").run()
+    assert_clean(at)
+    assert any("ε per period = 100, outside the range this Studio accepts, [0.001, 50]" in shown(e.value)
+               for e in at.error)
+    assert 100.0 not in studio(at).public_info["study"]["epsilons"]  # so no link or record states it

@@ -58,6 +58,10 @@ def test_counts_input_wasserstein(tmp_path, capsys, base):
     (["--method", "postprocess", "--epsilon", "-1"], "epsilon"),
     (["--method", "postprocess", "--epsilon", "1", "--public", "total,nope"], "public"),
     (["--method", "postprocess", "--epsilon", "1", "--count", "nope"], "count column 'nope'"),
+    (["--method", "postprocess", "--epsilon", "1", "--dependence", "100,0.5"], "--dependence must be N,Z0,Z1"),
+    (["--method", "postprocess", "--epsilon", "1", "--dependence", "10,0.7,0.3"], "z0 must be ≤ z1"),
+    (["--method", "postprocess", "--epsilon", "1", "--dependence", "100,0,0.5", "--sensitivity", "50"],
+     "below the Δ_z = 100 of one count"),
 ])
 def test_counts_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
     path, _ = _input(tmp_path)
@@ -71,3 +75,18 @@ def test_counts_missing_file(tmp_path, capsys):
     code = main(["counts", "--input", str(tmp_path / "none.csv"), "--method", "postprocess", "--epsilon", "1",
                  "--output", str(tmp_path / "o.csv")])
     assert code == 2 and "--input" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("subcount", "expected"), [(True, 200.0), (False, 100.0)])
+def test_counts_dependence_model_sets_delta_z(tmp_path, capsys, subcount, expected):
+    """O3's model (n = 100, z0 = 0, z1 = 0.5): Δ_z = 100 per count, doubled with a sub-count; noise rate ε/Δ_z."""
+    path, _ = _input(tmp_path)
+    code = main(["counts", "--input", str(path), "--region", "county", "--period", "month", "--count", "cases",
+                 *(["--subcount", "deaths"] if subcount else []), "--method", "postprocess", "--epsilon", "0.5",
+                 "--dependence", "100,0,0.5", "--seed", "1", "--output", str(tmp_path / "o.csv")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    payload = json.loads(captured.out)
+    assert payload["config"]["sensitivity"] == expected == payload["guarantee"]["sensitivity"]
+    assert payload["config"]["dependence"] == {"kind": "correlated", "n": 100, "z0": 0.0, "z1": 0.5}
+    assert payload["guarantee"]["basis"].startswith("correlated counts, groups of n = 100 with z0 = 0, z1 = 0.5")

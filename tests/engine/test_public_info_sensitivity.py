@@ -129,3 +129,33 @@ def test_figure4_grid_matches_pointwise_values():
     expected = np.array([row for n, _, row in O3 if n == 100], dtype=float)
     assert np.array_equal(grid, expected)
     assert np.isnan(correlated_counts_grid(10, [0.6], [0.2])[0, 0])
+
+
+@pytest.mark.parametrize("construction", ["independent", "mean-plus-noise", "first-minus-rest"])
+def test_beta_z_solves_eq34(construction):
+    """β_Z (the coefficient Eq. 16 multiplies by z − μ_Z) equals the regression of X̄ on (X₁, Z) solved by hand."""
+    from engine.public_info.sensitivity import gaussian_z_coefficient
+
+    n, s2, tau2 = 100, 4.0, 0.04
+    cov_x1_z, var_z, cross_z = {
+        "independent": (0.0, tau2, 0.0),
+        "mean-plus-noise": (s2 / n, s2 / n + tau2, s2 / n),
+        "first-minus-rest": (s2, s2 + s2 / (n - 1) + tau2, 0.0),
+    }[construction]
+    coef = np.linalg.solve(np.array([[s2, cov_x1_z], [cov_x1_z, var_z]]), np.array([s2 / n, cross_z]))
+    assert coef[0] == pytest.approx(gaussian_beta1(n, s2, construction, tau2), rel=1e-9)
+    assert gaussian_z_coefficient(n, s2, construction, tau2) == pytest.approx(coef[1], rel=1e-9, abs=1e-15)
+
+
+def test_paper_eq16_differs_from_the_corrected_value_only_through_z_minus_mu():
+    """G3: Eq. 16 adds β_Z·(z − μ_Z); the corrected Δ_z = Δ·sup|β₁| (O4 at σ = 2, τ² = 0.04: β₁ = 0.5074874)."""
+    from engine.public_info.sensitivity import gaussian_sensitivity_report
+
+    r = gaussian_sensitivity_report(1.0, 100, "first-minus-rest", 0.04, sigma_max=2.0, z_offset=1.0)
+    assert r.delta_z == pytest.approx(0.5074874, abs=1e-7) and r.sigma_at == 2.0
+    assert r.paper_eq16 == pytest.approx(abs(0.5074874 - 0.99 * (4 / 99) / (4 / 99 + 0.04)), abs=1e-7)
+    assert r.paper_differs
+    same = gaussian_sensitivity_report(1.0, 100, "first-minus-rest", 0.04, sigma_max=2.0, z_offset=0.0)
+    assert same.paper_eq16 == pytest.approx(same.delta_z) and not same.paper_differs
+    independent = gaussian_sensitivity_report(2.0, 50, z_offset=3.0)
+    assert independent.delta_z == pytest.approx(0.04) and not independent.paper_differs

@@ -11,6 +11,8 @@ __all__ = [
     "per_record_cells",
     "per_record_policy",
     "per_record_tdp",
+    "public_info_calculators",
+    "public_info_dependence",
     "tradeoffs_form",
     "tradeoffs_results",
     "tradeoffs_run",
