@@ -117,9 +117,11 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(autouse=True)
 def _earlier_steps_passed(request):
-    """In a module of steps, a step after a failed one starts from the page the failure left behind: skip it."""
+    """In a module of steps, a step after a failed one starts from the page the failure left behind: skip it. Only
+    the steps of the shared session (tests that take the module's ``page`` or ``sessions`` fixture) are skipped; a
+    test with a browser page of its own still runs."""
     failed = getattr(request.module, "FAILED_STEP", None)
-    if failed is not None:
+    if failed is not None and {"page", "sessions"} & set(request.fixturenames):
         pytest.skip(f"the earlier step {failed} failed; this step continues its session")
 
 

@@ -1,100 +1,123 @@
-"""End-to-end in Chromium: declare public information → run a tiny seeded study → figures → export → re-import."""
+"""End-to-end in Chromium: declare public information → run a tiny seeded study → figures → export → re-import,
+as ordered steps of one session (a step after a failed one is skipped), and Stop during a larger study in a session
+of its own."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, PAGES, go, idle, import_record, no_exception, shoot
+from tests.e2e.conftest import ARTIFACTS, PAGES, SCREENSHOTS, go, idle, import_record, no_exception, shoot
 
 pytestmark = pytest.mark.e2e
+STEPS = True
 
 
-def test_public_information_page_in_chromium(browser, server):
+@pytest.fixture(scope="module")
+def page(browser):
+    page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def record_path(tmp_path_factory):
+    return tmp_path_factory.mktemp("public-info") / "decision-record-public-info.json"
+
+
+def open_public_info(page, url) -> None:
+    page.goto(url)
+    page.wait_for_function(
+        "t => { const h = document.querySelector('h1'); return h && h.innerText.trim() === t; }",
+        arg=PAGES[""], timeout=60_000,
+    )
+    idle(page, settle=False)
+    go(page, "public_info")
+    no_exception(page)
+
+
+def test_declare_what_is_public_and_a_correlated_dependence_model(page, server):
     from playwright.sync_api import expect
 
-    from engine.decision_record import load_decision_record
-
     url, _, _ = server
-    page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
-    try:
-        page.goto(url)
-        page.wait_for_function(
-            "t => { const h = document.querySelector('h1'); return h && h.innerText.trim() === t; }",
-            arg=PAGES[""], timeout=60_000,
-        )
-        idle(page, settle=False)
-        go(page, "public_info")
-        no_exception(page)
-        expect(page.get_by_text("SYNTHETIC data: 67 regions").first).to_be_visible()
-        # declare: the last period's counts are NOT public; a correlated dependence model
-        page.get_by_text("Last period's counts of every region", exact=True).click()
+    open_public_info(page, url)
+    expect(page.get_by_text("SYNTHETIC data: 67 regions").first).to_be_visible()
+    # declare: the last period's counts are NOT public; a correlated dependence model
+    page.get_by_text("Last period's counts of every region", exact=True).click()
+    idle(page)
+    page.get_by_text("correlated counts (z0, z1)", exact=True).click()
+    idle(page)
+    expect(page.get_by_text("Figure 4")).to_be_visible(timeout=30_000)
+    for label, value in (("ε per period (comma-separated)", "0.5, 2"), ("Seed (empty = fresh randomness)", "11")):
+        box = page.get_by_role("textbox", name=label)
+        box.fill(value)
+        box.press("Tab")
         idle(page)
-        page.get_by_text("correlated counts (z0, z1)", exact=True).click()
-        idle(page)
-        expect(page.get_by_text("Figure 4")).to_be_visible(timeout=30_000)
-        for label, value in (("ε per period (comma-separated)", "0.5, 2"), ("Seed (empty = fresh randomness)", "11")):
-            box = page.get_by_role("textbox", name=label)
-            box.fill(value)
-            box.press("Tab")
-            idle(page)
-        reps = page.get_by_role("spinbutton", name="Replicates")
-        reps.fill("3")
-        reps.press("Tab")
-        idle(page)
-        shoot(page, "pi-1-declared")
-        page.get_by_role("button", name="Run the release study").click()
-        idle(page)
-        expect(page.get_by_text("Release against period (Figure 1)")).to_be_visible(timeout=60_000)
-        expect(page.get_by_text("Simulation — not private").first).to_be_visible()
-        no_exception(page)
-        assert page.locator(".stPlotlyChart").count() >= 5  # heatmap + 3 regions + errors + contraction
-        shoot(page, "pi-2-results")
+    reps = page.get_by_role("spinbutton", name="Replicates")
+    reps.fill("3")
+    reps.press("Tab")
+    idle(page)
+    no_exception(page)
+    shoot(page, "pi-1-declared")
+
+
+def test_a_seeded_study_draws_its_figures_labelled_a_simulation(page):
+    from playwright.sync_api import expect
+
+    page.get_by_role("button", name="Run the release study").click()
+    idle(page)
+    expect(page.get_by_text("Release against period (Figure 1)")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Simulation — not private").first).to_be_visible()
+    no_exception(page)
+    assert page.locator(".stPlotlyChart").count() >= 5  # heatmap + 3 regions + errors + contraction
+    shoot(page, "pi-2-results")
+    if SCREENSHOTS:
         for name, title in (("pi-2b-figure1", "Release against period (Figure 1)"),
                             ("pi-2c-figures23", "Relative error (Figure 2)")):
             page.get_by_text(title).scroll_into_view_if_needed()
             page.wait_for_timeout(300)
             page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
-        go(page, "export")
-        expect(page.get_by_text("Public information (count-table study)")).to_be_visible()
-        with page.expect_download() as download:
-            page.get_by_role("button", name="Decision record (JSON)").first.click()
-        path = ARTIFACTS / "decision-record-public-info.json"
-        download.value.save_as(path)
-        block = load_decision_record(path.read_bytes()).public_information
-        assert block["epsilon_per_period"] == [0.5, 2.0] and list(block["public"]) == ["total", "subcount"]
-        assert block["dependence_model"]["kind"] == "correlated" and block["seed"] == 11
-        shoot(page, "pi-3-export")
 
-        # change the page, then re-import: the declared configuration comes back
-        go(page, "public_info")
-        box = page.get_by_role("textbox", name="ε per period (comma-separated)")
-        box.fill("7")
-        box.press("Tab")
-        idle(page)
-        go(page, "export")
-        import_record(page, path)
-        go(page, "public_info")
-        expect(page.get_by_role("textbox", name="ε per period (comma-separated)")).to_have_value("0.5, 2")
-        no_exception(page)
-        shoot(page, "pi-4-reimported")
-    finally:
-        page.close()
+def test_the_decision_record_carries_the_declared_configuration(page, record_path):
+    from playwright.sync_api import expect
+
+    from engine.decision_record import load_decision_record
+
+    go(page, "export")
+    expect(page.get_by_text("Public information (count-table study)")).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Decision record (JSON)").first.click()
+    download.value.save_as(record_path)
+    block = load_decision_record(record_path.read_bytes()).public_information
+    assert block["epsilon_per_period"] == [0.5, 2.0] and list(block["public"]) == ["total", "subcount"]
+    assert block["dependence_model"]["kind"] == "correlated" and block["seed"] == 11
+    shoot(page, "pi-3-export")
+
+
+def test_reimporting_the_record_restores_the_configuration(page, record_path):
+    from playwright.sync_api import expect
+
+    # change the page, then re-import: the declared configuration comes back
+    go(page, "public_info")
+    box = page.get_by_role("textbox", name="ε per period (comma-separated)")
+    box.fill("7")
+    box.press("Tab")
+    idle(page)
+    go(page, "export")
+    import_record(page, record_path)
+    go(page, "public_info")
+    expect(page.get_by_role("textbox", name="ε per period (comma-separated)")).to_have_value("0.5, 2")
+    no_exception(page)
+    shoot(page, "pi-4-reimported")
 
 
 def test_stop_keeps_the_finished_cells_in_chromium(browser, server):
     from playwright.sync_api import expect
 
     url, _, _ = server
-    page = browser.new_page(viewport={"width": 1440, "height": 2400})
+    page = browser.new_page(viewport={"width": 1440, "height": 2400})  # a session of its own
     try:
-        page.goto(url)
-        page.wait_for_function(
-            "t => { const h = document.querySelector('h1'); return h && h.innerText.trim() === t; }",
-            arg=PAGES[""], timeout=60_000,
-        )
-        idle(page, settle=False)
-        go(page, "public_info")
+        open_public_info(page, url)
         box = page.get_by_role("textbox", name="ε per period (comma-separated)")
         box.fill("0.5, 1, 2, 4")
         box.press("Tab")
