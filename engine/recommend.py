@@ -201,6 +201,20 @@ class FrontierPoint:
     upper: float
     implied_epsilon: float
 
+    def implied_dp(self):
+        """The classic-DP statement for any two records that the point's (B, ε, δ)-TDP implies (switch lemma), as
+        an :class:`engine.guarantee.Guarantee` — its ``headline()`` starts with "VACUOUS" when it guarantees nothing
+        (δ' ≥ 1), as it does wherever the Studio shows a guarantee.
+
+        >>> FrontierPoint("gaussian", 0.1, 1.0, 1e-5, (0.8,), 0.8, 0.8, 0.8, 20.0).implied_dp().headline()
+        'VACUOUS — guarantees nothing: (ε = 20, δ = 1)-DP for one record (classic DP, B = 2)'
+        >>> FrontierPoint("gaussian", 0.4, 1.0, 1e-5, (0.8,), 0.8, 0.8, 0.8, 5.0).implied_dp().vacuous
+        False
+        """
+        from engine.guarantee import Guarantee
+
+        return Guarantee(self.epsilon, self.delta, b=self.b).implied_dp()
+
     def to_dict(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism, "b": self.b, "epsilon": self.epsilon, "delta": self.delta,
                 "repetitions": len(self.values), "mean": self.mean, "ci_low": self.lower, "ci_high": self.upper,

@@ -283,9 +283,13 @@ else:
                 f"**Recommended:** {point.mechanism}, B = {fmt(point.b)}, ε = {fmt(point.epsilon, 4)}, δ = "
                 f"{fmt(point.delta)} — {rec.config.target.describe()} met: mean {fmt(point.mean, 4)}, one-sided "
                 f"bound {fmt(point.lower if rec.config.target.op == '>=' else point.upper, 4)} over {len(point.values)} "
-                f"releases. Implied classic DP for any two records: ε' = {fmt(point.implied_epsilon, 4)}.",
+                f"releases.",
                 icon=":material/recommend:",
             )
+            implied = point.implied_dp()
+            (st.warning if implied.vacuous else st.caption)(
+                f"Implied classic DP for any two records: {implied.headline()}."
+                + (" Records further apart than B are not protected by it." if implied.vacuous else ""))
             if rec.theorem1.get("gamma") is not None:
                 st.caption(f"Theorem 1 for γ = {rec.theorem1['gamma']:g}: inside the region (ε is "
                            f"{fmt(rec.theorem1['epsilon_over_min'])}× its smallest allowed value at this B); "
