@@ -19,7 +19,7 @@ import streamlit as st
 from ui import session_store
 from ui.common import PageStop, render_sidebar, show_notices, warm_up
 from ui.links import apply_scenario_params, scenario_params
-from ui.state import STATE_KEY, get_state
+from ui.state import STATE_KEY, get_state, keep_widget_values
 
 #: Where this session's key for the in-memory store lives (ui.session_store).
 SESSION_KEY = "studio.session_key"
@@ -67,6 +67,7 @@ if isinstance(link_page, str) and link_page != navigation.url_path:
         st.switch_page(target)  # a shared link opens on the page it was made on
 sidebar = st.sidebar.container()
 show_notices(state)
+keep_widget_values()
 try:
     navigation.run()
 except PageStop:  # the page ended early on purpose (ui.common.stop_page): the shell below still runs

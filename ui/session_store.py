@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ui.state import DURABLE_WIDGETS
+
 #: Query parameter holding the session key.
 SESSION_PARAM = "sid"
 #: Sessions kept at once (least recently used dropped first).
@@ -34,6 +36,7 @@ TTL = 2 * 3600.0
 KEPT_KEYS: tuple[str, ...] = (
     "mechanisms.args", "mechanisms.last_good", "mechanisms.runs", "mechanisms.origin",
     "tradeoffs.last_pending",
+    *DURABLE_WIDGETS,
 )
 
 

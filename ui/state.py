@@ -169,6 +169,22 @@ def get_state() -> StudioState:
     return state
 
 
+#: Widget keys whose values outlive their page. Streamlit drops a widget's value at the end of any run that does not
+#: draw it, so settings typed into the Tradeoffs form (one repetition per point, a custom grid) were gone after a
+#: visit to another page; app.py re-assigns these on every run (:func:`keep_widget_values`) and a reload restores
+#: them (ui.session_store). Importing a record still resets them (ui.records drops the pages' keys).
+DURABLE_WIDGETS: tuple[str, ...] = tuple(f"tradeoffs.{k}" for k in (
+    "mechanisms", "preset", "reps", "b_values", "epsilon1", "epsilon2", "delta", "jl_k", "jl_relation",
+    "jl_target_delta", "jl_known", "attacks", "adversary", "seed"))
+
+
+def keep_widget_values(keys: tuple[str, ...] = DURABLE_WIDGETS) -> None:
+    """Keep the values of widgets ``keys`` through runs that do not draw them (call once per run, before the page)."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def seed_widget(key: str, value: Any) -> None:
     """Give widget ``key`` the durable ``value`` unless the widget is live (call before drawing it)."""
     if key not in st.session_state:

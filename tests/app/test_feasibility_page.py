@@ -6,7 +6,6 @@ import pytest
 
 from engine.theory.feasibility import feasibility_report
 from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, studio
-from ui.figures.theme import fmt
 
 
 def metric(at, label):

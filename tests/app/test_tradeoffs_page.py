@@ -93,6 +93,24 @@ def test_results_of_another_dataset_are_set_aside(swept):
     assert any("data changed since the last sweep" in i.value for i in at.info)
 
 
+def test_form_settings_survive_a_visit_to_another_page():
+    """Found by a new-user run: one repetition per point typed into the form was back to 0 (10 repetitions) after a
+    visit to another page, so the next sweep ran ten times longer than asked."""
+    at = open_page(start_app(), "tradeoffs")
+    at.number_input(key="tradeoffs.reps").set_value(1)
+    at.radio(key="tradeoffs.preset").set_value("custom")
+    at.multiselect(key="tradeoffs.mechanisms").set_value(["gaussian"])
+    at.text_input(key="tradeoffs.b_values").set_value("0.5, x")  # submitted, refused: no sweep runs
+    at.button(key="tradeoffs.run").click().run()
+    assert any("B values must be numbers" in e.value for e in at.error)
+    open_page(at, "per_record")
+    assert "tradeoffs.reps" in at.session_state  # kept through a run that did not draw the form
+    open_page(at, "tradeoffs")
+    assert at.number_input(key="tradeoffs.reps").value == 1
+    assert at.radio(key="tradeoffs.preset").value == "custom"
+    assert at.multiselect(key="tradeoffs.mechanisms").value == ["gaussian"]
+
+
 def test_quick_preset_uses_its_own_repetitions_and_the_papers_grid():
     from engine.sweeps import PAPER_B_VALUES
 
