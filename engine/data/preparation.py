@@ -386,6 +386,8 @@ def _fmt(value: float) -> str:
 
 #: ``clip`` warns when more than this share of the rows is shrunk onto the unit sphere.
 CLIP_WARN_SHARE = 0.5
+#: Dropping rows with a missing value warns when it removes more than this share of the table's rows.
+DROP_WARN_SHARE = 0.1
 #: ``maxnorm`` warns when the largest row norm exceeds this multiple of the 99th percentile of the row norms …
 OUTLIER_RATIO = 3.0
 #: … and reports the share of prepared rows whose norm falls below this.
@@ -400,6 +402,9 @@ def normalization_warnings(prepared: PreparedData) -> tuple[str, ...]:
     * ``maxnorm``: the largest row norm M exceeds :data:`OUTLIER_RATIO` × the 99th percentile q of the row norms
       (one outlier sets the scale of every row): say M, q and the share of rows squashed below
       :data:`SQUASHED_NORM`.
+    * missing values: the drop rule removed more than :data:`DROP_WARN_SHARE` of the table's rows (the program is
+      then designed on the people with complete answers, who may differ from the rest): say the share and suggest a
+      public fill value with a missing-indicator.
 
     The numbers quoted are statistics of the confidential data: for the data holder, not for publication.
 
@@ -413,6 +418,14 @@ def normalization_warnings(prepared: PreparedData) -> tuple[str, ...]:
     n = prepared.n
     if n == 0:
         return ()
+    total = int(prepared.rows_in_table or 0)
+    if total and prepared.rows_dropped / total > DROP_WARN_SHARE:
+        out.append(
+            f"missing values: {prepared.rows_dropped / total:.0%} of the rows ({prepared.rows_dropped:,} of "
+            f"{total:,}) were dropped because a chosen column is missing, so the program is designed and scored on "
+            f"the people with complete answers, who may differ from the rest — consider filling those columns with "
+            f"a public constant and a missing-indicator (or a level of their own for text columns)"
+        )
     if method == "clip":
         share = prepared.clipped_rows / n
         if share > CLIP_WARN_SHARE:
