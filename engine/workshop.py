@@ -41,16 +41,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from engine.analysis import mean_interval
 from engine.constraints import Constraint, Integer, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee
-from engine.mechanisms import RecordMechanism, mechanism_from_dict
 from engine.serialization import Serializable
+
+if TYPE_CHECKING:  # imported where used: the session state imports this module on every page
+    import pandas as pd
+
+    from engine.mechanisms import RecordMechanism
 
 __all__ = [
     "MAX_PINNED",
@@ -65,6 +68,9 @@ __all__ = [
     "candidate_from_recommendation",
     "candidate_from_run",
     "candidate_from_sweep",
+    "COMPARISON_LINES",
+    "comparison_cells",
+    "comparison_frame",
     "comparison_rows",
     "evidence_from_runs",
     "odds_bound",
@@ -111,6 +117,8 @@ class Interval(Serializable):
     @classmethod
     def of(cls, values: Sequence[float], confidence: float = 0.95) -> Interval | None:
         """Mean and interval of repeated runs (:func:`engine.analysis.mean_interval`); None without a finite value."""
+        from engine.analysis import mean_interval
+
         mean, _, lo, hi = mean_interval(values, confidence)
         if not math.isfinite(mean):
             return None
@@ -246,6 +254,8 @@ class Candidate(Serializable):
         if not isinstance(self.guarantee, Guarantee):
             raise InvalidParameterError("a candidate's guarantee must be a (B, ε, δ) Guarantee")
         if self.mechanism is not None:
+            from engine.mechanisms import RecordMechanism, mechanism_from_dict
+
             mechanism = self.mechanism
             if isinstance(mechanism, RecordMechanism):
                 mechanism = mechanism.to_dict()
@@ -286,6 +296,8 @@ class Candidate(Serializable):
     def build_mechanism(self, d: int | None = None) -> RecordMechanism:
         """The pinned mechanism, or — for a budget — the Gaussian mechanism spending it (what evidence is measured
         with). ``d`` (the number of features) is needed only by a JL release."""
+        from engine.mechanisms import mechanism_from_dict
+
         if self.mechanism is not None:
             return mechanism_from_dict(self.mechanism)
         from engine.mechanisms.gaussian import GaussianMechanism
@@ -559,3 +571,74 @@ def comparison_rows(pinned: Sequence[Candidate], *, x: np.ndarray | None = None,
             evidence=c.evidence, simulation=c.seeded, chosen=chosen == i,
         ))
     return rows
+
+
+def _interval_text(interval: Interval | None, *, digits: int = 3, people: bool = False) -> str:
+    if interval is None:
+        return "—"
+    fmt = (lambda v: f"{v:,.0f}") if people else (lambda v: f"{v:.{digits}g}")
+    if interval.low is None or interval.high is None:
+        return f"{fmt(interval.mean)} (one release)"
+    return f"{fmt(interval.mean)} [{fmt(interval.low)}, {fmt(interval.high)}]"
+
+
+#: The comparison's lines, in the order the table, the report and the presenter show them.
+COMPARISON_LINES: tuple[str, ...] = (
+    "Pinned from", "Mechanism", "Guarantee", "Targeted DP (B, ε, δ)", "Implied classic DP (ε', δ') — conversion",
+    "Per-record loss at t = 2 (ε, δ)", "Per-record ε at the nearest distinct row: median (largest)",
+    "Attacker's odds from 50:50 — bound", "Program metric [95 % interval]", "Measured γ (decision agreement)",
+    "Extra exclusion errors in people", "Profit", "Singling-out protection", "Attribute-inference protection",
+    "Distinguishing protection", "Noise sd per coordinate", "Evidence",
+)
+
+
+def comparison_cells(row: ComparisonRow) -> dict[str, str]:
+    """One candidate's column of the comparison table as text, keyed by :data:`COMPARISON_LINES`."""
+    ev = row.evidence
+    protections = ev.protections if ev is not None else {}
+
+    def protection(name: str) -> str:
+        if name not in protections:
+            return "not measured"
+        return f"{protections[name]:.3f} ({row.protection_basis(name)})"
+
+    if ev is None:
+        status = "not measured yet — measure it on the data"
+    elif ev.seeded:
+        status = f"{SIMULATION_LABEL} (seed {ev.seed}, {ev.repetitions} releases)"
+    else:
+        status = f"fresh randomness, {ev.repetitions} releases"
+    return {
+        "Pinned from": row.source,
+        "Mechanism": row.mechanism,
+        "Guarantee": row.headline,
+        "Targeted DP (B, ε, δ)": f"B = {row.b:.4g}, ε = {row.epsilon:.4g}, δ = {row.delta:.3g}",
+        "Implied classic DP (ε', δ') — conversion": f"ε' = {row.implied_epsilon:.4g}, δ' = {row.implied_delta:.3g}",
+        "Per-record loss at t = 2 (ε, δ)": "—" if row.loss_t2 is None else
+        f"ε = {row.loss_t2[0]:.4g}, δ = {row.loss_t2[1]:.3g}",
+        "Per-record ε at the nearest distinct row: median (largest)": "—" if row.loss_nn_median is None else
+        f"{row.loss_nn_median:.4g} ({row.loss_nn_max:.4g})",
+        "Attacker's odds from 50:50 — bound": row.odds_text,
+        "Program metric [95 % interval]": "—" if ev is None or ev.value is None else
+        f"{ev.metric}: {_interval_text(ev.value)}",
+        "Measured γ (decision agreement)": "—" if ev is None else _interval_text(ev.measured_gamma),
+        "Extra exclusion errors in people": "—" if ev is None else _interval_text(ev.extra_exclusion_errors, people=True),
+        "Profit": "—" if ev is None else _interval_text(ev.profit, people=True),
+        "Singling-out protection": protection("singling_out"),
+        "Attribute-inference protection": protection("attribute_inference"),
+        "Distinguishing protection": protection("distinguishing"),
+        "Noise sd per coordinate": "—" if ev is None or ev.noise_sd is None else f"{ev.noise_sd:.4g}",
+        "Evidence": status,
+    }
+
+
+def comparison_frame(rows: Sequence[ComparisonRow]) -> pd.DataFrame:
+    """The comparison as a table: one line per :data:`COMPARISON_LINES` entry, one column per candidate (its label,
+    numbered; "✓ chosen" marks the choice)."""
+    import pandas as pd
+
+    columns = {f"{r.index + 1}. {r.label}" + (" ✓ chosen" if r.chosen else ""): comparison_cells(r) for r in rows}
+    frame = pd.DataFrame({name: [cells[line] for line in COMPARISON_LINES] for name, cells in columns.items()},
+                         index=list(COMPARISON_LINES))
+    frame.index.name = "Candidate"
+    return frame

@@ -30,6 +30,7 @@ from engine.workshop import (
     odds_bound,
     odds_statement,
 )
+from tests.engine.test_decision_record import make_record, togo  # noqa: F401  (fixture)
 
 
 def budget(label: str, b: float = 0.4, epsilon: float = 1.0, delta: float = 1e-6) -> Candidate:
@@ -136,3 +137,23 @@ def test_a_mechanisms_run_becomes_a_candidate_with_its_measured_evidence():
     assert c.evidence.value == Interval(mean, lo, hi)
     assert c.evidence.noise_sd == pytest.approx(run.analysis.noise_sd, rel=1e-12)
     assert c.evidence.protections["distinguishing"] == pytest.approx(run.distinguishing.protection, rel=1e-12)
+
+
+def test_decision_record_carries_the_workshop_and_old_records_still_load(togo):  # noqa: F811
+    import json
+
+    from engine.decision_record import load_decision_record
+
+    w = Workshop(pinned=(budget("Example 1"), budget("classic", b=2.0, epsilon=2.0)), chosen=0,
+                 rationale="Protect neighbours within B.")
+    record = make_record(togo, workshop=w)
+    again = load_decision_record(record.to_json())
+    assert again.workshop == w and again == record
+    data = json.loads(make_record(togo).to_json())  # an empty workshop is not written …
+    assert data["workshop"] is None
+    data.pop("workshop")  # … and a record from before the workshop loads
+    assert load_decision_record(json.dumps(data)).workshop is None
+    data = json.loads(record.to_json())
+    data["workshop"]["pinned"][0]["guarantee"].pop("b")  # a field missing inside the block is refused, not defaulted
+    with pytest.raises(InvalidParameterError, match="missing the field.*workshop.pinned\\[0\\].guarantee.b"):
+        load_decision_record(json.dumps(data))
