@@ -20,6 +20,7 @@ from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
 from ui.runs import recommendation
+from ui.sections.workshop_pin import draw_pin_budget, draw_pin_recommendation
 from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
 
 state = get_state()
@@ -191,6 +192,7 @@ with chart:
                 f"(B, ε, δ)-TDP algorithm can be that accurate (γ_max = {checks['gamma_max']:.6g}). At this B "
                 f"it needs ε ≥ {fmt(checks['min_epsilon'][g], 4)}, or a smaller B.", icon=":material/block:",
             )
+    draw_pin_budget()
     surface = feasibility_surface(state.gammas, delta, state.eps_max)
     st.plotly_chart(
         region_figure(surface, candidate=(cand.epsilon, cand.b), click_grid=click_grid(delta, state.eps_max, state.gammas)),
@@ -292,6 +294,7 @@ else:
                            f"accuracy ceiling γ_max = {fmt(rec.theorem1['gamma_max'], 4)}.")
             st.button("Use the recommended point as the candidate", key="feasibility.use_recommended",
                       on_click=use_recommended, args=(point.b, point.epsilon, point.delta), icon=":material/check:")
+            draw_pin_recommendation(rec, int(rec_loaded.prepared.d))
             if rec.protections:
                 st.caption("Protections at the recommended point (one release): " + ", ".join(
                     f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)}" for k, v in rec.protections.items()))

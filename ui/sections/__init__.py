@@ -14,4 +14,6 @@ __all__ = [
     "tradeoffs_form",
     "tradeoffs_results",
     "tradeoffs_run",
+    "workshop_pin",
+    "workshop_view",
 ]

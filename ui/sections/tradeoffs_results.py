@@ -24,6 +24,7 @@ from engine.evaluation.programs import METRICS
 from engine.export_csv import safe_csv_bytes
 from engine.mechanisms.mondrian import MondrianKAnonymity
 from engine.sweeps import ATTACKS, PROTECTION_COLUMNS, SweepConfig, SweepResult, combined_summary, pareto_mask
+from engine.workshop import candidate_from_sweep
 from ui.cached_analysis import jl_delta_fail_curves, reference_point, tradeoff_curves
 from ui.common import user_errors
 from ui.figures.theme import fmt
@@ -37,6 +38,7 @@ from ui.figures.tradeoffs import (
     tradeoff_figure,
 )
 from ui.sections.tradeoffs_form import ATTACK_LABELS, MECH_LABELS
+from ui.sections.workshop_pin import draw_pin
 from ui.state import StudioState, get_state, seed_widget
 
 PROTECTION_LABELS = {a: f"{ATTACK_LABELS[a]} protection" for a in ATTACKS}
@@ -357,6 +359,11 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
         f"Chosen: {MECH_LABELS.get(sp['mechanism'], sp['mechanism'])}, B = {sp['b']:g}, ε = {sp['epsilon']:.4g}, "
         f"δ = {sp['delta']:.3g} — now the candidate on every page.", icon=":material/check_circle:",
     )
+    result = next((r for r in state.sweeps if r.config.mechanism == sp["mechanism"]), None)
+    if result is not None:
+        draw_pin("tradeoffs.pin", f"Sweep: {sp['mechanism']}, B = {sp['b']:g}, ε = {sp['epsilon']:.3g}",
+                 lambda label: candidate_from_sweep(result, int(sp["point"]), label, d=view.d),
+                 help="Pin this sweep point — its mechanism and the sweep's measured evidence (a seeded simulation).")
     for summary, config in zip(view.summaries, view.configs, strict=True):
         rows = summary[summary["point"] == sp["point"]] if config.mechanism == sp["mechanism"] else summary.iloc[:0]
         if rows.empty or "decision_agreement_mean" not in rows:
