@@ -74,6 +74,7 @@ __all__ = [
     "comparison_rows",
     "evidence_from_runs",
     "odds_bound",
+    "odds_headline",
     "odds_statement",
 ]
 
@@ -453,10 +454,11 @@ def odds_bound(epsilon: float, prior_odds: float = 1.0) -> float:
         return math.inf
 
 
-def _odds_text(odds: float) -> str:
+def _move_to(odds: float) -> str:
+    """"to at most 2.72:1", or for odds beyond a million the plain statement that almost nothing is protected."""
     if not math.isfinite(odds) or odds >= 1e6:
-        return "more than 1,000,000:1 (the statement protects almost nothing)"
-    return f"{odds:,.3g}:1"
+        return "to odds beyond 1,000,000:1 (this protects almost nothing)"
+    return f"to at most {odds:,.3g}:1"
 
 
 def odds_statement(guarantee: Guarantee) -> str:
@@ -472,17 +474,43 @@ def odds_statement(guarantee: Guarantee) -> str:
         "may exceed that ratio, so rarer outcomes can move the odds further"
     )
     if g.relation == "element":
-        return (f"Bound: an adversary who thought it 50:50 which of two values one entry has could move to at most "
-                f"{_odds_text(odds_bound(g.epsilon))} — {delta_text}.")
+        return (f"Bound: an adversary who thought it 50:50 which of two values one entry has could move "
+                f"{_move_to(odds_bound(g.epsilon))} — {delta_text}.")
     if g.is_classic_dp:
-        return (f"Bound: an adversary who thought it 50:50 that X is in the program could move to at most "
-                f"{_odds_text(odds_bound(g.epsilon))} — for any two records, {delta_text}.")
+        return (f"Bound: an adversary who thought it 50:50 that X is in the program could move "
+                f"{_move_to(odds_bound(g.epsilon))} — for any two records, {delta_text}.")
     dp = g.implied_dp()
+    anyone = (
+        "against someone with any record nothing is bounded (the implied classic DP is vacuous: δ' = 1)" if dp.vacuous
+        else f"against someone with any record, {_move_to(odds_bound(dp.epsilon))} (implied classic DP, δ' = "
+        f"{dp.delta:.3g})"
+    )
     return (
         f"Bound: an adversary who thought it 50:50 that X is in the program (rather than someone whose record is within "
-        f"B = {g.b:g}) could move to at most {_odds_text(odds_bound(g.epsilon))}; against someone with any record, to "
-        f"at most {_odds_text(odds_bound(dp.epsilon))} (implied classic DP, δ' = {dp.delta:.3g}) — {delta_text}."
+        f"B = {g.b:g}) could move {_move_to(odds_bound(g.epsilon))}; {anyone} — {delta_text}."
     )
+
+
+def odds_headline(guarantee: Guarantee) -> str:
+    """The odds bound in a few words (presenter mode): "50:50 → at most 2.72:1 within B = 0.4; any record: …".
+
+    >>> odds_headline(Guarantee(epsilon=1.0, delta=1e-6, b=0.4))
+    '50:50 → at most 2.72:1 within B = 0.4; any record: at most 148:1 (bounds, up to δ)'
+    """
+    g = guarantee
+
+    def short(odds: float) -> str:
+        return "beyond 1,000,000:1" if not math.isfinite(odds) or odds >= 1e6 else f"at most {odds:,.3g}:1"
+
+    suffix = " (bound, up to δ)" if g.delta > 0 else " (bound)"
+    if g.relation == "element":
+        return f"50:50 → {short(odds_bound(g.epsilon))} for one entry" + suffix
+    if g.is_classic_dp:
+        return f"50:50 → {short(odds_bound(g.epsilon))} for any record" + suffix
+    dp = g.implied_dp()
+    anyone = "no bound (vacuous)" if dp.vacuous else short(odds_bound(dp.epsilon))
+    return f"50:50 → {short(odds_bound(g.epsilon))} within B = {g.b:g}; any record: {anyone}" + suffix.replace(
+        "bound", "bounds")
 
 
 # ---------------------------------------------------------------------------------------------- comparison
@@ -494,7 +522,8 @@ class ComparisonRow:
     ball can be: the switch lemma); ``loss_nn_median`` / ``loss_nn_max`` the per-record ε at each record's nearest
     distinct row (:func:`engine.per_record.tdp_losses.tdp_policy`), its median and largest over the records (None
     without data or for an element-level guarantee). ``odds`` and ``odds_classic`` are :func:`odds_bound` from 1:1 at
-    ε and at the implied classic ε'.
+    ε and at the implied classic ε'; ``odds_text`` says it in a sentence (:func:`odds_statement`), ``odds_headline``
+    in a few words (:func:`odds_headline`).
     """
 
     index: int
@@ -513,6 +542,7 @@ class ComparisonRow:
     odds: float
     odds_classic: float
     odds_text: str
+    odds_headline: str
     evidence: Evidence | None
     simulation: bool
     chosen: bool
@@ -568,6 +598,7 @@ def comparison_rows(pinned: Sequence[Candidate], *, x: np.ndarray | None = None,
             implied_epsilon=float(dp.epsilon), implied_delta=float(dp.delta),
             loss_t2=loss_t2, loss_nn_median=nn_median, loss_nn_max=nn_max,
             odds=odds_bound(g.epsilon), odds_classic=odds_bound(dp.epsilon), odds_text=odds_statement(g),
+            odds_headline=odds_headline(g),
             evidence=c.evidence, simulation=c.seeded, chosen=chosen == i,
         ))
     return rows

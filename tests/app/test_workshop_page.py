@@ -26,10 +26,9 @@ def pinned_session():
     assert_clean(at)
     assert [c.label for c in studio(at).workshop.pinned] == ["Example 1"]
     assert any("Pinned" in s.value for s in at.success)
-    at.number_input(key="feasibility.epsilon").set_value(2.0).run()
-    at.text_input(key="feasibility.pin.label").set_value("wider").run()
-    at.button(key="feasibility.pin.button").click().run()
-    studio(at).workshop = studio(at).workshop.pin(SEEDED_RUN)  # as the Mechanisms page's button pins a run
+    # as the Tradeoffs and Mechanisms pages' buttons pin a sweep point and a run
+    wider = Candidate.of("wider", "tradeoffs", GaussianMechanism(b=0.4, epsilon=2.0, delta=1e-4))
+    studio(at).workshop = studio(at).workshop.pin(wider).pin(SEEDED_RUN)
     return at
 
 
@@ -78,7 +77,7 @@ def test_presenter_mode_and_the_seventh_pin():
     assert shown(at.header[0].value) == "1. # big" and at.header[0].value.startswith("1\\.")  # plain text
     assert not at.table  # one candidate per screen
     at.button(key="workshop.next").click().run()
-    assert shown(at.header[0].value) == "2. **run** [x](http://127.0.0.1:9/) ✓"
+    assert shown(at.header[0].value) == "2. **run** [x](http://127.0.0.1:9/) ✓ chosen"
     at.button(key="workshop.next").click().run()
     assert at.header[0].value == "The comparison" and len(at.table) == 1
     assert at.button(key="workshop.next").disabled
@@ -90,3 +89,32 @@ def test_presenter_mode_and_the_seventh_pin():
     at.button(key="feasibility.pin.button").click().run()
     assert any("6 candidates are already pinned" in e.value for e in at.error)
     assert len(studio(at).workshop.pinned) == 6
+
+
+def test_html_report_shows_the_comparison_the_choice_and_the_rationale_escaped():
+    import html
+
+    from engine.data.demos import load_demo
+    from engine.data.preparation import prepare
+    from engine.decision_record import build_decision_record
+    from ui.report import html_report
+
+    demo = load_demo("togo-demo")
+    prepared = prepare(demo.frame.head(200), demo.spec)
+    candidate = Guarantee(epsilon=1.0, delta=1e-4, b=0.4)
+    workshop = Workshop(pinned=(Candidate(label="<b>budget</b>", source="feasibility", guarantee=candidate),
+                                SEEDED_RUN), chosen=1, rationale="<script>alert('x')</script> fewest errors")
+    record = build_decision_record(
+        prepared=prepared, source="demo", dataset="togo-demo", title=demo.title, synthetic=True,
+        columns=tuple(demo.frame.columns), candidate=candidate, gammas=(0.99,), delta_is_default=False,
+        mechanism={"kind": "gaussian", "b": 0.4, "epsilon": 1.0, "delta": 1e-4}, workshop=workshop,
+    )
+    page = html_report(record)
+    expected = comparison_frame(comparison_rows(workshop.pinned, chosen=1))
+    assert "Workshop: the candidates compared" in page and "<b>budget</b>" not in page
+    assert "<script>alert" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; fewest errors" in page
+    for line in expected.index:  # every line of the engine's comparison, with both candidates' cells
+        assert html.escape(line, quote=False) in page
+        for cell in expected.loc[line]:
+            assert html.escape(cell, quote=False) in page, (line, cell)
+    assert "simulation — not private" in page

@@ -31,6 +31,7 @@ PAGES = {
     "tradeoffs": "Tradeoffs",
     "per_record": "Per-record privacy",
     "public_info": "Public information",
+    "workshop": "Workshop",
     "export": "Export",
 }
 

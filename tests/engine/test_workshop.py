@@ -28,6 +28,7 @@ from engine.workshop import (
     comparison_rows,
     evidence_from_runs,
     odds_bound,
+    odds_headline,
     odds_statement,
 )
 from tests.engine.test_decision_record import make_record, togo  # noqa: F401  (fixture)
@@ -52,6 +53,11 @@ def test_odds_statement_is_labelled_a_bound_and_states_what_delta_is():
     targeted = odds_statement(Guarantee(epsilon=1.0, delta=1e-6, b=0.4))
     # within B: e^1; any two records: e^5 (implied classic DP, s = ⌈2/0.4⌉ = 5 steps of ε = 1) ≈ 148:1
     assert "2.72:1" in targeted and "148:1" in targeted and "δ = 1e-06" in targeted
+    assert odds_headline(Guarantee(epsilon=1.0, delta=1e-6, b=0.4)).startswith("50:50 → at most 2.72:1 within B = 0.4")
+    # B = 0.55, ε = 4.4, δ = 1e-4: s = 4 steps give δ' = 1, so nothing follows for two records further apart
+    vacuous = Guarantee(epsilon=4.4, delta=1e-4, b=0.55)
+    assert vacuous.implied_dp().vacuous and "nothing is bounded" in odds_statement(vacuous)
+    assert "81.5:1" in odds_statement(vacuous) and "any record: no bound (vacuous)" in odds_headline(vacuous)
 
 
 def test_comparison_uses_the_guarantee_modules_values_and_the_per_record_losses():

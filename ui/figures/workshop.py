@@ -30,13 +30,17 @@ def workshop_figure(rows: Sequence[ComparisonRow], *, height: int = 460) -> go.F
         fig.add_trace(go.Scatter(
             x=[r.implied_epsilon], y=[value.mean if value is not None else floor], mode="markers+text", name=name,
             text=[f"{r.index + 1}" + (" ✓" if r.chosen else "")], textposition="top center", error_y=error,
-            marker={"size": MARKER_SIZE + (6 if r.chosen else 2), "color": colour if value is not None else "white",
+            marker={"size": MARKER_SIZE + (6 if r.chosen else 2), "color": colour,
                     "line": {"width": 3 if r.chosen else 2, "color": COLORS["text"] if r.chosen else colour},
                     "symbol": "circle" if value is not None else "circle-open"},
             hovertemplate=f"{name}<br>ε' = %{{x:.4g}}<br>metric = %{{y:.4g}}"
             + ("" if value is not None else " (not measured yet)") + "<extra></extra>",
         ))
-    fig.update_xaxes(type="log", title_text="privacy loss for any two records ε' (implied classic DP, log)")
+    fig.update_xaxes(type="log", tickformat=".3g", title_text="privacy loss for any two records ε' (implied classic DP, log)")
     fig.update_yaxes(title_text=plain_label(" / ".join(sorted(m for m in metrics if m)) or "program metric")
                      + " [95 % interval]")
-    return apply_theme(fig, height=height, legend_title="Candidate")
+    apply_theme(fig, height=height, legend_title="Candidate")
+    # below the plot: a side-by-side column at 1280 px is too narrow for a legend beside it
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0},
+                      margin={"l": 70, "r": 20, "t": 30, "b": 40})
+    return fig

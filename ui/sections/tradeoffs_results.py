@@ -352,6 +352,13 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
         c2.button("Use this configuration", key="tradeoffs.use_point", on_click=on_use_point, args=(view.d,),
                   type="primary", icon=":material/check:",
                   help="Make the selected configuration the candidate (B, ε, δ) and the Mechanisms page's setup.")
+        kind, _, point = str(st.session_state["tradeoffs.point"]).partition(":")
+        result = next((r for r in state.sweeps if r.config.mechanism == kind), None)
+        if result is not None:
+            draw_pin("tradeoffs.pin", "Sweep: " + choices[st.session_state["tradeoffs.point"]].split(" · δ")[0],
+                     lambda label: candidate_from_sweep(result, int(point), label, d=view.d),
+                     help="Pin the selected configuration — its mechanism and the sweep's measured evidence (a "
+                     "seeded simulation) — for the Workshop's comparison.")
     sp = state.selected_point
     if not sp:
         return
@@ -359,11 +366,6 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
         f"Chosen: {MECH_LABELS.get(sp['mechanism'], sp['mechanism'])}, B = {sp['b']:g}, ε = {sp['epsilon']:.4g}, "
         f"δ = {sp['delta']:.3g} — now the candidate on every page.", icon=":material/check_circle:",
     )
-    result = next((r for r in state.sweeps if r.config.mechanism == sp["mechanism"]), None)
-    if result is not None:
-        draw_pin("tradeoffs.pin", f"Sweep: {sp['mechanism']}, B = {sp['b']:g}, ε = {sp['epsilon']:.3g}",
-                 lambda label: candidate_from_sweep(result, int(sp["point"]), label, d=view.d),
-                 help="Pin this sweep point — its mechanism and the sweep's measured evidence (a seeded simulation).")
     for summary, config in zip(view.summaries, view.configs, strict=True):
         rows = summary[summary["point"] == sp["point"]] if config.mechanism == sp["mechanism"] else summary.iloc[:0]
         if rows.empty or "decision_agreement_mean" not in rows:

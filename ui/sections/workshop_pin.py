@@ -22,8 +22,9 @@ def draw_pin(key: str, default_label: str, build: Callable[[str], Candidate], *,
     state = get_state()
     with st.container(border=True):
         c1, c2 = st.columns([0.7, 0.3], vertical_alignment="bottom")
-        c1.text_input("Label for the workshop", value=default_label, key=f"{key}.label", max_chars=80,
-                      help="How this candidate is named in the Workshop's comparison and the decision record.")
+        c1.text_input("Label for the workshop", key=f"{key}.label", max_chars=80, placeholder=default_label,
+                      help="How this candidate is named in the Workshop's comparison and the decision record (empty: "
+                      "the name shown in grey).")
         pressed = c2.button("Pin this candidate", key=f"{key}.button", icon=":material/push_pin:",
                             help=help or f"Add it to the Workshop's comparison (at most {MAX_PINNED} candidates).")
         if not pressed:
@@ -31,7 +32,7 @@ def draw_pin(key: str, default_label: str, build: Callable[[str], Candidate], *,
                 st.caption(f"{len(state.workshop.pinned)} of {MAX_PINNED} pinned.")
             return
         try:
-            candidate = build(str(st.session_state.get(f"{key}.label") or "").strip())
+            candidate = build(str(st.session_state.get(f"{key}.label") or "").strip() or default_label)
             state.workshop = state.workshop.pin(candidate)
         except EngineError as exc:
             st.error(plain(exc), icon=":material/push_pin:")

@@ -20,17 +20,18 @@ from ui.state import StudioState
 
 #: Large type for a projector (presenter mode): the page's text, tables and buttons at about twice the size.
 PRESENTER_CSS = """<style>
-.stMainBlockContainer { max-width: 100%; padding-top: 2.5rem; }
+.stMainBlockContainer { max-width: 100%; padding-top: 1.5rem; }
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
-.stMainBlockContainer label, .stMainBlockContainer button { font-size: 1.45rem !important; line-height: 1.45; }
-.stMainBlockContainer h1 { font-size: 3rem !important; }
-.stMainBlockContainer h2 { font-size: 2.4rem !important; }
+.stMainBlockContainer label, .stMainBlockContainer button { font-size: 1.3rem !important; line-height: 1.4; }
+.stMainBlockContainer h1 { font-size: 1.6rem !important; padding: 0; }
+.stMainBlockContainer h2 { font-size: 2.3rem !important; }
 .stMainBlockContainer h3 { font-size: 1.9rem !important; }
 </style>"""
 
-#: The lines a presenter's slide shows, in order (the rest stay in the comparison at the end).
-SLIDE_LINES: tuple[str, ...] = (
-    "Guarantee", "Implied classic DP (ε', δ') — conversion", "Attacker's odds from 50:50 — bound",
+#: A presenter's slide: the guarantee on the left, the evidence on the right (the rest stays in the comparison).
+SLIDE_GUARANTEE: tuple[str, ...] = ("Targeted DP (B, ε, δ)", "Implied classic DP (ε', δ') — conversion",
+                                    "Per-record loss at t = 2 (ε, δ)")
+SLIDE_EVIDENCE: tuple[str, ...] = (
     "Program metric [95 % interval]", "Extra exclusion errors in people", "Profit", "Singling-out protection",
     "Attribute-inference protection", "Distinguishing protection", "Noise sd per coordinate", "Evidence",
 )
@@ -53,15 +54,18 @@ def draw_table(rows: Sequence[ComparisonRow]) -> None:
 
 
 def draw_slide(row: ComparisonRow) -> None:
-    """One candidate, large: its label, where it came from and the lines of :data:`SLIDE_LINES`."""
+    """One candidate, large: its label and origin, the odds bound in short, the guarantee beside the evidence."""
     cells = comparison_cells(row)
-    st.header(plain(f"{row.index + 1}. {row.label}") + (" ✓" if row.chosen else ""))
+    st.header(plain(f"{row.index + 1}. {row.label}") + (" ✓ chosen" if row.chosen else ""))
     st.caption(plain(f"{row.mechanism} · pinned from the {row.source}"))
+    st.markdown(f"**Attacker's odds:** {plain(row.odds_headline)}")
+    left, right = st.columns(2, gap="large")
+    for column, lines in ((left, SLIDE_GUARANTEE), (right, SLIDE_EVIDENCE)):
+        for line in lines:
+            if cells[line] != "—":
+                column.markdown(f"**{plain(line)}:** {plain(cells[line])}")
     if row.simulation:
         st.warning(f"{SIMULATION_LABEL}: the evidence was measured with a fixed seed.", icon=":material/warning:")
-    for line in SLIDE_LINES:
-        if cells[line] != "—":
-            st.markdown(f"**{plain(line)}:** {plain(cells[line])}")
 
 
 def measure(state: StudioState, index: int, loaded: Any, program: Any) -> None:
