@@ -81,6 +81,10 @@ def test_presenter_mode_and_the_seventh_pin():
     at.button(key="workshop.next").click().run()
     assert at.header[0].value == "The comparison" and len(at.table) == 1
     assert at.button(key="workshop.next").disabled
+    at.toggle(key="workshop.presenter").set_value(False).run()
+    at.button(key="workshop.unpin_0").click().run()
+    assert [c.label for c in studio(at).workshop.pinned] == [SEEDED_RUN.label] and studio(at).workshop.chosen == 0
+    assert at.radio(key="workshop.choice").value == 0  # the choice follows its candidate
 
     pinned = tuple(Candidate(label=f"c{i}", source="feasibility", guarantee=Guarantee(epsilon=1.0 + i, delta=1e-6,
                                                                                      b=0.4)) for i in range(6))

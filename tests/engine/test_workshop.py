@@ -163,3 +163,20 @@ def test_decision_record_carries_the_workshop_and_old_records_still_load(togo): 
     data["workshop"]["pinned"][0]["guarantee"].pop("b")  # a field missing inside the block is refused, not defaulted
     with pytest.raises(InvalidParameterError, match="missing the field.*workshop.pinned\\[0\\].guarantee.b"):
         load_decision_record(json.dumps(data))
+
+
+def test_a_recommendation_becomes_a_seeded_candidate_with_the_searchs_evidence():
+    from engine.recommend import FrontierPoint, Recommendation, RecommendConfig, Target
+    from engine.workshop import candidate_from_recommendation
+
+    point = FrontierPoint("gaussian", 0.5, 2.0, 1e-4, (0.71, 0.72, 0.73), 0.72, 0.70, 0.74,
+                          tdp_to_dp(2.0, 1e-4, 0.5)[0])
+    rec = Recommendation(RecommendConfig(Target.parse("accuracy>=0.7"), mechanisms=("gaussian",), seed=11), point,
+                         (point,), (), protections={"protection_distinguishing": 0.3, "protection_singling_out": 0.9})
+    c = candidate_from_recommendation(rec, "recommended")
+    assert c.source == "recommendation" and c.guarantee == GaussianMechanism.from_budget(0.5, 2.0, 1e-4).guarantee()
+    assert c.evidence is not None and c.evidence.value == Interval(0.72, 0.70, 0.74) and c.evidence.repetitions == 3
+    assert c.evidence.protections == {"distinguishing": 0.3, "singling_out": 0.9} and c.seeded  # seed 11: simulation
+    none = Recommendation(rec.config, None, (), ())
+    with pytest.raises(InvalidParameterError, match="nothing to pin"):
+        candidate_from_recommendation(none, "x")
