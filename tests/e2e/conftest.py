@@ -203,6 +203,16 @@ def run_sweep_with_one_repetition(page) -> None:
     no_exception(page)
 
 
+def export_record(page, path):
+    """On the Export page: download the decision record to ``path`` and load it (validated)."""
+    from engine.decision_record import load_decision_record
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Decision record (JSON)").first.click()
+    download.value.save_as(path)
+    return load_decision_record(Path(path).read_bytes())
+
+
 def import_record(page, path) -> None:
     """On the Export page: upload a decision record and wait until the page says it was imported."""
     from playwright.sync_api import expect

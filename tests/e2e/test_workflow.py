@@ -31,6 +31,7 @@ from tests.e2e.conftest import (
     ARTIFACTS,
     PAGES,
     click_button,
+    export_record,
     go,
     idle,
     import_record,
@@ -158,8 +159,6 @@ def test_workshop_pins_three_candidates_compares_exports_and_reimports(page):
     record carries them and importing it restores them (presenter mode: tests/app/test_workshop_page.py)."""
     from playwright.sync_api import expect
 
-    from engine.decision_record import load_decision_record
-
     go(page, "mechanisms")
     click_button(page, "Pin this candidate")
     idle(page)
@@ -177,11 +176,8 @@ def test_workshop_pins_three_candidates_compares_exports_and_reimports(page):
     no_exception(page)
 
     go(page, "export")
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Decision record (JSON)").first.click()
     record_path = ARTIFACTS / "decision-record-workshop.json"
-    download.value.save_as(record_path)
-    record = load_decision_record(record_path.read_bytes())
+    record = export_record(page, record_path)
     assert record.workshop is not None
     assert [c.source for c in record.workshop.pinned] == ["mechanisms", "tradeoffs", "feasibility"]
     assert record.workshop.pinned[1].seeded  # a sweep is a seeded simulation
