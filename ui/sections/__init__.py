@@ -6,6 +6,7 @@ A page reads its widgets, builds the engine's configuration, makes one (cached) 
 __all__ = [
     "data_preview",
     "data_upload",
+    "feasibility_example",
     "mechanisms_form",
     "mechanisms_results",
     "per_record_cells",
