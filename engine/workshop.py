@@ -155,6 +155,9 @@ class Evidence(Serializable):
         Per-coordinate noise sd on the unbiased scale.
     seed : int or None
         The seed the evidence was produced with (None = OS entropy). A seeded result is a simulation, not private.
+    data : str or None
+        Fingerprint of the prepared data it was measured on (``PreparedData.fingerprint``), so that evidence from
+        other data is flagged (:attr:`ComparisonRow.other_data`) rather than compared as if it were this data's.
     """
 
     metric: str | None
@@ -167,6 +170,7 @@ class Evidence(Serializable):
     distinguishing_exact: bool | None = None
     noise_sd: float | None = None
     seed: int | None = None
+    data: str | None = None
 
     PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
         "repetitions": Integer(1),
@@ -191,13 +195,13 @@ class Evidence(Serializable):
 
 
 def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *, seed: int | None,
-                       confidence: float = 0.95) -> Evidence:
+                       confidence: float = 0.95, data: str | None = None) -> Evidence:
     """Evidence from the analysis rows of repeated releases of one configuration.
 
     ``runs`` are :meth:`engine.analysis.AnalysisResult.row` dicts — a Mechanisms run's ``PointAnalysis.runs`` or a
     sweep point's rows of ``SweepResult.table``, which hold the same columns; attacks run on the first release only,
     so each protection is the mean of its finite values. ``metric`` is the program's headline metric (None without
-    a program).
+    a program); ``data`` the prepared data's fingerprint.
     """
     if not runs:
         raise InvalidParameterError("no releases were analysed for this candidate — run it first")
@@ -224,6 +228,7 @@ def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *,
         distinguishing_exact=None if exact is None else exact >= 0.5,
         noise_sd=mean_of("noise_sd"),
         seed=seed,
+        data=data,
     )
 
 
@@ -397,7 +402,7 @@ def candidate_from_run(run: Any, label: str) -> Candidate:
     chosen mechanism's releases (``points[0].runs``) and the run's recorded seed (None for a real release)."""
     program = run.program
     evidence = evidence_from_runs(run.points[0].runs, None if program is None else program.headline_metric,
-                                  seed=run.summary.get("seed"))
+                                  seed=run.summary.get("seed"), data=(run.summary.get("data") or {}).get("sha256"))
     return Candidate.of(label, "mechanisms", run.mechanism, evidence)
 
 
@@ -410,13 +415,14 @@ def candidate_from_sweep(result: Any, point: int, label: str, *, d: int | None =
     rows = result.table[result.table["point"] == int(point)].to_dict("records")
     metric = result.config.program.headline_metric
     return Candidate.of(label, "tradeoffs", found[0],
-                        evidence_from_runs(rows, metric, seed=int(result.config.seed)))
+                        evidence_from_runs(rows, metric, seed=int(result.config.seed), data=result.fingerprint or None))
 
 
-def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | None = None) -> Candidate:
+def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | None = None,
+                                  data: str | None = None) -> Candidate:
     """The recommended point of :func:`engine.recommend.recommend` as a candidate: the mechanism spending its
     (B, ε, δ), the target metric's interval from the search's releases and the protections measured there (the
-    search is seeded: a simulation)."""
+    search is seeded: a simulation). ``data`` is the fingerprint of the prepared data searched."""
     point = recommendation.recommended
     if point is None:
         raise InvalidParameterError("the search found no configuration that meets the target — nothing to pin")
@@ -432,6 +438,7 @@ def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | N
         protections={p: float(recommendation.protections[f"protection_{p}"]) for p in PROTECTIONS
                      if f"protection_{p}" in recommendation.protections},
         seed=recommendation.config.seed,
+        data=data,
     )
     return Candidate.of(label, "recommendation", mechanism, evidence)
 
@@ -523,7 +530,8 @@ class ComparisonRow:
     distinct row (:func:`engine.per_record.tdp_losses.tdp_policy`), its median and largest over the records (None
     without data or for an element-level guarantee). ``odds`` and ``odds_classic`` are :func:`odds_bound` from 1:1 at
     ε and at the implied classic ε'; ``odds_text`` says it in a sentence (:func:`odds_statement`), ``odds_headline``
-    in a few words (:func:`odds_headline`).
+    in a few words (:func:`odds_headline`). ``other_data`` is True when the evidence was measured on data other than
+    the loaded (another fingerprint).
     """
 
     index: int
@@ -546,6 +554,7 @@ class ComparisonRow:
     evidence: Evidence | None
     simulation: bool
     chosen: bool
+    other_data: bool = False
 
     def protection_basis(self, name: str) -> str:
         """How a protection score was obtained: "exact" or "bound" (distinguishing, as the analysis labels it), or
@@ -556,7 +565,7 @@ class ComparisonRow:
 
 
 def comparison_rows(pinned: Sequence[Candidate], *, x: np.ndarray | None = None, chosen: int | None = None,
-                    d: int | None = None) -> list[ComparisonRow]:
+                    d: int | None = None, fingerprint: str | None = None) -> list[ComparisonRow]:
     """The comparison of the pinned candidates, one :class:`ComparisonRow` each.
 
     Parameters
@@ -568,6 +577,8 @@ def comparison_rows(pinned: Sequence[Candidate], *, x: np.ndarray | None = None,
         Index of the chosen candidate (flagged in its row).
     d : int, optional
         Number of features (a JL release's label needs it only to rebuild a budget-only candidate).
+    fingerprint : str, optional
+        The loaded data's fingerprint: evidence measured on other data is flagged (``other_data``).
     """
     distances = None
     if x is not None and len(x) >= 2:
@@ -600,6 +611,7 @@ def comparison_rows(pinned: Sequence[Candidate], *, x: np.ndarray | None = None,
             odds=odds_bound(g.epsilon), odds_classic=odds_bound(dp.epsilon), odds_text=odds_statement(g),
             odds_headline=odds_headline(g),
             evidence=c.evidence, simulation=c.seeded, chosen=chosen == i,
+            other_data=bool(fingerprint and c.evidence is not None and c.evidence.data not in (None, fingerprint)),
         ))
     return rows
 
@@ -639,6 +651,8 @@ def comparison_cells(row: ComparisonRow) -> dict[str, str]:
         status = f"{SIMULATION_LABEL} (seed {ev.seed}, {ev.repetitions} releases)"
     else:
         status = f"fresh randomness, {ev.repetitions} releases"
+    if row.other_data:
+        status = "measured on OTHER data than the loaded — measure it again before comparing; " + status
     return {
         "Pinned from": row.source,
         "Mechanism": row.mechanism,

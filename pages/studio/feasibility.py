@@ -280,7 +280,7 @@ else:
                            f"accuracy ceiling γ_max = {fmt(rec.theorem1['gamma_max'], 4)}.")
             st.button("Use the recommended point as the candidate", key="feasibility.use_recommended",
                       on_click=use_recommended, args=(point.b, point.epsilon, point.delta), icon=":material/check:")
-            draw_pin_recommendation(rec, int(rec_loaded.prepared.d))
+            draw_pin_recommendation(rec, int(rec_loaded.prepared.d), rec_loaded.prepared.fingerprint)
             if rec.protections:
                 st.caption("Protections at the recommended point (one release): " + ", ".join(
                     f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)}" for k, v in rec.protections.items()))

@@ -57,7 +57,7 @@ if loaded is not None and loaded.prepared.y is not None:
 with user_errors():
     if loaded is not None and st.session_state.pop("workshop.measure_all", False):
         for i, c in enumerate(state.workshop.pinned):
-            if c.evidence is None:
+            if c.evidence is None or c.evidence.data not in (None, loaded.prepared.fingerprint):
                 measure(state, i, loaded, program)
     workshop = state.workshop
 rows = workshop_comparison(loaded.prepared.fingerprint if loaded is not None else "", workshop.to_json(),
@@ -85,11 +85,12 @@ if presenter:
         draw_table(rows)
     stop_page()
 
-unmeasured = [c.label for c in workshop.pinned if c.evidence is None]
+unmeasured = [r.label for r in rows if r.evidence is None or r.other_data]
 if unmeasured and loaded is not None:
     m1, m2 = st.columns([0.7, 0.3], vertical_alignment="center")
-    m1.caption(plain(f"Not measured on the data yet: {', '.join(unmeasured)}. Measuring runs each one as the Mechanisms "
-                     "page does (5 releases with the attacks; fresh randomness unless the session has a seed)."))
+    m1.caption(plain(f"Not measured on the loaded data: {', '.join(unmeasured)}. Measuring runs each one as the "
+                     "Mechanisms page does (5 releases with the attacks; fresh randomness unless the session has a "
+                     "seed)."))
     if m2.button("Measure them", key="workshop.measure", icon=":material/play_arrow:"):
         st.session_state["workshop.measure_all"] = True
         st.rerun()

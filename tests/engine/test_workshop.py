@@ -25,6 +25,7 @@ from engine.workshop import (
     Interval,
     Workshop,
     candidate_from_run,
+    comparison_cells,
     comparison_rows,
     evidence_from_runs,
     odds_bound,
@@ -143,6 +144,13 @@ def test_a_mechanisms_run_becomes_a_candidate_with_its_measured_evidence():
     assert c.evidence.value == Interval(mean, lo, hi)
     assert c.evidence.noise_sd == pytest.approx(run.analysis.noise_sd, rel=1e-12)
     assert c.evidence.protections["distinguishing"] == pytest.approx(run.distinguishing.protection, rel=1e-12)
+    from engine.data.preparation import prepare
+
+    here = prepare(demo.frame.head(300), demo.spec).fingerprint
+    assert c.evidence.data == here  # measured on these rows: compared as is; on other data: flagged
+    assert not comparison_rows((c,), fingerprint=here)[0].other_data
+    other = comparison_rows((c,), fingerprint="0" * 64)[0]
+    assert other.other_data and comparison_cells(other)["Evidence"].startswith("measured on OTHER data")
 
 
 def test_decision_record_carries_the_workshop_and_old_records_still_load(togo):  # noqa: F811

@@ -51,11 +51,12 @@ def draw_pin_budget(key: str = "feasibility.pin") -> None:
              "mechanism spending it.")
 
 
-def draw_pin_recommendation(recommendation, d: int, key: str = "feasibility.pin_recommended") -> None:
+def draw_pin_recommendation(recommendation, d: int, fingerprint: str,
+                            key: str = "feasibility.pin_recommended") -> None:
     """Pin the recommended point with the search's evidence (:func:`engine.workshop.candidate_from_recommendation`)."""
     from engine.workshop import candidate_from_recommendation
 
     point = recommendation.recommended
     draw_pin(key, f"Recommended: {point.mechanism}, B = {point.b:g}, ε = {point.epsilon:.3g}",
-             lambda label: candidate_from_recommendation(recommendation, label, d=d),
+             lambda label: candidate_from_recommendation(recommendation, label, d=d, data=fingerprint),
              help="Pin the recommended configuration with the search's measured metric and protections.")

@@ -48,6 +48,9 @@ def plain_table(frame: pd.DataFrame) -> pd.DataFrame:
 def draw_table(rows: Sequence[ComparisonRow]) -> None:
     """The comparison: one column per candidate, the lines of :data:`engine.workshop.COMPARISON_LINES`."""
     st.table(plain_table(comparison_frame(rows)))
+    if any(r.other_data for r in rows):
+        st.warning("Some evidence was measured on other data than the loaded: measure it again before comparing.",
+                   icon=":material/warning:")
     if any(r.simulation for r in rows):
         st.warning(f"Evidence marked “{SIMULATION_LABEL}” was measured with a fixed seed: it describes a simulation, "
                    "not a private release.", icon=":material/warning:")
