@@ -4,7 +4,7 @@ The page scripts live in ``pages/studio/``, one level below ``pages/``: Streamli
 only picks up Python files directly in ``pages/``, so a deep link opened as the first request after a server
 start (e.g. ``/feasibility``) still runs through this file's ``st.navigation`` and shared sidebar.
 
-Routes the seven pages with ``st.navigation``, keeps one :class:`ui.state.StudioState` per session (kept in memory
+Routes the nine pages with ``st.navigation``, keeps one :class:`ui.state.StudioState` per session (kept in memory
 under the address's session key, so a reload restores it: :mod:`ui.session_store`), restores a shared scenario link
 once per session, draws the shared sidebar after the page (so it shows what the page just changed) and writes the
 current scenario back into the address bar.
@@ -33,6 +33,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/studio/tradeoffs.py", "Tradeoffs", ":material/ssid_chart:"),
     ("pages/studio/per_record.py", "Per-record", ":material/person_search:"),
     ("pages/studio/public_info.py", "Public information", ":material/public:"),
+    ("pages/studio/workshop.py", "Workshop", ":material/groups:"),
     ("pages/studio/export.py", "Export", ":material/download:"),
 )
 

@@ -46,6 +46,7 @@ from engine.serialization import Serializable
 from engine.sweeps import SweepConfig, SweepResult
 from engine.theory.feasibility import FeasibilityReport, feasibility_report
 from engine.validation import check_integer
+from engine.workshop import Workshop
 
 #: Name of the document type, written as ``"schema"``.
 SCHEMA_ID = "privacy-parameter-studio/decision-record"
@@ -340,6 +341,9 @@ class DecisionRecord(Serializable):
     #: built by :func:`public_information_block` — scope, declared public statistics, per-period and whole-study ε,
     #: the composition caveat and the count-study / count-release configurations.
     public_information: dict[str, Any] | None = None
+    #: Optional (absent in records written before issue 12's workshop): every pinned candidate, the one the group
+    #: chose and its rationale (:class:`engine.workshop.Workshop`).
+    workshop: Workshop | None = None
     schema: str = SCHEMA_ID
     schema_version: int = SCHEMA_VERSION
 
@@ -363,6 +367,8 @@ class DecisionRecord(Serializable):
             raise InvalidParameterError("the rationale must be text")
         if self.public_information is not None:
             check_public_information(self.public_information)
+        if self.workshop is not None and not isinstance(self.workshop, Workshop):
+            raise InvalidParameterError("the record's workshop must be the pinned candidates (a Workshop)")
 
     def to_json(self, **kwargs: Any) -> str:
         kwargs.setdefault("indent", 2)
@@ -674,7 +680,7 @@ def privacy_specification(
 
 
 #: Record fields added after schema version 1 shipped: old records without them load (as None).
-OPTIONAL_RECORD_FIELDS = ("public_information",)
+OPTIONAL_RECORD_FIELDS = ("public_information", "workshop")
 
 PUBLIC_INFORMATION_SCOPE = "DP / ε-TP subject to the invariants Z"
 
@@ -761,13 +767,15 @@ def build_decision_record(
     studio: dict[str, Any] | None = None,
     created: str | None = None,
     public_information: dict[str, Any] | None = None,
+    workshop: Workshop | None = None,
 ) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from the session's choices (the dashboard's Export page calls this).
 
     ``mechanism`` is the configured mechanism's ``to_dict()``; its guarantee is what the specification states.
     ``candidate`` is the (B, ε, δ) chosen on the feasibility page (the target the mechanism was set up from).
     ``sweeps`` are the last tradeoff sweep's results, one per mechanism swept; ``selected`` is the grid point the
-    designer picked (stored with the first).
+    designer picked (stored with the first). ``workshop`` holds the pinned candidates, the chosen one and the
+    group's rationale (None or an empty workshop: not written).
     """
     release = ReleaseConfig(
         data=prepared.spec, mechanism=mechanism, seed=seed, dataset=dataset if source == "demo" else None
@@ -808,6 +816,7 @@ def build_decision_record(
         studio=dict(studio or {}),
         command=cli_command(record_file, input_file=None if source == "demo" else "YOUR_DATA.csv"),
         public_information=public_information,
+        workshop=workshop if workshop is not None and workshop.pinned else None,
     )
 
 

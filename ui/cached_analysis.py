@@ -160,3 +160,15 @@ def tdp_policy_curve(epsilon: float, delta: float, b: float, points: int = 801):
     from engine.per_record.tdp_losses import tdp_policy
 
     return tdp_policy(np.linspace(0.0, 2.0, points), epsilon, delta, b)
+
+
+# ------------------------------------------------------------------------------------------------- workshop
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def workshop_comparison(fingerprint: str, workshop_json: str, d: int | None, _x: np.ndarray | None):
+    """The pinned candidates' comparison (``engine.workshop.comparison_rows``) on the prepared rows ``_x`` (keyed by
+    the data's fingerprint; None without data: no per-record loss at the nearest distinct row); evidence measured on
+    data with another fingerprint is flagged."""
+    from engine.workshop import Workshop, comparison_rows
+
+    workshop = Workshop.from_json(workshop_json)
+    return comparison_rows(workshop.pinned, x=_x, chosen=workshop.chosen, d=d, fingerprint=fingerprint or None)

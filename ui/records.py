@@ -131,7 +131,7 @@ def check_public_info_settings(settings: Any, where: str) -> dict[str, Any]:
 
 #: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
 #: shows results of the replaced session.
-PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.", "public_info.")
+PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.", "public_info.", "workshop.")
 
 
 def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
@@ -182,6 +182,7 @@ def record_from_state(state: StudioState, loaded: Any, *, created: str | None = 
                 **({"bounds_from_data": True} if state.bounds_from_data else {})},
         created=created,
         public_information=public_information,
+        workshop=state.workshop,
     )
 
 
@@ -226,6 +227,8 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     new.seed = record.release.seed
     new.program = record.program
     new.rationale = record.rationale
+    if record.workshop is not None:  # records written before the workshop have none
+        new.workshop = record.workshop
     if record.tradeoffs:
         new.sweeps = tuple(t.to_result() for t in record.tradeoffs)
         new.selected_point = record.tradeoffs[0].selected

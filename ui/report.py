@@ -53,12 +53,37 @@ def _table(frame: pd.DataFrame, max_rows: int = 200) -> str:
     return body + more
 
 
+def _workshop_section(record: DecisionRecord, frame: pd.DataFrame | None) -> list[str]:
+    """The workshop's comparison, the chosen candidate and the group's rationale (nothing without pinned ones)."""
+    from engine.workshop import SIMULATION_LABEL, comparison_frame, comparison_rows
+
+    w = record.workshop
+    if w is None or not w.pinned:
+        return []
+    if frame is None:
+        frame = comparison_frame(comparison_rows(w.pinned, chosen=w.chosen))
+    choice = w.choice
+    parts = ["<h2>Workshop: the candidates compared</h2>",
+             f"<p>{len(w.pinned)} candidate(s) pinned. Chosen: <b>{_e(choice.label) if choice else 'none yet'}</b>.</p>"]
+    if any(c.seeded for c in w.pinned):
+        parts.append(f"<p class='warn'>Evidence marked “{_e(SIMULATION_LABEL)}” was measured with a fixed seed: it "
+                     "describes a simulation, not a private release.</p>")
+    parts.append(frame.reset_index().to_html(index=False, border=0, escape=True))
+    parts.append("<h3>Why the group chose it</h3>")
+    parts.append(f"<p>{_e(w.rationale) if w.rationale.strip() else '<i>No rationale was written.</i>'}</p>")
+    return parts
+
+
 def html_report(
     record: DecisionRecord,
     figures: Sequence[tuple[str, go.Figure]] = (),
     tables: Sequence[tuple[str, pd.DataFrame]] = (),
+    workshop: pd.DataFrame | None = None,
 ) -> str:
-    """Render ``record`` (plus charts and tables) as one standalone HTML document."""
+    """Render ``record`` (plus charts and tables) as one standalone HTML document.
+
+    ``workshop`` is the comparison of the record's pinned candidates (``engine.workshop.comparison_frame``) computed
+    with the data (per-record losses at the nearest distinct row); without it the record's own is shown."""
     spec = record.specification
     c = record.candidate
     release = record.release
@@ -118,6 +143,7 @@ def html_report(
         f"<pre>{_e(record.command)}</pre>",
         "<h2>Rationale</h2>",
         f"<p>{_e(record.rationale) if record.rationale.strip() else '<i>No rationale was written.</i>'}</p>",
+        *_workshop_section(record, workshop),
         "<h2>Data</h2>",
         "<table>",
         _rows(

@@ -35,6 +35,8 @@ API note for page authors
   - tradeoffs page: ``sweeps`` (the engine's ``SweepResult`` of the last sweep, one per swept mechanism; an
     imported record fills it too), ``selected_point`` (a dict describing the sweep row the user clicked).
   - per-record page: ``per_record`` (a dict of that page's settings).
+  - workshop: ``workshop`` (``engine.workshop.Workshop``: up to six pinned ``Candidate`` objects, the chosen one and
+    the group's rationale; every page's "Pin this candidate" adds to it, :mod:`ui.sections.workshop_pin`).
   - export: ``rationale`` (the designer's text).
 * Scenario links live in :mod:`ui.links`, decision records (export and import) in :mod:`ui.records`.
 """
@@ -49,6 +51,7 @@ import streamlit as st
 
 from engine.errors import EngineError
 from engine.guarantee import Guarantee
+from engine.workshop import Workshop
 
 if TYPE_CHECKING:  # imported lazily at run time: the data engine is optional for the early pages
     from engine.data.preparation import DataSpec
@@ -102,6 +105,8 @@ class StudioState:
     per_record: dict[str, Any] = field(default_factory=dict)
     #: Public-information page: data key, dependence model, seed and the CountStudyConfig (``study``) as a dict.
     public_info: dict[str, Any] = field(default_factory=dict)
+    # --- workshop (issue 12): the pinned candidates, the chosen one and the group's rationale ----------------------
+    workshop: Workshop = field(default_factory=Workshop)
     # --- export ---------------------------------------------------------------------------------------------
     rationale: str = ""
     #: True while the public bounds of the spec are the data's own min and max (the Data page's "fill" button):

@@ -114,6 +114,14 @@ if record is not None:
             if pi.get("seed") is not None:
                 st.warning(f"Public-information study seed {pi['seed']}: simulation — not private.",
                            icon=":material/warning:")
+    workshop = record.workshop
+    if workshop is not None:
+        choice = workshop.choice
+        st.markdown(f"**Workshop.** {len(workshop.pinned)} pinned candidate(s): "
+                    + "; ".join(plain(c.label) for c in workshop.pinned) + ". Chosen: "
+                    + (f"**{plain(choice.label)}**" if choice is not None else "none yet") + ". The record and the "
+                    "report carry the comparison and the group's rationale.")
+        st.page_link("pages/studio/workshop.py", label="Open the Workshop", icon=":material/groups:")
 
     # ------------------------------------------------------------------------------------------------------------
     # Downloads
@@ -138,7 +146,14 @@ if record is not None:
         for result in sweeps:
             figures += tradeoff_figures(result)
             tables.append((f"Measured tradeoffs, {result.config.mechanism} (mean per grid point)", result.summary()))
-        return html_report(record, figures, tables)
+        comparison = None
+        if record.workshop is not None:
+            from engine.workshop import comparison_frame
+            from ui.cached_analysis import workshop_comparison
+
+            comparison = comparison_frame(workshop_comparison(loaded.prepared.fingerprint, record.workshop.to_json(),
+                                                              int(loaded.prepared.d), loaded.prepared.x))
+        return html_report(record, figures, tables, workshop=comparison)
 
     def sweep_csv() -> bytes:
         return safe_csv_bytes(pd.concat([r.table for r in sweeps], ignore_index=True))
@@ -186,8 +201,8 @@ if record is not None:
 # Import
 # ----------------------------------------------------------------------------------------------------------------
 st.subheader("Import a decision record")
-st.caption("Restores the dataset choice, every parameter, the chosen point, the mechanism, the sweep results and the "
-           "rationale. Uploaded data are never in a record: you will be asked for the same file.")
+st.caption("Restores the dataset choice, every parameter, the chosen point, the mechanism, the sweep results, the "
+           "rationale and the workshop's pinned candidates. Uploaded data are never in a record: you will be asked for the same file.")
 st.file_uploader("Decision record (.json)", type=["json"], key="export.import",
                  help="A decision-record.json exported from this page (any session, any machine). Your current "
                  "session is replaced only if the whole record is valid.")

@@ -20,6 +20,8 @@ from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
 from ui.runs import recommendation
+from ui.sections.feasibility_example import draw_example1
+from ui.sections.workshop_pin import draw_pin_budget, draw_pin_recommendation
 from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
 
 state = get_state()
@@ -191,6 +193,7 @@ with chart:
                 f"(B, ε, δ)-TDP algorithm can be that accurate (γ_max = {checks['gamma_max']:.6g}). At this B "
                 f"it needs ε ≥ {fmt(checks['min_epsilon'][g], 4)}, or a smaller B.", icon=":material/block:",
             )
+    draw_pin_budget()
     surface = feasibility_surface(state.gammas, delta, state.eps_max)
     st.plotly_chart(
         region_figure(surface, candidate=(cand.epsilon, cand.b), click_grid=click_grid(delta, state.eps_max, state.gammas)),
@@ -212,22 +215,7 @@ with right:
                     key="feasibility.ceiling_chart", theme=None,
                     config={"displaylogo": False})
 
-st.subheader("The paper's Example 1, reproduced")
-st.markdown(
-    "Kohli & Blumenstock (Example 1): for 99 % accurate targeting (γ = 0.99) with δ = 10⁻⁴, ε = 1 allows at most "
-    "B = 0.4 and ε = 4 at most B = 1 (with 2/B whole). The engine's numbers:"
-)
-rows = []
-for eps, paper_b in zip(EXAMPLE1["epsilons"], EXAMPLE1["paper_b"], strict=True):
-    r = feasibility_report(EXAMPLE1["gamma"], eps, EXAMPLE1["delta"])
-    rows.append(
-        {
-            "ε": eps, "Q": round(r.q, 2), "ln Q / ε": round(r.log_q / eps, 3), "m = ⌈ln Q / ε⌉": r.m,
-            "largest B (2/B whole)": r.b_max_integer, "supremum of B": r.b_sup, "paper": f"B ≤ {paper_b:g}",
-            "classic DP possible": "yes" if r.dp_feasible else "no",
-        }
-    )
-st.dataframe(pd.DataFrame(rows), hide_index=True)
+draw_example1(EXAMPLE1)
 
 # ---- from "what is allowed" to "what we choose": the accuracy-first recommendation -------------------------------
 st.subheader("Recommend: the most protective (B, ε) that keeps the program accurate on these data")
@@ -296,6 +284,7 @@ else:
                            f"accuracy ceiling γ_max = {fmt(rec.theorem1['gamma_max'], 4)}.")
             st.button("Use the recommended point as the candidate", key="feasibility.use_recommended",
                       on_click=use_recommended, args=(point.b, point.epsilon, point.delta), icon=":material/check:")
+            draw_pin_recommendation(rec, int(rec_loaded.prepared.d), rec_loaded.prepared.fingerprint)
             if rec.protections:
                 st.caption("Protections at the recommended point (one release): " + ", ".join(
                     f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)}" for k, v in rec.protections.items()))

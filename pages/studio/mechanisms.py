@@ -13,6 +13,7 @@ from engine.analysis import AnalysisConfig
 from engine.release import ReleaseConfig
 from engine.release_analysis import ReleaseAnalysis
 from engine.rng import SEEDED_WARNING
+from engine.workshop import candidate_from_run
 from ui.cached import current_data
 from ui.common import seed_badge, stop_page, user_errors
 from ui.figures.theme import fmt, fmt_param
@@ -32,6 +33,7 @@ from ui.sections.mechanisms_results import (
     draw_guarantee,
     draw_program_and_protection,
 )
+from ui.sections.workshop_pin import draw_pin
 from ui.state import get_state, seed_widget
 
 state = get_state()
@@ -133,6 +135,9 @@ if args["user_seed"]:
     st.warning(SEEDED_WARNING, icon=":material/warning:")
 
 
+draw_pin("mechanisms.pin", f"{KIND_LABELS.get(run.kind, run.kind)}, B = {candidate.b:g}, ε = {candidate.epsilon:g}",
+         lambda label: candidate_from_run(run, label),
+         help="Pin this run — its mechanism, guarantee and measured evidence — for the Workshop's comparison.")
 draw_guarantee(run, prepared)
 draw_data_effect(run, prepared, program, int(args["seed"]))
 draw_program_and_protection(run, state.gammas, candidate)

@@ -31,6 +31,7 @@ PAGES = {
     "tradeoffs": "Tradeoffs",
     "per_record": "Per-record privacy",
     "public_info": "Public information",
+    "workshop": "Workshop",
     "export": "Export",
 }
 
@@ -210,6 +211,16 @@ def run_sweep_with_one_repetition(page) -> None:
     idle(page, timeout=300_000)
     expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)
     no_exception(page)
+
+
+def export_record(page, path):
+    """On the Export page: download the decision record to ``path`` and load it (validated)."""
+    from engine.decision_record import load_decision_record
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Decision record (JSON)").first.click()
+    download.value.save_as(path)
+    return load_decision_record(Path(path).read_bytes())
 
 
 def import_record(page, path) -> None:

@@ -1,6 +1,7 @@
 """End-to-end: the whole workflow in real Chromium against ``streamlit run app.py``.
 
-Walks data → feasibility → mechanism run → quick sweep → per-record → export and re-import on the built-in demo,
+Walks data → feasibility → mechanism run → quick sweep → per-record → workshop (pin three, compare, export and
+re-import) → export and re-import on the built-in demo,
 asserts on visible results, uploads a malformed file, saves a screenshot of every page to ``test-artifacts/`` and
 measures (printed and written to ``test-artifacts/timings.json``):
 
@@ -30,6 +31,7 @@ from tests.e2e.conftest import (
     ARTIFACTS,
     PAGES,
     click_button,
+    export_record,
     go,
     idle,
     import_record,
@@ -150,6 +152,38 @@ def test_per_record_policy_functions(page):
     expect(page.get_by_text("1 · Policy functions at equal accuracy", exact=True)).to_be_visible(timeout=60_000)
     no_exception(page)
     shoot(page, "6-per-record")
+
+
+def test_workshop_pins_three_candidates_compares_exports_and_reimports(page):
+    """Pin the Mechanisms run, the swept point and the feasibility candidate; the Workshop compares them; the exported
+    record carries them and importing it restores them (presenter mode: tests/app/test_workshop_page.py)."""
+    from playwright.sync_api import expect
+
+    go(page, "mechanisms")
+    click_button(page, "Pin this candidate")
+    idle(page)
+    go(page, "tradeoffs")
+    click_button(page, "Pin this candidate")
+    idle(page)
+    go(page, "feasibility")
+    click_button(page, "Pin this candidate")
+    idle(page)
+    expect(page.get_by_text("(3 of 6)")).to_be_visible()
+    go(page, "workshop")
+    table = page.locator('[data-testid="stTable"]')
+    expect(table).to_contain_text("Attacker's odds from 50:50")
+    expect(table).to_contain_text("3. B = ")
+    no_exception(page)
+
+    go(page, "export")
+    record_path = ARTIFACTS / "decision-record-workshop.json"
+    record = export_record(page, record_path)
+    assert record.workshop is not None
+    assert [c.source for c in record.workshop.pinned] == ["mechanisms", "tradeoffs", "feasibility"]
+    assert record.workshop.pinned[1].seeded  # a sweep is a seeded simulation
+    import_record(page, record_path)
+    expect(page.get_by_text("3 pinned candidate(s)")).to_be_visible()  # the Export page states the restored set
+    no_exception(page)
 
 
 def test_export_then_reimport_restores_the_session(page, sidebar):

@@ -6,6 +6,7 @@ A page reads its widgets, builds the engine's configuration, makes one (cached) 
 __all__ = [
     "data_preview",
     "data_upload",
+    "feasibility_example",
     "mechanisms_form",
     "mechanisms_results",
     "per_record_cells",
@@ -16,4 +17,6 @@ __all__ = [
     "tradeoffs_form",
     "tradeoffs_results",
     "tradeoffs_run",
+    "workshop_pin",
+    "workshop_view",
 ]

@@ -24,6 +24,7 @@ from engine.evaluation.programs import METRICS
 from engine.export_csv import safe_csv_bytes
 from engine.mechanisms.mondrian import MondrianKAnonymity
 from engine.sweeps import ATTACKS, PROTECTION_COLUMNS, SweepConfig, SweepResult, combined_summary, pareto_mask
+from engine.workshop import candidate_from_sweep
 from ui.cached_analysis import jl_delta_fail_curves, reference_point, tradeoff_curves
 from ui.common import user_errors
 from ui.figures.theme import fmt
@@ -37,6 +38,7 @@ from ui.figures.tradeoffs import (
     tradeoff_figure,
 )
 from ui.sections.tradeoffs_form import ATTACK_LABELS, MECH_LABELS
+from ui.sections.workshop_pin import draw_pin
 from ui.state import StudioState, get_state, seed_widget
 
 PROTECTION_LABELS = {a: f"{ATTACK_LABELS[a]} protection" for a in ATTACKS}
@@ -350,6 +352,13 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
         c2.button("Use this configuration", key="tradeoffs.use_point", on_click=on_use_point, args=(view.d,),
                   type="primary", icon=":material/check:",
                   help="Make the selected configuration the candidate (B, ε, δ) and the Mechanisms page's setup.")
+        kind, _, point = str(st.session_state["tradeoffs.point"]).partition(":")
+        result = next((r for r in state.sweeps if r.config.mechanism == kind), None)
+        if result is not None:
+            draw_pin("tradeoffs.pin", "Sweep: " + choices[st.session_state["tradeoffs.point"]].split(" · δ")[0],
+                     lambda label: candidate_from_sweep(result, int(point), label, d=view.d),
+                     help="Pin the selected configuration — its mechanism and the sweep's measured evidence (a "
+                     "seeded simulation) — for the Workshop's comparison.")
     sp = state.selected_point
     if not sp:
         return

@@ -1,0 +1,124 @@
+"""The Workshop page's parts: the comparison table, one candidate's slide, the presenter mode's style, measuring a
+candidate pinned without evidence, choosing and unpinning. Every number comes from :mod:`engine.workshop`; user text
+(labels, the rationale) is shown as plain text (:func:`ui.common.plain`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from engine.analysis import AnalysisConfig
+from engine.release import ReleaseConfig
+from engine.rng import fresh_seed
+from engine.workshop import SIMULATION_LABEL, ComparisonRow, comparison_cells, comparison_frame
+from ui.common import plain
+from ui.runs import release_run, run_key
+from ui.state import StudioState
+
+#: Large type for a projector (presenter mode): the page's text, tables and buttons at about twice the size.
+PRESENTER_CSS = """<style>
+.stMainBlockContainer { max-width: 100%; padding-top: 1.5rem; }
+.stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
+.stMainBlockContainer label, .stMainBlockContainer button { font-size: 1.3rem !important; line-height: 1.4; }
+.stMainBlockContainer h1 { font-size: 1.6rem !important; padding: 0; }
+.stMainBlockContainer h2 { font-size: 2.3rem !important; }
+.stMainBlockContainer h3 { font-size: 1.9rem !important; }
+</style>"""
+
+#: A presenter's slide: the guarantee on the left, the evidence on the right (the rest stays in the comparison).
+SLIDE_GUARANTEE: tuple[str, ...] = ("Targeted DP (B, ε, δ)", "Implied classic DP (ε', δ') — conversion",
+                                    "Per-record loss at t = 2 (ε, δ)")
+SLIDE_EVIDENCE: tuple[str, ...] = (
+    "Program metric [95 % interval]", "Extra exclusion errors in people", "Profit", "Singling-out protection",
+    "Attribute-inference protection", "Distinguishing protection", "Noise sd per coordinate", "Evidence",
+)
+
+
+def plain_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every cell, header and index label escaped (``st.table`` renders Markdown)."""
+    out = frame.map(plain)
+    out.columns = [plain(c) for c in frame.columns]
+    out.index = [plain(i) for i in frame.index]
+    return out
+
+
+def draw_table(rows: Sequence[ComparisonRow]) -> None:
+    """The comparison: one column per candidate, the lines of :data:`engine.workshop.COMPARISON_LINES`."""
+    st.table(plain_table(comparison_frame(rows)))
+    if any(r.other_data for r in rows):
+        st.warning("Some evidence was measured on other data than the loaded: measure it again before comparing.",
+                   icon=":material/warning:")
+    if any(r.simulation for r in rows):
+        st.warning(f"Evidence marked “{SIMULATION_LABEL}” was measured with a fixed seed: it describes a simulation, "
+                   "not a private release.", icon=":material/warning:")
+
+
+def draw_slide(row: ComparisonRow) -> None:
+    """One candidate, large: its label and origin, the odds bound in short, the guarantee beside the evidence."""
+    cells = comparison_cells(row)
+    st.header(plain(f"{row.index + 1}. {row.label}") + (" ✓ chosen" if row.chosen else ""))
+    st.caption(plain(f"{row.mechanism} · pinned from the {row.source}"))
+    st.markdown(f"**Attacker's odds:** {plain(row.odds_headline)}")
+    left, right = st.columns(2, gap="large")
+    for column, lines in ((left, SLIDE_GUARANTEE), (right, SLIDE_EVIDENCE)):
+        for line in lines:
+            if cells[line] != "—":
+                column.markdown(f"**{plain(line)}:** {plain(cells[line])}")
+    if row.simulation:
+        st.warning(f"{SIMULATION_LABEL}: the evidence was measured with a fixed seed.", icon=":material/warning:")
+
+
+def measure(state: StudioState, index: int, loaded: Any, program: Any) -> None:
+    """Measure pinned candidate ``index`` on the data with the Mechanisms page's run
+    (:func:`ui.runs.release_run` → :func:`engine.release_analysis.analyse_release`) and keep its evidence."""
+    from engine.workshop import candidate_from_run
+
+    candidate = state.workshop.pinned[index]
+    mechanism = candidate.build_mechanism(int(loaded.prepared.d))
+    user_seed = state.seed is not None
+    seed = int(state.seed) if state.seed is not None else fresh_seed()
+    dataset = state.demo_name if state.source == "demo" else None
+    analysis = AnalysisConfig(program=program)
+    config = ReleaseConfig.of(loaded.spec, mechanism, seed=seed if user_seed else None, dataset=dataset)
+    key = run_key(loaded.prepared.fingerprint, loaded.spec.to_json(), mechanism.to_json(), analysis.to_json(),
+                  candidate.guarantee.to_json(), seed, user_seed, dataset)
+    run = release_run(st.session_state, key, loaded.frame, config, analysis, candidate.guarantee, seed)
+    evidence = candidate_from_run(run, candidate.label).evidence
+    assert evidence is not None  # candidate_from_run always measures
+    state.workshop = state.workshop.replace_candidate(index, candidate.with_evidence(evidence))
+
+
+def on_choose() -> None:
+    from ui.state import get_state
+
+    state = get_state()
+    value = st.session_state.get("workshop.choice")
+    state.workshop = state.workshop.choose(None if value in (None, -1) else int(value))
+
+
+def on_rationale() -> None:
+    from ui.state import get_state
+
+    state = get_state()
+    state.workshop = state.workshop.with_rationale(str(st.session_state.get("workshop.rationale") or ""))
+
+
+def on_slide(step: int) -> None:
+    """Presenter mode's Previous (−1) / Next (+1); the page clamps the screen to the ones that exist."""
+    st.session_state["workshop.slide"] = int(st.session_state.get("workshop.slide", 0)) + step
+
+
+def on_unpin(index: int) -> None:
+    from ui.state import get_state
+
+    state = get_state()
+    state.workshop = state.workshop.unpin(index)
+    st.session_state.pop("workshop.choice", None)  # reseeded from the workshop's choice
+    st.session_state["workshop.slide"] = 0
+
+
+__all__ = ["PRESENTER_CSS", "draw_slide", "draw_table", "measure", "on_choose", "on_rationale",
+           "on_slide", "on_unpin", "plain_table"]
