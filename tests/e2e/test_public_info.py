@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, PAGES, SCREENSHOTS, go, idle, import_record, no_exception, shoot
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    PAGES,
+    SCREENSHOTS,
+    export_record,
+    go,
+    idle,
+    import_record,
+    no_exception,
+    shoot,
+)
 
 pytestmark = pytest.mark.e2e
 STEPS = True
@@ -81,14 +91,9 @@ def test_a_seeded_study_draws_its_figures_labelled_a_simulation(page):
 def test_the_decision_record_carries_the_declared_configuration(page, record_path):
     from playwright.sync_api import expect
 
-    from engine.decision_record import load_decision_record
-
     go(page, "export")
     expect(page.get_by_text("Public information (count-table study)")).to_be_visible()
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Decision record (JSON)").first.click()
-    download.value.save_as(record_path)
-    block = load_decision_record(record_path.read_bytes()).public_information
+    block = export_record(page, record_path).public_information
     assert block["epsilon_per_period"] == [0.5, 2.0] and list(block["public"]) == ["total", "subcount"]
     assert block["dependence_model"]["kind"] == "correlated" and block["seed"] == 11
     shoot(page, "pi-3-export")

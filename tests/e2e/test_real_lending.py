@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.conftest import (
     choose,
+    export_record,
     go,
     idle,
     import_record,
@@ -80,13 +81,8 @@ def test_a_sweep_on_a_custom_grid(page):
 
 
 def test_the_decision_record_states_the_preparation_and_the_program(page, folder):
-    from engine.decision_record import load_decision_record
-
     go(page, "export")
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Decision record (JSON)").first.click()
-    download.value.save_as(folder / "hmda-record.json")
-    record = load_decision_record((folder / "hmda-record.json").read_bytes())
+    record = export_record(page, folder / "hmda-record.json")
     assert record.release.data.positive_class == ("no",) and record.release.data.target == "deny"
     assert record.program.approval_rule == "top_share" and record.program.approve_share == 0.8
     assert record.data.source == "upload" and record.tradeoffs
