@@ -158,6 +158,9 @@ class Evidence(Serializable):
     data : str or None
         Fingerprint of the prepared data it was measured on (``PreparedData.fingerprint``), so that evidence from
         other data is flagged (:attr:`ComparisonRow.other_data`) rather than compared as if it were this data's.
+    baselines : dict
+        The rules that use no data (target nobody, approve everyone, …) → their mean value of ``metric`` on the same
+        rows, so that a candidate no better than one of them is flagged (:attr:`no_better_than`).
     """
 
     metric: str | None
@@ -171,6 +174,7 @@ class Evidence(Serializable):
     noise_sd: float | None = None
     seed: int | None = None
     data: str | None = None
+    baselines: dict[str, float] = field(default_factory=dict)
 
     PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
         "repetitions": Integer(1),
@@ -192,6 +196,28 @@ class Evidence(Serializable):
     @property
     def seeded(self) -> bool:
         return self.seed is not None
+
+    @property
+    def no_better_than(self) -> list[str]:
+        """The rules that use no data at least as good as this candidate's program metric even at the favourable
+        end of its interval (its mean when there is no interval): such a candidate is no better than that rule on
+        these data, and is flagged wherever it is shown.
+
+        >>> ev = Evidence("accuracy", Interval(0.68, 0.66, 0.69), 5, baselines={"target nobody": 0.697})
+        >>> ev.no_better_than
+        ['target nobody']
+        >>> Evidence("accuracy", Interval(0.75, 0.73, 0.77), 5, baselines={"target nobody": 0.697}).no_better_than
+        []
+        """
+        from engine.evaluation.metrics import higher_is_better
+        from engine.evaluation.programs import beaten_by
+
+        if self.metric is None or self.value is None:
+            return []
+        up = higher_is_better(self.metric)
+        best = self.value.high if up else self.value.low
+        best = self.value.mean if best is None else best
+        return beaten_by(best, {rule: {self.metric: v} for rule, v in self.baselines.items()}, self.metric)
 
 
 def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *, seed: int | None,
@@ -216,6 +242,14 @@ def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *,
 
     protections = {p: mean_of(f"protection_{p}") for p in PROTECTIONS}
     exact = mean_of("distinguishing_exact")
+    from engine.analysis import BASELINE_PREFIX
+
+    suffix = f":{metric}"
+    baselines = {
+        name[len(BASELINE_PREFIX):-len(suffix)]: mean_of(name)
+        for name in (runs[0] if metric else {})
+        if isinstance(name, str) and name.startswith(BASELINE_PREFIX) and name.endswith(suffix)
+    }
     value = Interval.of(column(metric), confidence) if metric else None
     return Evidence(
         metric=metric if value is not None else None,
@@ -229,6 +263,7 @@ def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *,
         noise_sd=mean_of("noise_sd"),
         seed=seed,
         data=data,
+        baselines={rule: v for rule, v in baselines.items() if v is not None},
     )
 
 
@@ -665,7 +700,9 @@ def comparison_cells(row: ComparisonRow) -> dict[str, str]:
         f"{row.loss_nn_median:.4g} ({row.loss_nn_max:.4g})",
         "Attacker's odds from 50:50 — bound": row.odds_text,
         "Program metric [95 % interval]": "—" if ev is None or ev.value is None else
-        f"{ev.metric}: {_interval_text(ev.value)}",
+        f"{ev.metric}: {_interval_text(ev.value)}" + "".join(
+            f" — NO BETTER than '{rule}' ({ev.baselines[rule]:.3g}), a rule that uses no data"
+            for rule in ev.no_better_than[:1]),
         "Measured γ (decision agreement)": "—" if ev is None else _interval_text(ev.measured_gamma),
         "Extra exclusion errors in people": "—" if ev is None else _interval_text(ev.extra_exclusion_errors, people=True),
         "Profit": "—" if ev is None else _interval_text(ev.profit, people=True),

@@ -14,7 +14,7 @@ from tests.app.test_export_page import record_text
 SEEDED_RUN = Candidate.of(
     "**run** [x](http://127.0.0.1:9/)", "mechanisms", GaussianMechanism(b=0.5, epsilon=2.0, delta=1e-5),
     Evidence(metric="accuracy", value=Interval(0.74, 0.72, 0.76), repetitions=5, protections={"distinguishing": 0.4},
-             distinguishing_exact=True, noise_sd=0.3, seed=7),
+             distinguishing_exact=True, noise_sd=0.3, seed=7, baselines={"target nobody": 0.77}),
 )
 
 
@@ -46,6 +46,10 @@ def test_pin_compare_choose_export_and_import():
     assert [[shown(v) for v in table[c]] for c in table.columns] == [list(expected[c]) for c in expected.columns]
     assert "2.72:1" in expected.iloc[:, 0]["Attacker's odds from 50:50 — bound"]
     assert any("simulation — not private" in w.value for w in at.warning)  # the seeded run's evidence
+    # 0.74 [0.72, 0.76] never reaches target nobody's 0.77: flagged in its cell and in a message under the table
+    assert "NO BETTER than 'target nobody' (0.77)" in expected.iloc[:, 2]["Program metric [95 % interval]"]
+    assert any(shown(e.value).startswith("3. **run** [x](http://127.0.0.1:9/): no better than 'target nobody' "
+                                         "(0.77), a rule that uses no data") for e in at.error)
 
     at.radio(key="workshop.choice").set_value(2).run()
     at.text_area(key="workshop.rationale").set_value("*Fewest* exclusion errors.").run()

@@ -131,6 +131,22 @@ def test_evidence_from_runs_is_the_mean_and_interval_of_the_rows():
     assert ev.extra_exclusion_errors is None and not ev.seeded and ev.repetitions == 3
 
 
+def test_a_candidate_no_better_than_a_rule_that_uses_no_data_is_flagged_in_the_comparison():
+    # The rows carry the trivial rules' values as the analysis writes them (baseline:<rule>:<metric>).
+    rows = [{"accuracy": a, "baseline:target nobody:accuracy": 0.70, "baseline:target everybody:accuracy": 0.30}
+            for a in (0.66, 0.67, 0.68)]
+    ev = evidence_from_runs(rows, "accuracy", seed=None)
+    assert ev.baselines == pytest.approx({"target nobody": 0.70, "target everybody": 0.30}, abs=1e-12)
+    # interval 0.67 ± 4.302653 · 0.01/√3 = [0.6452, 0.6948]: even its top is below target nobody's 0.70
+    assert ev.no_better_than == ["target nobody"]
+    row = comparison_rows((Candidate.of("weak", "mechanisms", GaussianMechanism(0.5, 1.0, 1e-4), ev),))[0]
+    assert comparison_cells(row)["Program metric [95 % interval]"].endswith(
+        "— NO BETTER than 'target nobody' (0.7), a rule that uses no data")
+    good = evidence_from_runs([{**r, "accuracy": r["accuracy"] + 0.1} for r in rows], "accuracy", seed=None)
+    assert good.no_better_than == []
+    assert Evidence.from_json(ev.to_json()) == ev  # the baselines travel with the record
+
+
 def test_a_mechanisms_run_becomes_a_candidate_with_its_measured_evidence():
     demo = load_demo("togo-demo")
     mechanism = GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-4)

@@ -48,6 +48,12 @@ def plain_table(frame: pd.DataFrame) -> pd.DataFrame:
 def draw_table(rows: Sequence[ComparisonRow]) -> None:
     """The comparison: one column per candidate, the lines of :data:`engine.workshop.COMPARISON_LINES`."""
     st.table(plain_table(comparison_frame(rows)))
+    for r in rows:
+        weak = r.evidence.no_better_than if r.evidence is not None else []
+        if weak:
+            st.error(plain(f"{r.index + 1}. {r.label}: no better than '{weak[0]}' "
+                           f"({r.evidence.baselines[weak[0]]:.3g}), a rule that uses no data — on these data the "
+                           "program could do as well without the release."), icon=":material/block:")
     if any(r.other_data for r in rows):
         st.warning("Some evidence was measured on other data than the loaded: measure it again before comparing.",
                    icon=":material/warning:")
@@ -67,6 +73,9 @@ def draw_slide(row: ComparisonRow) -> None:
         for line in lines:
             if cells[line] != "—":
                 column.markdown(f"**{plain(line)}:** {plain(cells[line])}")
+    if row.evidence is not None and row.evidence.no_better_than:
+        st.error(plain(f"No better than '{row.evidence.no_better_than[0]}', a rule that uses no data."),
+                 icon=":material/block:")
     if row.simulation:
         st.warning(f"{SIMULATION_LABEL}: the evidence was measured with a fixed seed.", icon=":material/warning:")
 
