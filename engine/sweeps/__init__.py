@@ -73,7 +73,7 @@ from engine.sweeps.grid import SWEEP_MECHANISMS as SWEEP_MECHANISMS
 from engine.sweeps.grid import AttackName as AttackName
 from engine.sweeps.grid import GridPoint as GridPoint
 from engine.sweeps.grid import SweepMechanism as SweepMechanism
-from engine.sweeps.results import SweepResult, combined_summary, pareto_mask
+from engine.sweeps.results import SweepResult, TrivialRule, combined_summary, pareto_mask
 from engine.sweeps.runner import _CACHE as _CACHE
 from engine.sweeps.runner import _WORKER_MODULES as _WORKER_MODULES
 from engine.sweeps.runner import CACHE_SIZE as CACHE_SIZE
@@ -86,6 +86,7 @@ __all__ = [
     "Budget",
     "SweepConfig",
     "SweepResult",
+    "TrivialRule",
     "analyse_reference",
     "clear_cache",
     "combined_summary",

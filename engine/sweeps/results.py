@@ -25,7 +25,16 @@ from engine.evaluation.programs import higher_is_better
 from engine.sweeps.grid import AI_CELL_PREFIX, DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, Budget, SweepConfig
 from engine.validation import check_choice, check_interval
 
-__all__ = ["SweepResult", "combined_summary", "pareto_mask"]
+__all__ = ["SweepResult", "TrivialRule", "combined_summary", "pareto_mask"]
+
+
+@dataclass(frozen=True)
+class TrivialRule:
+    """A rule that uses no data (target nobody, approve everyone, …) and its mean ``metric`` on a sweep's data."""
+
+    rule: str
+    metric: str
+    value: float
 
 
 @dataclass(frozen=True)
@@ -165,8 +174,7 @@ class SweepResult:
         name = self.config.program.headline_metric if metric is None else metric
         summary = self.summary(confidence=confidence)
         up = higher_is_better(name)
-        rules = [c[len(BASELINE_PREFIX):-len(":" + name)] for c in self.metric_columns
-                 if c.startswith(BASELINE_PREFIX) and c.endswith(":" + name)]
+        rules = self.trivial_rules(name)
         out = []
         for _, row in summary.iterrows():
             best = row.get(f"{name}_hi" if up else f"{name}_lo")
@@ -181,6 +189,38 @@ class SweepResult:
                     break
             out.append(found)
         return pd.Series(out, index=summary.index, name="no_better_than")
+
+    def trivial_rules(self, metric: str) -> list[str]:
+        """Names of the rules that use no data whose ``metric`` this sweep recorded (``baseline:<rule>:<metric>``)."""
+        return [c[len(BASELINE_PREFIX):-len(":" + metric)] for c in self.metric_columns
+                if c.startswith(BASELINE_PREFIX) and c.endswith(":" + metric)]
+
+    def best_trivial(self, metric: str | None = None) -> TrivialRule | None:
+        """The rule that uses no data scoring best on ``metric`` (default: the headline) on these data: each rule's
+        ``baseline:<rule>:<metric>`` averaged over every cell of the sweep, the best mean by the metric's direction
+        (:func:`~engine.evaluation.programs.higher_is_better`; the first rule on a tie). None when no rule recorded
+        the metric (e.g. a sweep recorded before the rules were) or every value is missing.
+
+        >>> from engine.sweeps import preset
+        >>> table = pd.DataFrame({"point": [0, 1], "rep": [0, 0], "accuracy": [0.8, 0.6],
+        ...                       "baseline:target everybody:accuracy": [0.3, 0.3],
+        ...                       "baseline:target nobody:accuracy": [0.7, 0.7]})
+        >>> SweepResult(preset("quick", n=100), table).best_trivial("accuracy")
+        TrivialRule(rule='target nobody', metric='accuracy', value=0.7)
+        """
+        name = self.config.program.headline_metric if metric is None else metric
+        sign = 1.0 if higher_is_better(name) else -1.0
+        best: TrivialRule | None = None
+        for rule in self.trivial_rules(name):
+            values = self.table[baseline_column(rule, name)].to_numpy(dtype=float)
+            values = values[np.isfinite(values)]
+            if values.size and (best is None or sign * float(values.mean()) > sign * best.value):
+                best = TrivialRule(rule=rule, metric=name, value=float(values.mean()))
+        return best
+
+    def flagged_summary(self, metric: str | None = None) -> pd.DataFrame:
+        """:meth:`summary` with ``no_better_than`` (:meth:`no_better_than_trivial` on ``metric``)."""
+        return self.summary().assign(no_better_than=self.no_better_than_trivial(metric).to_numpy())
 
     def mechanism_at(self, point: int, *, d: int | None = None) -> tuple[Any, Budget] | None:
         """The configured mechanism of grid point ``point`` (:meth:`SweepConfig.mechanism_for` at the point's B and
@@ -226,7 +266,7 @@ def combined_summary(results: Sequence[SweepResult], metric: str) -> pd.DataFram
     non-private reference once, then every sweep's other points, each with ``no_better_than`` — the rule that uses
     no data that the point does not beat on ``metric`` (:meth:`SweepResult.no_better_than_trivial`; "" if none).
     """
-    flagged = [r.summary().assign(no_better_than=r.no_better_than_trivial(metric).to_numpy()) for r in results]
+    flagged = [r.flagged_summary(metric) for r in results]
     if not flagged:
         return pd.DataFrame()
     return pd.concat([s if i == 0 else s[s["reference"] != "non-private"] for i, s in enumerate(flagged)],

@@ -44,6 +44,35 @@ def test_sweep_runs_both_mechanisms_and_shows_the_engines_numbers(swept):
     assert at.get("download_button")
 
 
+def test_one_release_per_point_is_warned_and_the_charts_draw_the_engines_trivial_rule(swept):
+    from ui.sections.tradeoffs_results import SINGLE_RUN_WARNING
+
+    at = swept
+    results = studio(at).sweeps
+    assert all((r.summary()["runs"] == 1).all() for r in results)  # the fixture's repetitions = 1
+    assert sum(w.value == SINGLE_RUN_WARNING for w in at.warning) == 2  # by the charts' flags and the table's
+    best = results[0].best_trivial()
+    assert best is not None
+    specs = {c.proto.id: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    lines = [shape["y0"] for spec in specs.values() for shape in spec["layout"].get("shapes", [])
+             if shape.get("line", {}).get("dash") == "dash"]
+    # Figure 3 (one tab per attack run) and Figure 2 each draw the engine's value
+    charts = len(results[0].config.attacks) + 1
+    assert charts >= 3 and lines == [best.value] * charts
+    texts = [a["text"] for spec in specs.values() for a in spec["layout"].get("annotations", [])]
+    assert texts.count(f"{best.rule}: {fmt(best.value)} — a rule that uses no data") == charts
+    # every Figure 3 tab marks exactly the configurations the engine flags (the table's no_better_than column)
+    from engine.sweeps import combined_summary
+    from ui.figures.tradeoffs import FLAGGED_NAME
+
+    table = combined_summary(results, results[0].config.program.headline_metric)
+    flagged = {f"{m}:{p}" for m, p, f, r in zip(table["mechanism"], table["point"], table["no_better_than"],
+                                                 table["reference"], strict=True) if f and r != "non-private"}
+    marked = [{c[0] for c in t["customdata"]} for spec in specs.values() for t in spec["data"]
+              if t.get("name") == FLAGGED_NAME]
+    assert marked == [flagged] * (charts - 1) if flagged else marked == []
+
+
 def test_choosing_a_point_makes_it_the_candidate(swept):
     at = swept
     results = studio(at).sweeps

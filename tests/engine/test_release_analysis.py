@@ -171,6 +171,24 @@ def test_combined_summary_keeps_one_non_private_row_and_flags_trivial_rules(two_
     assert combined_summary([], metric).empty
 
 
+def test_best_trivial_rule_is_the_best_mean_of_the_rules_columns_and_at_least_every_flagged_point(two_sweeps):
+    from engine.evaluation.programs import BASELINE_NAMES
+
+    _, results = two_sweeps
+    result = results[0]
+    metric = result.config.program.headline_metric
+    assert metric == "accuracy"
+    means = {rule: float(result.table[f"baseline:{rule}:{metric}"].mean()) for rule in BASELINE_NAMES["targeting"]}
+    best = result.best_trivial()
+    assert best is not None and best.metric == metric
+    assert best.rule == max(means, key=means.__getitem__) and best.value == pytest.approx(means[best.rule], abs=1e-12)
+    # a flagged point is no better than some rule, hence its mean is not above the best rule's (up to the spread of
+    # the rules' values between points: target nobody/everybody are the same on every point's rows)
+    summary = result.flagged_summary()
+    flagged = summary[summary["no_better_than"] != ""]
+    assert (flagged[f"{metric}_mean"] <= best.value + 1e-12).all()
+
+
 def test_distinguishing_references_use_the_configured_split_only_at_the_candidates_budget():
     from engine.comparison import distinguishing_references
     from engine.guarantee import Guarantee

@@ -322,6 +322,27 @@ def test_pareto_flags_by_hand():
         SweepResult(cfg, table).pareto("profit")
 
 
+def test_best_trivial_rule_by_hand_follows_the_metrics_direction():
+    cfg = _config(b_values=(0.5,))
+    table = pd.DataFrame({"point": [0, 0, 1, 1], "reference": ["non-private"] * 2 + ["tdp"] * 2, "rep": [0, 1, 0, 1],
+                          "accuracy": [0.9, 0.9, 0.6, 0.7], "exclusion_errors": [5.0, 5.0, 9.0, 8.0],
+                          "baseline:target everybody:accuracy": [0.3, 0.3, 0.3, 0.3],
+                          "baseline:target nobody:accuracy": [0.7, 0.7, 0.7, 0.7],
+                          "baseline:random targeting at the same share:accuracy": [0.5, 0.5, np.nan, 0.4],
+                          "baseline:target everybody:exclusion_errors": [0.0, 0.0, 0.0, 0.0],
+                          "baseline:target nobody:exclusion_errors": [30.0, 30.0, 30.0, 30.0]})
+    result = SweepResult(cfg, table)
+    best = result.best_trivial("accuracy")
+    assert (best.rule, best.metric, best.value) == ("target nobody", "accuracy", 0.7)
+    # fewer exclusion errors is better: targeting everybody excludes nobody
+    assert result.best_trivial("exclusion_errors").rule == "target everybody"
+    assert result.best_trivial("exclusion_errors").value == 0.0
+    assert result.best_trivial("tpr") is None  # no rule recorded it
+    # the tdp point (mean 0.65, interval [0.0147, 1.285]) clears 0.7 at its favourable end; flags are per point
+    assert list(result.flagged_summary("accuracy")["no_better_than"]) == ["", ""]
+    assert list(result.flagged_summary("exclusion_errors")["no_better_than"]) == ["target everybody"] * 2
+
+
 def test_cancel_in_worker_pool_keeps_finished_rows_identical_to_full_run():
     data = _tiny(seed=7)
     cfg = _config(attacks=("singling_out",), repetitions=4)  # 12 cells

@@ -139,3 +139,60 @@ def test_delta_fail_figure_log_axis_vacuous_band_and_one_trace_per_quantity():
     assert lines[5].y[0] == 10.0 and lines[5].customdata[0][0] == "inf"
     # at fixed noise a larger claimed ε means a larger c and a smaller failure probability
     assert np.all(np.diff(row["delta_fail_proof_event"]) <= 0)
+
+
+def _flagged_sweep():
+    """A sweep table by hand: the non-private point and two TDP points, 2 runs each; "target nobody" scores 0.7.
+    Point 1 (0.55, 0.6: interval of the mean ≈ [−0.06, 1.21]) clears it only at the favourable end; point 2
+    (0.5, 0.5: interval [0.5, 0.5]) is no better than target nobody."""
+    from engine.sweeps import SweepResult, preset
+
+    rows = []
+    values = {0: (0.9, 0.9), 1: (0.55, 0.6), 2: (0.5, 0.5)}
+    for point, reference, b in ((0, "non-private", np.nan), (1, "tdp", 0.25), (2, "tdp", 0.5)):
+        for rep in (0, 1):
+            rows.append({"point": point, "reference": reference, "mechanism": "projection", "b": b,
+                         "epsilon1": 3.0, "delta1": 1e-4, "epsilon2": 0.9, "delta2": 5e-5, "epsilon": 3.9,
+                         "delta": 1.5e-4, "implied_epsilon": 3.9 * 2 / b if b == b else np.nan, "rep": rep,
+                         "accuracy": values[point][rep], "protection_singling_out": 0.1 * point + 0.01 * rep,
+                         "baseline:target everybody:accuracy": 0.3, "baseline:target nobody:accuracy": 0.7})
+    return SweepResult(preset("quick", n=100), pd.DataFrame(rows))
+
+
+def test_tradeoff_figure_draws_the_engines_best_trivial_rule_and_marks_flagged_points():
+    result = _flagged_sweep()
+    best = result.best_trivial("accuracy")
+    assert best.rule == "target nobody" and best.value == pytest.approx(0.7, abs=1e-12)
+    summary = result.flagged_summary("accuracy")
+    frame = ft.points_frame(summary, x_metric="protection_singling_out", y_metric="accuracy", series="TDP",
+                            kind="projection")
+    assert frame["no_better_than"].tolist() == ["", "target nobody"]
+    fig = ft.tradeoff_figure(frame, x_label="x", y_label="accuracy", title="t", trivial=(best.rule, best.value))
+    (line,) = fig.layout.shapes
+    assert line.y0 == line.y1 == best.value and line.line.dash == "dash"
+    assert line.line.color == COLORS["trivial"]
+    assert fig.layout.annotations[0].text == "target nobody: 0.7 — a rule that uses no data"
+    series = next(t for t in fig.data if t.name == "TDP")
+    assert list(series.marker.symbol) == ["circle", "circle-open"]  # B = 0.25, then the flagged B = 0.5
+    assert series.customdata[1][2].endswith("no better than 'target nobody'") and "no better" not in (
+        series.customdata[0][2])
+    flagged = next(t for t in fig.data if t.name == ft.FLAGGED_NAME)
+    assert flagged.marker.symbol == ft.FLAGGED_SYMBOL and list(flagged.y) == [0.5]
+    assert flagged.customdata[0][0] == "projection:2"  # a click on the ✕ still selects the configuration
+    # no rule, no line and no flag trace
+    plain = ft.tradeoff_figure(frame.drop(columns="no_better_than"), x_label="x", y_label="y", title="t")
+    assert not plain.layout.shapes and ft.FLAGGED_NAME not in [t.name for t in plain.data]
+
+
+def test_comparison_bars_hatch_flagged_bars_and_draw_the_trivial_line():
+    result = _flagged_sweep()
+    best = result.best_trivial("accuracy")
+    flags = result.flagged_summary("accuracy")["no_better_than"].tolist()
+    fig = ft.comparison_bars_figure(["non-private", "TDP B = 0.25", "TDP B = 0.5"], [0.9, 0.575, 0.5],
+                                    roles=["nonprivate", "chosen", "chosen"], y_label="accuracy", flags=flags,
+                                    trivial=(best.rule, best.value))
+    (bar,) = fig.data
+    assert list(bar.marker.pattern.shape) == ["", "", ft.FLAGGED_PATTERN]
+    assert list(bar.text) == ["0.9", "0.575", "0.5 ✕"]
+    assert [c[0] for c in bar.customdata] == ["", "", "no better than 'target nobody'"]
+    assert fig.layout.shapes[0].y0 == best.value

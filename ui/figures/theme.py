@@ -7,6 +7,8 @@ audience learns them once:
 * ``COLORS["classic_dp"]`` — anything about classic DP (the B = 2 line, the classic-DP marker);
 * ``COLORS["candidate"]`` — the designer's chosen configuration (B, ε, δ);
 * ``COLORS["nonprivate"]`` — the non-private baseline;
+* ``COLORS["trivial"]`` — the best rule that uses no data (target nobody, approve everyone, …) and the results no
+  better than it;
 * ``MECHANISM_COLORS[kind]`` — one colour per mechanism ``KIND``;
 * ``SEQUENCE`` — a colour-blind-safe qualitative sequence (Okabe–Ito) for anything else (e.g. one line per γ).
 """
@@ -37,6 +39,7 @@ COLORS: dict[str, str] = {
     "classic_dp": "#D55E00",
     "candidate": "#CC79A7",
     "nonprivate": "#000000",
+    "trivial": "#5a5a5a",
     "original": "#0072B2",
     "private": "#E69F00",
     "grid": "#e3e6e5",

@@ -14,10 +14,16 @@ column         meaning
 ``x_err``      optional half-width of the 95 % interval of x (``y_err`` likewise)
 ``pareto``     optional bool: on the Pareto frontier of this (x, y) pair
 ``hover``      optional extra hover text (exact values)
+``no_better_than``  optional: the rule that uses no data the point is no better than ("" if none)
 =============  ==============================================================================================
 
 Reference points (non-private, classic DP, k-anonymity, the chosen configuration) are :class:`Marker` objects,
 drawn as stars in fixed colours (non-private black, classic DP vermillion, chosen reddish purple).
+
+The best rule that uses no data is a ``trivial`` pair ``(rule, value)`` (the engine's
+``SweepResult.best_trivial``): a dashed line on the program-metric axis, labelled with :func:`trivial_label`;
+points and bars no better than a rule that uses no data are drawn hollow with an ✕ (bars hatched) and say so on
+hover (:func:`flag_text`).
 """
 
 from __future__ import annotations
@@ -29,7 +35,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.theme import COLORS, LINE_WIDTH, MARKER_SIZE, MECHANISM_COLORS, SEQUENCE, apply_theme, fmt
+from ui.figures.theme import (
+    COLORS,
+    LINE_WIDTH,
+    MARKER_SIZE,
+    MECHANISM_COLORS,
+    SEQUENCE,
+    apply_theme,
+    fmt,
+    plain_label,
+)
 
 #: Marker role → (colour, symbol, legend text prefix).
 ROLE_STYLE: dict[str, tuple[str, str]] = {
@@ -80,9 +95,44 @@ def points_frame(
                 f"ε = {e:.6g}, δ = {d:.3g}<br>implied classic DP ε' = {ie:.4g}"
                 for e, d, ie in zip(frame["epsilon"], frame["delta"], frame["implied_epsilon"], strict=True)
             ],
+            "no_better_than": frame["no_better_than"].fillna("").astype(str).to_numpy()
+            if "no_better_than" in frame else "",
         }
     )
     return out.reset_index(drop=True)
+
+
+#: Legend entry of the points no better than a rule that uses no data.
+FLAGGED_NAME = "no better than a rule that uses no data"
+#: Marker symbol of a flagged point (over its series' hollow marker) and the hatch of a flagged bar.
+FLAGGED_SYMBOL = "x"
+FLAGGED_PATTERN = "x"
+
+
+def trivial_label(rule: str, value: float) -> str:
+    """The dashed line's label.
+
+    >>> trivial_label("target nobody", 0.69712)
+    'target nobody: 0.697 — a rule that uses no data'
+    """
+    return f"{plain_label(rule)}: {fmt(value)} — a rule that uses no data"
+
+
+def flag_text(rule: str) -> str:
+    """Hover text of a result no better than ``rule`` ("" when not flagged).
+
+    >>> flag_text("target nobody"), flag_text("")
+    ("no better than 'target nobody'", '')
+    """
+    return f"no better than '{plain_label(rule)}'" if rule else ""
+
+
+def _add_trivial_line(fig: go.Figure, trivial: tuple[str, float] | None, position: str = "bottom left") -> None:
+    if trivial is None or not _finite(trivial[1]):
+        return
+    fig.add_hline(y=float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2},
+                  annotation_text=trivial_label(*trivial), annotation_position=position,
+                  annotation_font={"color": COLORS["trivial"], "size": 13})
 
 
 @dataclass(frozen=True)
@@ -136,6 +186,7 @@ def tradeoff_figure(
     markers: Sequence[Marker] = (),
     selected: str | None = None,
     show_pareto: bool = True,
+    trivial: tuple[str, float] | None = None,
     height: int = 480,
 ) -> go.Figure:
     """The paper's Figure 3 for any pair: one curve per series through the B grid, stars at reference points.
@@ -143,6 +194,8 @@ def tradeoff_figure(
     Points on the Pareto frontier (``pareto`` column) are circled; the frontier itself is a thick grey line. The
     point whose ``point_id`` equals ``selected`` is ringed in the chosen colour. Every series point carries its
     ``point_id`` in ``customdata`` (so ``st.plotly_chart(on_select=...)`` reports which configuration was clicked).
+    ``trivial`` = (rule, value) of the best rule that uses no data on the y quantity: a dashed horizontal line.
+    Points whose ``no_better_than`` is set are hollow with an ✕ (one legend entry, :data:`FLAGGED_NAME`).
     """
     fig = go.Figure()
     if show_pareto and "pareto" in points and points["pareto"].any():
@@ -161,7 +214,11 @@ def tradeoff_figure(
         group = group.sort_values("b")
         kind = str(group["kind"].iloc[0]) if "kind" in group else ""
         color = series_color(kind, index)
-        hover = group["hover"] if "hover" in group else [""] * len(group)
+        flags = [str(f) for f in group["no_better_than"]] if "no_better_than" in group else [""] * len(group)
+        hover = [
+            "<br>".join(t for t in (str(h), flag_text(f)) if t)
+            for h, f in zip(group["hover"] if "hover" in group else [""] * len(group), flags, strict=True)
+        ]
         fig.add_trace(
             go.Scatter(
                 x=group["x"],
@@ -172,8 +229,11 @@ def tradeoff_figure(
                 marker={
                     "size": MARKER_SIZE,
                     "color": color,
+                    "symbol": ["circle-open" if f else "circle" for f in flags],
                     "line": {
-                        "width": [3 if p else 0 for p in (group["pareto"] if "pareto" in group else [False] * len(group))],
+                        # an open (flagged) marker's outline is its series colour, this wide
+                        "width": [3 if p else 2 if f else 0 for p, f in zip(
+                            group["pareto"] if "pareto" in group else [False] * len(group), flags, strict=True)],
                         "color": COLORS["text"],
                     },
                 },
@@ -186,6 +246,23 @@ def tradeoff_figure(
                 ),
             )
         )
+    if "no_better_than" in points:
+        flagged = points[points["no_better_than"].fillna("").astype(str) != ""]
+        if not flagged.empty:
+            fig.add_trace(
+                go.Scatter(
+                    x=flagged["x"],
+                    y=flagged["y"],
+                    mode="markers",
+                    name=FLAGGED_NAME,
+                    marker={"symbol": FLAGGED_SYMBOL, "size": MARKER_SIZE - 1, "color": COLORS["trivial"]},
+                    customdata=[[str(i), float(b), flag_text(str(f))]
+                                for i, b, f in zip(flagged["point_id"], flagged["b"], flagged["no_better_than"],
+                                                   strict=True)],
+                    hovertemplate="B = %{customdata[1]:.4g}<br>%{customdata[2]}<extra></extra>",
+                )
+            )
+    _add_trivial_line(fig, trivial)
     if selected is not None and "point_id" in points:
         chosen = points[points["point_id"].astype(str) == str(selected)]
         if not chosen.empty:
@@ -279,12 +356,17 @@ def comparison_bars_figure(
     errors: Sequence[float | None] | None = None,
     y_label: str,
     title: str = "Program effectiveness by approach",
+    flags: Sequence[str] | None = None,
+    trivial: tuple[str, float] | None = None,
 ) -> go.Figure:
     """The paper's Figure 2: one bar per approach (non-private, classic DP, k-anonymity, targeted DP, …).
 
     ``roles`` picks each bar's colour: ``"nonprivate"``, ``"classic_dp"``, ``"chosen"``, ``"kanon"`` or a
-    mechanism ``KIND``. ``errors`` are half-widths of 95 % intervals (None = no bar).
+    mechanism ``KIND``. ``errors`` are half-widths of 95 % intervals (None = no bar). ``flags`` names, per bar, the
+    rule that uses no data it is no better than ("" if none): such a bar is hatched (:data:`FLAGGED_PATTERN`), its
+    label ends in ✕ and its hover says so. ``trivial`` = (rule, value): a dashed horizontal line.
     """
+    marks = [str(f) for f in flags] if flags is not None else [""] * len(values)
     palette = {role: style[0] for role, style in ROLE_STYLE.items()}
     colors = [palette.get(role, MECHANISM_COLORS.get(role, COLORS["primary"])) for role in roles]
     error_y = None
@@ -295,13 +377,16 @@ def comparison_bars_figure(
         go.Bar(
             x=list(labels),
             y=[float(v) for v in values],
-            marker_color=colors,
+            marker={"color": colors, "pattern": {"shape": [FLAGGED_PATTERN if f else "" for f in marks],
+                                                 "fgcolor": COLORS["trivial"], "solidity": 0.3}},
             error_y=error_y,
-            text=[fmt(v) for v in values],
+            text=[fmt(v) + (" ✕" if f else "") for v, f in zip(values, marks, strict=True)],
             textposition="outside",
-            hovertemplate="%{x}<br>" + y_label + " = %{y:.6g}<extra></extra>",
+            customdata=[[flag_text(f)] for f in marks],
+            hovertemplate="%{x}<br>" + y_label + " = %{y:.6g}<br>%{customdata[0]}<extra></extra>",
         )
     )
+    _add_trivial_line(fig, trivial, "top right")  # clear of the first (non-private, black) bar
     fig.update_layout(title=title, yaxis_title=y_label, xaxis_title="", bargap=0.35, showlegend=False)
     return apply_theme(fig, height=440)
 

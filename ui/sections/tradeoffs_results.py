@@ -23,7 +23,15 @@ from engine.comparison import distinguishing_references
 from engine.evaluation.programs import METRICS
 from engine.export_csv import safe_csv_bytes
 from engine.mechanisms.mondrian import MondrianKAnonymity
-from engine.sweeps import ATTACKS, PROTECTION_COLUMNS, SweepConfig, SweepResult, combined_summary, pareto_mask
+from engine.sweeps import (
+    ATTACKS,
+    PROTECTION_COLUMNS,
+    SweepConfig,
+    SweepResult,
+    TrivialRule,
+    combined_summary,
+    pareto_mask,
+)
 from engine.workshop import candidate_from_sweep
 from ui.cached_analysis import jl_delta_fail_curves, reference_point, tradeoff_curves
 from ui.common import user_errors
@@ -32,6 +40,7 @@ from ui.figures.tradeoffs import (
     Marker,
     comparison_bars_figure,
     delta_fail_figure,
+    flag_text,
     hypothesis_testing_figure,
     points_frame,
     privacy_privacy_figure,
@@ -51,6 +60,11 @@ DISTINGUISHING_LABELS = {
     "classic-dp": "Gaussian, classic DP (B = 2), same (ε, δ)",
     "jl-laplace": "JL projection + Laplace, as configured",
 }
+#: Shown next to the flags when a grid point has a single release (no interval of the mean).
+SINGLE_RUN_WARNING = (
+    "One release per point: no interval, so a point that looks better than a rule that uses no data may not be — "
+    "use at least 2 repetitions (10 recommended)."
+)
 
 
 # ------------------------------------------------------------------------------------------- choosing a point
@@ -115,10 +129,18 @@ def reference_value(frame: pd.DataFrame, column: str) -> float | None:
     return value if np.isfinite(value) else None
 
 
+def reference_flag(frame: pd.DataFrame) -> str:
+    """The first row's ``no_better_than`` rule ("" when none or missing)."""
+    if frame.empty or "no_better_than" not in frame:
+        return ""
+    return str(frame["no_better_than"].iloc[0] or "")
+
+
 @dataclass
 class SweepView:
-    """The sweep results as the page shows them: per-mechanism summaries, the chosen utility metric, the selected
-    point and the k-anonymity reference (``engine.analysis.PointAnalysis`` or None)."""
+    """The sweep results as the page shows them: per-mechanism summaries (with ``no_better_than`` on the chosen
+    utility metric), that metric, the selected point, the k-anonymity reference (``engine.analysis.PointAnalysis``
+    or None) and the best rule that uses no data on the metric (None when the program records none)."""
 
     results: list[SweepResult]
     summaries: list[pd.DataFrame]
@@ -126,6 +148,17 @@ class SweepView:
     selected: str | None
     k_anon: Any
     d: int
+    trivial: TrivialRule | None = None
+
+    @property
+    def trivial_line(self) -> tuple[str, float] | None:
+        """(rule, value) of the best rule that uses no data, for the figures' dashed line."""
+        return None if self.trivial is None else (self.trivial.rule, self.trivial.value)
+
+    @property
+    def single_run(self) -> bool:
+        """Some grid point has fewer than 2 releases: its flag compares one run, with no interval."""
+        return any((s["runs"] < 2).any() for s in self.summaries if "runs" in s and not s.empty)
 
     @property
     def configs(self) -> list[SweepConfig]:
@@ -159,10 +192,10 @@ class SweepView:
         out = []
         x, y = reference_value(self.nonprivate, col), reference_value(self.nonprivate, f"{self.utility}_mean")
         if x is not None and y is not None:
-            out.append(Marker("non-private", x, y, "nonprivate"))
+            out.append(Marker(_flagged("non-private", reference_flag(self.nonprivate)), x, y, "nonprivate"))
         x, y = reference_value(self.classic, col), reference_value(self.classic, f"{self.utility}_mean")
         if x is not None and y is not None:
-            out.append(Marker("classic DP (B = 2)", x, y, "classic_dp"))
+            out.append(Marker(_flagged("classic DP (B = 2)", reference_flag(self.classic)), x, y, "classic_dp"))
         kx, ky = self.k_anon_value(PROTECTION_COLUMNS[attack]), self.k_anon_value(self.utility)
         if kx is not None and ky is not None:
             out.append(Marker("k-anonymity (k = 2)", kx, ky, "kanon"))
@@ -182,9 +215,12 @@ class SweepView:
         return frame
 
 
+def _flagged(label: str, rule: str) -> str:
+    return f"{label} ({flag_text(rule)})" if rule else label
+
+
 def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) -> SweepView:
     """The utility measure chosen on the page (a select box) and the k-anonymity reference on the sweep's rows."""
-    summaries = [r.summary() for r in results]
     program_metric = results[0].config.program.headline_metric
     metric_options = [m for m in results[0].metric_columns if m in METRICS]
     seed_widget("tradeoffs.utility", program_metric if program_metric in metric_options else metric_options[0])
@@ -199,8 +235,15 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
             prefix="k-anonymity reference: "):
         k_anon = reference_point(prepared.fingerprint, results[0].config.to_json(),
                                  MondrianKAnonymity(k=2).to_json(), prepared)
-    return SweepView(results=results, summaries=summaries, utility=utility,
-                     selected=(state.selected_point or {}).get("point_id"), k_anon=k_anon, d=int(prepared.d))
+    return SweepView(results=results, summaries=[r.flagged_summary(utility) for r in results], utility=utility,
+                     selected=(state.selected_point or {}).get("point_id"), k_anon=k_anon, d=int(prepared.d),
+                     trivial=results[0].best_trivial(utility))
+
+
+def warn_single_run(view: SweepView) -> None:
+    """The flags of a sweep with one release per point compare single runs: say so next to them."""
+    if view.single_run:
+        st.warning(SINGLE_RUN_WARNING, icon=":material/warning:")
 
 
 def draw_figure3(view: SweepView) -> None:
@@ -212,7 +255,11 @@ def draw_figure3(view: SweepView) -> None:
         "repetitions). Thick "
         "grey: the Pareto frontier over all mechanisms — no other configuration is better on both axes. Click a point "
         "to make it your candidate (ringed)."
+        + (f" Dashed: {view.trivial.rule}, the best rule that uses no data on these data. Hollow with ✕: no better "
+           "than a rule that uses no data — even the favourable end of the point's 95 % interval does not beat it."
+           if view.trivial is not None else "")
     )
+    warn_single_run(view)
     attacks_run = view.attacks_run
     if not attacks_run:
         st.info("No attack was run, so there is no protection axis.", icon=":material/info:")
@@ -225,7 +272,8 @@ def draw_figure3(view: SweepView) -> None:
                 tradeoff_figure(view.all_points(PROTECTION_COLUMNS[attack], view.utility),
                                 x_label=PROTECTION_LABELS[attack], y_label=view.utility_label,
                                 title=f"{view.utility_label} against {PROTECTION_LABELS[attack]}",
-                                markers=view.markers_for(attack), selected=view.selected),
+                                markers=view.markers_for(attack), selected=view.selected,
+                                trivial=view.trivial_line),
                 key=key, on_select=functools.partial(on_chart_select, key, view.d), selection_mode="points",
             )
 
@@ -249,7 +297,7 @@ def draw_privacy_privacy(view: SweepView) -> None:
 def draw_figure2(view: SweepView, target_b: float) -> None:
     """Figure 2: one bar per approach at the chosen (or the nearest) B."""
     utility = view.utility
-    bars_labels, bars_values, bars_err, bars_roles = [], [], [], []
+    bars_labels, bars_values, bars_err, bars_roles, bars_flags = [], [], [], [], []
 
     def add_bar(label: str, frame: pd.DataFrame, role: str) -> None:
         value = reference_value(frame, f"{utility}_mean")
@@ -260,6 +308,7 @@ def draw_figure2(view: SweepView, target_b: float) -> None:
         bars_values.append(value)
         bars_err.append(None if lo is None or hi is None else (hi - lo) / 2)
         bars_roles.append(role)
+        bars_flags.append(reference_flag(frame))
 
     add_bar("non-private", view.nonprivate, "nonprivate")
     add_bar("classic DP (B = 2)", view.classic, "classic_dp")
@@ -270,6 +319,7 @@ def draw_figure2(view: SweepView, target_b: float) -> None:
         bars_values.append(k_value)
         bars_err.append((k_hi - k_lo) / 2 if np.isfinite(k_lo) else None)
         bars_roles.append("kanon")
+        bars_flags.append(next(iter(view.k_anon.beaten_by(utility)), ""))
     configs = view.configs
     for summary, config in zip(view.summaries, configs, strict=True):
         tdp = summary[summary["reference"] == "tdp"]
@@ -281,9 +331,13 @@ def draw_figure2(view: SweepView, target_b: float) -> None:
     if bars_values:
         st.plotly_chart(
             comparison_bars_figure(bars_labels, bars_values, roles=bars_roles, errors=bars_err,
-                                   y_label=view.utility_label, title=f"{view.utility_label} by approach (Figure 2)"),
+                                   y_label=view.utility_label, title=f"{view.utility_label} by approach (Figure 2)",
+                                   flags=bars_flags, trivial=view.trivial_line),
             key="tradeoffs.fig2",
         )
+        if any(bars_flags):
+            st.caption("Hatched bars marked ✕ are no better than a rule that uses no data (the dashed line is the "
+                       "best such rule) even at the favourable end of their 95 % interval.")
 
 
 def draw_jl_curve(view: SweepView) -> None:
@@ -422,6 +476,7 @@ def draw_table(view: SweepView) -> None:
             "at the favourable end of their 95 % interval: they are marked in the table's 'no_better_than' column.",
             icon=":material/report:",
         )
+    warn_single_run(view)
     if "decision_agreement_mean" in table:
         st.caption("decision_agreement is the measured γ: the share of people whose decision on the release equals "
                    "the non-private program's decision (Theorem 1's γ), with its 95 % interval over the repetitions.")
