@@ -14,11 +14,12 @@ c ∈ {0.1, 0.33, 0.5, 0.67, 1} (:data:`AUTHORS_NET_SIZES`).
 The non-private baseline runs the same attack with X in place of X_priv, and also reports the share of rows
 of X that are not unique (exact duplicates cannot be singled out by any predicate).
 
-Speed: the naive attack is O(n² d) per net size. Here the boxes are queried in a k-d tree on coordinates
-rescaled by the half-widths, with the Chebyshev metric (a box of half-widths w is the unit L∞ ball after
-rescaling): the two nearest rows of each box centre decide whether the box isolates one row. The half-widths
-of all net sizes are multiples c·sd of one vector, so one tree on x/sd and one query serve every net size
-(:func:`_singled_out_nets`). Because
+Speed: the naive attack is O(n² d) per net size. Here the boxes are decided on coordinates rescaled by the
+half-widths, in the Chebyshev metric (a box of half-widths w is the unit L∞ ball after rescaling): the two
+nearest rows of each box centre decide whether the box isolates one row. The half-widths of all net sizes are
+multiples c·sd of one vector, so one search on x/sd serves every net size (:func:`_singled_out_nets`; the search
+is :func:`engine.attacks._chebyshev.two_nearest_chebyshev`, a compiled scan along the most selective column;
+:func:`singled_out_rows` for one set of half-widths uses a k-d tree). Because
 rescaling rounds differently from the authors' predicate, the decision uses radii 1 ± τ (τ a few ulps of
 the largest rescaled coordinate); boxes with a row within τ of their boundary are checked with the exact
 predicate. The result
@@ -271,7 +272,7 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
 
 
 def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...]) -> list[np.ndarray]:
-    """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE k-d tree and ONE query.
+    """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE nearest-row search.
 
     The boxes of every net size are balls of the same L∞ metric on the coordinates x / sd (radius c), so the two
     nearest rows of each centre, found once, settle every net size; boxes with a row within τ of their
@@ -299,19 +300,20 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
         ids = 3.0 * (c_max + 1.0) * ids.ravel().astype(float)  # different values: ≥ 3(c_max + 1) apart
         xs = np.column_stack([xs, ids[: xa.shape[0]]])
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
-    tree = cKDTree(xs, **_TREE_OPTIONS)
     k = min(2, xa.shape[0])
     reach = c_max + 2.0 * tau(c_max)
     # Only centres within `reach` (L∞) of the data's bounding box can have a row in any of their boxes; on a
-    # noisy release most cannot, and the tree query (the cost of the attack) is spent on the others only.
+    # noisy release most cannot, and the search (the cost of the attack) is spent on the others only.
     dist = np.full((zs.shape[0], k), np.inf)
     nearest = np.full((zs.shape[0], k), xa.shape[0], dtype=np.intp)
     gap = np.maximum(xs.min(axis=0) - zs, zs - xs.max(axis=0))
     near = np.flatnonzero(np.max(gap, axis=1, initial=-np.inf) <= reach)
     if near.size:
-        d_near, i_near = tree.query(zs[near], k=k, p=np.inf, distance_upper_bound=reach)
-        dist[near] = d_near.reshape(near.size, k)
-        nearest[near] = i_near.reshape(near.size, k)
+        from engine.attacks._chebyshev import two_nearest_chebyshev  # numba: imported when an attack runs
+
+        d_near, i_near = two_nearest_chebyshev(xs, zs[near], reach)
+        dist[near] = d_near[:, :k]
+        nearest[near] = i_near[:, :k]
     second = dist[:, 1] if k == 2 else np.full(zs.shape[0], np.inf)
     out = []
     for c in sizes:
@@ -325,10 +327,9 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
             w = c * sd
             hi = za[unsettled] + w
             lo = za[unsettled] - w
-            candidates = tree.query_ball_point(zs[unsettled], r=c + t, p=np.inf)
             extra: list[int] = []
-            for row, cand in enumerate(candidates):
-                idx = np.asarray(cand, dtype=np.int64)
+            for row, centre in enumerate(zs[unsettled]):
+                idx = np.flatnonzero(np.max(np.abs(xs - centre), axis=1, initial=0.0) <= c + t)
                 inside = np.all((xa[idx] <= hi[row]) & (xa[idx] >= lo[row]), axis=1)
                 if np.count_nonzero(inside) == 1:
                     extra.append(int(idx[inside][0]))

@@ -233,7 +233,7 @@ def test_chance_risk_separates_isolation_by_chance_from_what_the_release_adds():
 
 
 @pytest.mark.parametrize("seed", range(300))
-def test_one_tree_for_all_net_sizes_equals_bruteforce_per_net_size(seed):
+def test_one_search_for_all_net_sizes_equals_bruteforce_per_net_size(seed):
     from engine.attacks.singling_out import _singled_out_nets
 
     x, z, w = _random_case(seed)
