@@ -240,7 +240,7 @@ def test_one_search_for_all_net_sizes_equals_bruteforce_per_net_size(seed):
     rng = np.random.default_rng(10_000 + seed)
     # Net sizes as the attack uses them (the paper's, the authors', or random), half-widths c · sd.
     sizes = (NET_SIZES, AUTHORS_NET_SIZES, tuple(rng.uniform(0.05, 3.0, size=int(rng.integers(1, 6)))))[seed % 3]
-    got = _singled_out_nets(x, z, w, sizes)
+    got = _singled_out_nets(x, z, w, sizes, ("scan", "tree")[seed % 2])  # both searches, every kind of net
     assert len(got) == len(sizes)
     for c, rows in zip(sizes, got, strict=True):
         np.testing.assert_array_equal(rows, singled_out_rows_bruteforce(x, z, float(c) * w))
