@@ -37,6 +37,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -56,6 +57,10 @@ _TREE_OPTIONS = {"leafsize": 32, "balanced_tree": False, "compact_nodes": False}
 #: Above this many boxes with a row at their boundary, their candidate rows come from a k-d tree (built for them)
 #: rather than one pass over all rows each.
 _TREE_FOR_UNSETTLED = 32
+#: With "auto" search and at least this many centres near the data, both searches are timed on a sample.
+_AUTO_MIN_CENTRES = 2048
+#: Centres in that sample.
+_AUTO_SAMPLE = 128
 #: Net sizes c of the paper's text: boxes of half-width c × column sd.
 NET_SIZES: tuple[float, ...] = (0.1, 1.0 / 3.0, 0.5, 2.0 / 3.0, 1.0)
 #: Net sizes hard-coded in the authors' replication code (``jitter_factor_array``).
@@ -275,12 +280,13 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
 
 
 def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...],
-                      search: str = "scan") -> list[np.ndarray]:
+                      search: str = "auto") -> list[np.ndarray]:
     """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE nearest-row search.
 
     ``search``: ``"scan"`` (the compiled column scan; fastest on a noisy release, whose centres lie away from the
-    rows) or ``"tree"`` (a k-d tree; fastest when every centre has rows close by, e.g. the data themselves as the
-    release). Both return the same distances, hence the same rows.
+    rows), ``"tree"`` (a k-d tree; fastest when every centre has rows close by, e.g. the data themselves as the
+    release) or ``"auto"`` (the faster on a sample, see :func:`_two_nearest`). All return the same distances,
+    hence the same rows.
 
     The boxes of every net size are balls of the same L∞ metric on the coordinates x / sd (radius c), so the two
     nearest rows of each centre, found once, settle every net size; boxes with a row within τ of their
@@ -316,17 +322,11 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     nearest = np.full((zs.shape[0], k), xa.shape[0], dtype=np.intp)
     gap = np.maximum(xs.min(axis=0) - zs, zs - xs.max(axis=0))
     near = np.flatnonzero(np.max(gap, axis=1, initial=-np.inf) <= reach)
-    tree = cKDTree(xs, **_TREE_OPTIONS) if search == "tree" else None
-    if near.size and tree is not None:
-        d_near, i_near = tree.query(zs[near], k=k, p=np.inf, distance_upper_bound=reach)
-        dist[near] = d_near.reshape(near.size, k)
-        nearest[near] = i_near.reshape(near.size, k)
-    elif near.size:
-        from engine.attacks._chebyshev import two_nearest_chebyshev  # numba: imported when an attack runs
-
-        d_near, i_near = two_nearest_chebyshev(xs, zs[near], reach)
-        dist[near] = d_near[:, :k]
-        nearest[near] = i_near[:, :k]
+    tree = None
+    if near.size:
+        tree, d_near, i_near = _two_nearest(xs, zs[near], reach, k, search)
+        dist[near] = d_near
+        nearest[near] = i_near
     second = dist[:, 1] if k == 2 else np.full(zs.shape[0], np.inf)
     out = []
     for c in sizes:
@@ -356,13 +356,45 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     return out
 
 
+def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: str
+                 ) -> tuple[cKDTree | None, np.ndarray, np.ndarray]:
+    """The k ≤ 2 nearest rows (L∞, up to ``reach``) of every centre: by the column scan or the k-d tree (``search``),
+    or ``"auto"``: on many centres, both are timed on the same evenly spaced sample of them and the faster one
+    answers the rest (the answers are the same; only the time differs — the scan wins on a noisy release, the
+    tree when every centre has rows close by, e.g. a k-anonymous release of cluster centres). Returns the tree
+    when one was built."""
+    # numba: loaded when a scan runs, not when this module is imported
+    from engine.attacks._chebyshev import sorted_columns, two_nearest_chebyshev
+
+    if search == "auto" and zs.shape[0] < _AUTO_MIN_CENTRES:
+        search = "scan"  # few centres near the data: the scan is fast whatever the release
+    tree = cKDTree(xs, **_TREE_OPTIONS) if search != "scan" else None
+    index = sorted_columns(xs) if search != "tree" else None
+    if search == "auto" and zs.shape[0] >= _AUTO_MIN_CENTRES:
+        sample = zs[np.linspace(0, zs.shape[0] - 1, _AUTO_SAMPLE).astype(np.intp)]
+        two_nearest_chebyshev(xs, sample[:1], reach, index)  # loads the compiled code before it is timed
+        started = time.perf_counter()
+        assert tree is not None
+        tree.query(sample, k=k, p=np.inf, distance_upper_bound=reach)
+        tree_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        two_nearest_chebyshev(xs, sample, reach, index)
+        search = "tree" if tree_seconds < time.perf_counter() - started else "scan"
+    if search == "tree":
+        assert tree is not None
+        dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach)
+        return tree, dist.reshape(zs.shape[0], k), nearest.reshape(zs.shape[0], k)
+    dist, nearest = two_nearest_chebyshev(xs, zs, reach, index)
+    return tree, dist[:, :k], nearest[:, :k]
+
+
 def _net_attack(
     x: np.ndarray,
     view: np.ndarray,
     config: SinglingOutConfig,
     release_scale: float,
     non_unique: float | None = None,
-    search: str = "scan",
+    search: str = "auto",
 ) -> SinglingOutResult:
     n = x.shape[0]
     sd = np.std(view, axis=0, ddof=1) if view.shape[0] > 1 else np.zeros(view.shape[1])

@@ -246,6 +246,19 @@ def test_one_search_for_all_net_sizes_equals_bruteforce_per_net_size(seed):
         np.testing.assert_array_equal(rows, singled_out_rows_bruteforce(x, z, float(c) * w))
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_automatic_search_choice_equals_bruteforce(seed, monkeypatch):
+    """With "auto", both searches are timed on a sample and the faster answers; either way the rows are the brute
+    force's (the sample threshold is lowered so that these small cases take the timed branch)."""
+    import engine.attacks.singling_out as so
+
+    monkeypatch.setattr(so, "_AUTO_MIN_CENTRES", 4)
+    monkeypatch.setattr(so, "_AUTO_SAMPLE", 3)
+    x, z, w = _random_case(seed)
+    for c, rows in zip(NET_SIZES, so._singled_out_nets(x, z, w, NET_SIZES, "auto"), strict=True):
+        np.testing.assert_array_equal(rows, singled_out_rows_bruteforce(x, z, float(c) * w))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_attack_counts_equal_bruteforce_at_every_net_size(seed):
     rng = np.random.default_rng(seed)
