@@ -198,3 +198,16 @@ def test_chebyshev_two_nearest_equals_a_kd_tree(seed):
     unique = np.isfinite(dist[:, 0]) & (dist[:, 0] < dist[:, 1])
     np.testing.assert_array_equal(index[unique, 0], tree_index.reshape(-1, 2)[unique, 0])
     np.testing.assert_array_equal(index[~np.isfinite(dist)], n)
+
+
+def test_search_over_repeated_rows_returns_the_lowest_index_of_the_canonical_nearest():
+    """A release that repeats rows (k-anonymity's group values) searches each distinct row once; the answer is still
+    the canonical brute force's (the lowest row index among equally near rows), on the pruned path too."""
+    rng = np.random.default_rng(21)
+    groups = rng.normal(size=(150, 6))
+    rows = groups[rng.integers(0, 150, size=3000)]  # every row repeated ~20 times, in random order
+    queries = np.vstack([rows[:40], rng.normal(size=(260, 6))])
+    sets = [np.array([0]), np.array([1, 4]), np.array([0, 2, 3, 5]), np.array([0, 1, 2, 3, 4]),
+            np.array([1, 2, 3, 4, 5])]
+    for found, known in zip(nearest_on_column_sets(rows, queries, sets), sets, strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
