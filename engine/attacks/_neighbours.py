@@ -252,6 +252,15 @@ def nearest_on_column_sets(
     rows = np.ascontiguousarray(rows, dtype=float)
     queries = np.ascontiguousarray(queries, dtype=float)
     n, d = rows.shape
+    # Repeated rows (a k-anonymous release repeats each group's values) are at the same distance from every
+    # target: search the first copy of each only (kept in row order, so the lowest index still wins a tie) — else
+    # nearly every target has an exact tie and is re-solved by the canonical brute force.
+    if n and d and np.unique(rows[:, 0]).size < n:  # a distinct first column (a noisy release) rules repeats out
+        as_bytes = rows.view(np.dtype((np.void, rows.dtype.itemsize * d))).ravel()  # equal bytes: equal distances
+        _, first = np.unique(as_bytes, return_index=True)
+        if first.size < n:
+            distinct = np.sort(first)
+            return [distinct[found] for found in nearest_on_column_sets(rows[distinct], queries, column_sets)]
     sets = [np.asarray(s, dtype=np.intp) for s in column_sets]
     out: list[np.ndarray | None] = [None] * len(sets)
     multi = [i for i, s in enumerate(sets) if s.size > 1]

@@ -14,11 +14,12 @@ c ∈ {0.1, 0.33, 0.5, 0.67, 1} (:data:`AUTHORS_NET_SIZES`).
 The non-private baseline runs the same attack with X in place of X_priv, and also reports the share of rows
 of X that are not unique (exact duplicates cannot be singled out by any predicate).
 
-Speed: the naive attack is O(n² d) per net size. Here the boxes are queried in a k-d tree on coordinates
-rescaled by the half-widths, with the Chebyshev metric (a box of half-widths w is the unit L∞ ball after
-rescaling): the two nearest rows of each box centre decide whether the box isolates one row. The half-widths
-of all net sizes are multiples c·sd of one vector, so one tree on x/sd and one query serve every net size
-(:func:`_singled_out_nets`). Because
+Speed: the naive attack is O(n² d) per net size. Here the boxes are decided on coordinates rescaled by the
+half-widths, in the Chebyshev metric (a box of half-widths w is the unit L∞ ball after rescaling): the two
+nearest rows of each box centre decide whether the box isolates one row. The half-widths of all net sizes are
+multiples c·sd of one vector, so one search on x/sd serves every net size (:func:`_singled_out_nets`; the search
+is :func:`engine.attacks._chebyshev.two_nearest_chebyshev`, a compiled scan along the most selective column;
+:func:`singled_out_rows` for one set of half-widths uses a k-d tree). Because
 rescaling rounds differently from the authors' predicate, the decision uses radii 1 ± τ (τ a few ulps of
 the largest rescaled coordinate); boxes with a row within τ of their boundary are checked with the exact
 predicate. The result
@@ -36,6 +37,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -52,6 +54,13 @@ from engine.validation import check_array_interval, check_interval, check_matrix
 #: defaults on the demos (the answers do not depend on the layout: boxes are decided by distances, ambiguous
 #: ones by the exact predicate).
 _TREE_OPTIONS = {"leafsize": 32, "balanced_tree": False, "compact_nodes": False}
+#: Above this many boxes with a row at their boundary, their candidate rows come from a k-d tree (built for them)
+#: rather than one pass over all rows each.
+_TREE_FOR_UNSETTLED = 32
+#: With "auto" search and at least this many centres near the data, both searches are timed on a sample.
+_AUTO_MIN_CENTRES = 2048
+#: Centres in that sample.
+_AUTO_SAMPLE = 128
 #: Net sizes c of the paper's text: boxes of half-width c × column sd.
 NET_SIZES: tuple[float, ...] = (0.1, 1.0 / 3.0, 0.5, 2.0 / 3.0, 1.0)
 #: Net sizes hard-coded in the authors' replication code (``jitter_factor_array``).
@@ -270,8 +279,14 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
     return np.unique(np.concatenate(found).astype(np.int64))
 
 
-def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...]) -> list[np.ndarray]:
-    """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE k-d tree and ONE query.
+def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...],
+                      search: str = "auto") -> list[np.ndarray]:
+    """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE nearest-row search.
+
+    ``search``: ``"scan"`` (the compiled column scan; fastest on a noisy release, whose centres lie away from the
+    rows), ``"tree"`` (a k-d tree; fastest when every centre has rows close by, e.g. the data themselves as the
+    release) or ``"auto"`` (the faster on a sample, see :func:`_two_nearest`). All return the same distances,
+    hence the same rows.
 
     The boxes of every net size are balls of the same L∞ metric on the coordinates x / sd (radius c), so the two
     nearest rows of each centre, found once, settle every net size; boxes with a row within τ of their
@@ -299,19 +314,19 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
         ids = 3.0 * (c_max + 1.0) * ids.ravel().astype(float)  # different values: ≥ 3(c_max + 1) apart
         xs = np.column_stack([xs, ids[: xa.shape[0]]])
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
-    tree = cKDTree(xs, **_TREE_OPTIONS)
     k = min(2, xa.shape[0])
     reach = c_max + 2.0 * tau(c_max)
     # Only centres within `reach` (L∞) of the data's bounding box can have a row in any of their boxes; on a
-    # noisy release most cannot, and the tree query (the cost of the attack) is spent on the others only.
+    # noisy release most cannot, and the search (the cost of the attack) is spent on the others only.
     dist = np.full((zs.shape[0], k), np.inf)
     nearest = np.full((zs.shape[0], k), xa.shape[0], dtype=np.intp)
     gap = np.maximum(xs.min(axis=0) - zs, zs - xs.max(axis=0))
     near = np.flatnonzero(np.max(gap, axis=1, initial=-np.inf) <= reach)
+    tree = None
     if near.size:
-        d_near, i_near = tree.query(zs[near], k=k, p=np.inf, distance_upper_bound=reach)
-        dist[near] = d_near.reshape(near.size, k)
-        nearest[near] = i_near.reshape(near.size, k)
+        tree, d_near, i_near = _two_nearest(xs, zs[near], reach, k, search)
+        dist[near] = d_near
+        nearest[near] = i_near
     second = dist[:, 1] if k == 2 else np.full(zs.shape[0], np.inf)
     out = []
     for c in sizes:
@@ -325,7 +340,11 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
             w = c * sd
             hi = za[unsettled] + w
             lo = za[unsettled] - w
-            candidates = tree.query_ball_point(zs[unsettled], r=c + t, p=np.inf)
+            if tree is None and unsettled.size > _TREE_FOR_UNSETTLED:
+                tree = cKDTree(xs, **_TREE_OPTIONS)
+            candidates = (tree.query_ball_point(zs[unsettled], r=c + t, p=np.inf) if tree is not None else
+                          [np.flatnonzero(np.max(np.abs(xs - centre), axis=1, initial=0.0) <= c + t)
+                           for centre in zs[unsettled]])
             extra: list[int] = []
             for row, cand in enumerate(candidates):
                 idx = np.asarray(cand, dtype=np.int64)
@@ -337,16 +356,49 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     return out
 
 
+def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: str
+                 ) -> tuple[cKDTree | None, np.ndarray, np.ndarray]:
+    """The k ≤ 2 nearest rows (L∞, up to ``reach``) of every centre: by the column scan or the k-d tree (``search``),
+    or ``"auto"``: on many centres, both are timed on the same evenly spaced sample of them and the faster one
+    answers the rest (the answers are the same; only the time differs — the scan wins on a noisy release, the
+    tree when every centre has rows close by, e.g. a k-anonymous release of cluster centres). Returns the tree
+    when one was built."""
+    # numba: loaded when a scan runs, not when this module is imported
+    from engine.attacks._chebyshev import sorted_columns, two_nearest_chebyshev
+
+    if search == "auto" and zs.shape[0] < _AUTO_MIN_CENTRES:
+        search = "scan"  # few centres near the data: the scan is fast whatever the release
+    tree = cKDTree(xs, **_TREE_OPTIONS) if search != "scan" else None
+    index = sorted_columns(xs) if search != "tree" else None
+    if search == "auto" and zs.shape[0] >= _AUTO_MIN_CENTRES:
+        sample = zs[np.linspace(0, zs.shape[0] - 1, _AUTO_SAMPLE).astype(np.intp)]
+        two_nearest_chebyshev(xs, sample[:1], reach, index)  # loads the compiled code before it is timed
+        started = time.perf_counter()
+        assert tree is not None
+        tree.query(sample, k=k, p=np.inf, distance_upper_bound=reach)
+        tree_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        two_nearest_chebyshev(xs, sample, reach, index)
+        search = "tree" if tree_seconds < time.perf_counter() - started else "scan"
+    if search == "tree":
+        assert tree is not None
+        dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach)
+        return tree, dist.reshape(zs.shape[0], k), nearest.reshape(zs.shape[0], k)
+    dist, nearest = two_nearest_chebyshev(xs, zs, reach, index)
+    return tree, dist[:, :k], nearest[:, :k]
+
+
 def _net_attack(
     x: np.ndarray,
     view: np.ndarray,
     config: SinglingOutConfig,
     release_scale: float,
     non_unique: float | None = None,
+    search: str = "auto",
 ) -> SinglingOutResult:
     n = x.shape[0]
     sd = np.std(view, axis=0, ddof=1) if view.shape[0] > 1 else np.zeros(view.shape[1])
-    counts = [int(rows.size) for rows in _singled_out_nets(x, view, sd, tuple(config.net_sizes))]
+    counts = [int(rows.size) for rows in _singled_out_nets(x, view, sd, tuple(config.net_sizes), search)]
     risks = tuple(count / n for count in counts)
     worst = int(np.argmax(risks))
     return SinglingOutResult(
@@ -450,7 +502,7 @@ def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None
     if not isinstance(config, SinglingOutConfig):
         raise InvalidParameterError(f"config must be a SinglingOutConfig; got {type(config).__name__}")
     xa = check_matrix("x", x, min_rows=2)
-    return _net_attack(xa, xa, config, 1.0)
+    return _net_attack(xa, xa, config, 1.0, search="tree")  # every box holds its own row: the tree is faster
 
 
 __all__ = [

@@ -34,8 +34,6 @@ from functools import cached_property
 from typing import ClassVar, Literal
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import erf, erfcx, log_ndtr, ndtri
 
 from engine.constraints import Choice, Constraint, Real, check_declared
 from engine.errors import InvalidParameterError
@@ -71,6 +69,9 @@ def _log_delta_u(u, epsilon):
     * u ≥ 0: δ = ½(erf(u/√2) + erf(v/√2)) − ½ erfcx(v/√2) e^{−u²/2} (1 − e^{−ε}), a difference of terms that
       never cancel badly (the first exceeds the second by at least a factor ~√(1/ε) for small ε).
     """
+    # Imported when used: a release that finds no σ (the projection, the command line's start) loads no scipy.
+    from scipy.special import erf, erfcx, log_ndtr
+
     u = np.asarray(u, dtype=float)
     e = np.asarray(epsilon, dtype=float)
     v = np.hypot(u, np.sqrt(2.0) * np.sqrt(e))
@@ -234,6 +235,9 @@ def _analytic_sigma(sens: float, eps: float, dlt: float) -> float:
     This covers the extremes that broke the old root finder in σ (ε = 1e200: σ ≈ Δ/√(2ε); ε = 1e-100:
     σ ≈ Δ/(δ√(2π))).
     """
+    from scipy.optimize import brentq
+    from scipy.special import ndtri
+
     target = math.log(dlt)
 
     def excess(u: float) -> float:  # log δ(u) − log δ; increasing in u

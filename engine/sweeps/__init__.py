@@ -23,9 +23,11 @@ Design
   (grid points in order — non-private, then each budget × B, then extra classic-DP points — repetitions inner).
   Rows are returned in cell order, so the same seed gives the same table whatever the number of workers.
 * Parallelism. ``workers > 1`` runs cells in a ``ProcessPoolExecutor`` (``fork`` from a single-threaded caller such
-  as the CLI, ``forkserver`` under the threaded dashboard, where forking is unsafe). The data go to each worker
-  once through the pool initializer, never per task. Every process limits BLAS to one thread, so inline and pooled
-  runs compute bit-identical numbers.
+  as the CLI, ``forkserver`` under the threaded dashboard, where forking is unsafe). The pool is started by the
+  first pooled sweep of the session and reused by the next ones (shut down at exit): no process start-up, imports
+  or compilation per sweep. The data go to each worker once per sweep (with its first task, or when the worker
+  asks for them), never per task. Every process limits BLAS to one thread, so inline and pooled runs compute
+  bit-identical numbers.
 * Gaussian. ``mechanism="gaussian"`` runs the Gaussian mechanism at the same TOTAL budget (ε1 + ε2, δ1 + δ2) and
   the same B, so the Studio can show honestly where the simpler mechanism gives more for the same guarantee.
 * Cache. Finished sweeps are kept in an in-process LRU keyed by (data fingerprint, configuration JSON — which

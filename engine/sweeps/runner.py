@@ -6,12 +6,15 @@ See :mod:`engine.sweeps` for the design (holdout, seeds, parallelism, cache).
 
 from __future__ import annotations
 
+import atexit
 import collections
 import concurrent.futures as cf
 import hashlib
+import itertools
 import math
 import multiprocessing
 import os
+import pickle
 import secrets
 import threading
 import time
@@ -24,6 +27,7 @@ import pandas as pd
 
 from engine.accounting.tdp import tdp_to_dp
 from engine.analysis import (
+    AnalysisConfig,
     AnalysisData,
     PointAnalysis,
     analyse,
@@ -35,7 +39,7 @@ from engine.sweeps.grid import Budget, GridPoint, SweepConfig
 from engine.sweeps.results import SweepResult
 from engine.validation import check_integer
 
-__all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "estimate_seconds", "run_sweep"]
+__all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "estimate_seconds", "run_sweep", "shutdown_pools"]
 
 #: Finished sweeps kept by the in-process cache.
 CACHE_SIZE = 8
@@ -51,6 +55,8 @@ class _Context:
 
 
 _WORKER_CONTEXT: _Context | None = None
+#: The sweep whose context a worker process holds (see :func:`_worker_cell`).
+_WORKER_TOKEN: int | None = None
 #: Modules the forkserver imports once, so that forked workers start with them loaded.
 _WORKER_MODULES: tuple[str, ...] = (
     "engine.sweeps.grid",
@@ -70,12 +76,13 @@ _CACHE_LOCK = threading.Lock()
 
 
 def clear_cache() -> None:
-    """Forget every cached sweep."""
+    """Forget every cached sweep (and the analysis inputs kept for them)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+        _BUILT.clear()
 
 
-def _cache_key(fingerprint: str, config: SweepConfig) -> str:
+def _cache_key(fingerprint: str, config: SweepConfig | AnalysisConfig) -> str:
     return hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
 
 
@@ -131,21 +138,53 @@ def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.ran
     return {"cell": cell, **row, "_cpu_seconds": time.process_time() - cpu_started}
 
 
-def _init_worker(ctx: _Context) -> None:
-    global _WORKER_CONTEXT
+def _init_worker() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
-    _WORKER_CONTEXT = ctx
 
 
-def _worker_cell(cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
-    assert _WORKER_CONTEXT is not None, "worker initializer did not run"
+def _worker_cell(token: int, payload: bytes | None, cell: int, point_index: int, rep: int,
+                 seed: np.random.SeedSequence) -> dict:
+    """One cell in a pool worker. A worker keeps the context of the last sweep it served (``token``); when it
+    holds another sweep's, it installs ``payload`` (the pickled context) or, without one, asks for it."""
+    global _WORKER_CONTEXT, _WORKER_TOKEN
+    if token != _WORKER_TOKEN:
+        if payload is None:
+            return {"cell": cell, _NEED_CONTEXT: True}
+        _WORKER_CONTEXT, _WORKER_TOKEN = pickle.loads(payload), token
+    assert _WORKER_CONTEXT is not None
     return _run_cell(_WORKER_CONTEXT, cell, point_index, rep, seed)
 
 
-def _build_context(data: Any, config: SweepConfig, holdout_seed) -> _Context:
-    analysis_data = AnalysisData.build(data, config.analysis_config(), holdout_seed=holdout_seed)
+#: Analysis inputs (holdout split, non-private program and singling-out references) kept for the last few
+#: (data, analysis configuration) pairs: a sweep, its time estimate and its reference markers build them once.
+_BUILT: collections.OrderedDict[str, AnalysisData] = collections.OrderedDict()
+_BUILT_SIZE = 4
+
+
+def _analysis_data(data: Any, config: SweepConfig, use_cache: bool = True) -> AnalysisData:
+    """``AnalysisData.build(data, config.analysis_config())``, computed once per data fingerprint and analysis
+    configuration (it depends on nothing else: the holdout comes from the configuration's ``holdout_seed``)."""
+    analysis = config.analysis_config()
+    if not use_cache:
+        return AnalysisData.build(data, analysis)
+    key = _cache_key(_data_fingerprint(data), analysis)
+    with _CACHE_LOCK:
+        built = _BUILT.get(key)
+        if built is not None:
+            _BUILT.move_to_end(key)
+            return built
+    built = AnalysisData.build(data, analysis)
+    with _CACHE_LOCK:
+        _BUILT[key] = built
+        while len(_BUILT) > _BUILT_SIZE:
+            _BUILT.popitem(last=False)
+    return built
+
+
+def _build_context(data: Any, config: SweepConfig, use_cache: bool) -> _Context:
+    analysis_data = _analysis_data(data, config, use_cache)
     if config.mechanism == "jl-laplace":
         # Every grid point's JL mechanism has the sweep's k: check the adversary's known records once, up front.
         known = 2 * config.k if config.known_records is None else config.known_records
@@ -187,7 +226,9 @@ def run_sweep(
     on_row : callable, optional
         Called with every finished row (a dict) as it arrives (in completion order).
     use_cache : bool
-        Reuse (and store) a finished sweep with the same data fingerprint and configuration.
+        Reuse (and store) a finished sweep with the same data fingerprint and configuration, and the analysis inputs
+        (holdout, non-private program and singling-out references) that :func:`estimate_seconds`,
+        :func:`analyse_reference` and other sweeps of the same data and analysis configuration share.
     client : distributed.Client, optional
         Run the cells as tasks on this Dask cluster instead of local processes (``workers`` is then ignored). The
         cell context (prepared data, holdout, references) is scattered to every worker once, not shipped per task;
@@ -228,7 +269,7 @@ def run_sweep(
     points = config.points()
     tasks = [(p.index, rep) for p in points for rep in range(config.repetitions)]
     seeds = spawn_seeds(config.seed, len(tasks) + 1)
-    ctx = _build_context(data, config, None)  # the holdout comes from the analysis configuration's holdout_seed
+    ctx = _build_context(data, config, use_cache)  # the holdout comes from the analysis configuration's holdout_seed
     total = len(tasks)
     rows: dict[int, dict] = {}
 
@@ -295,29 +336,93 @@ def _start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
+#: Marks a pool worker's answer "send me this sweep's context" (it held another sweep's).
+_NEED_CONTEXT = "_need_context"
+#: Worker pools kept for the session, by (workers, start method): started by the first sweep, reused by the next
+#: ones (no process start-up, imports or compilation per sweep), shut down at exit (:func:`shutdown_pools`).
+_POOLS: dict[tuple[int, str], cf.ProcessPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+_SWEEP_TOKENS = itertools.count(1)
+
+
+def _pool(n_workers: int) -> cf.ProcessPoolExecutor:
+    """The session's pool of ``n_workers`` processes for the current start method (started when first asked)."""
+    method = _start_method()
+    with _POOLS_LOCK:
+        pool = _POOLS.get((n_workers, method))
+        if pool is None and method == "forkserver":
+            # A pool forked earlier (before the session had threads — a pool's own threads included) is safe to reuse.
+            pool = _POOLS.get((n_workers, "fork"))
+        if pool is None:
+            mp_context = multiprocessing.get_context(method)
+            if method == "forkserver":
+                # Workers fork from a server that has already imported everything a cell needs.
+                mp_context.set_forkserver_preload(list(_WORKER_MODULES))
+            pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=mp_context, initializer=_init_worker)
+            _POOLS[(n_workers, method)] = pool
+        return pool
+
+
+def shutdown_pools() -> None:
+    """Stop the session's worker processes (run at exit; the next pooled sweep starts new ones)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_pools)
+
+
 def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken | None,
               finished: Callable[[dict], None]) -> bool:
-    """Run cells in worker processes, at most 2 × workers in flight; returns True when cancelled."""
-    mp_context = multiprocessing.get_context(_start_method())
-    if mp_context.get_start_method() == "forkserver":
-        # Workers fork from a server that has already imported everything a cell needs.
-        mp_context.set_forkserver_preload(list(_WORKER_MODULES))
+    """Run cells in the session's worker processes, at most 2 × workers in flight; returns True when cancelled.
+
+    The context goes to each worker once per sweep: a task carries only the sweep's token, and a worker holding
+    another sweep's context answers so; that cell is sent again with the pickled context. A broken pool (a worker
+    killed) is dropped, so the next sweep starts a new one.
+    """
+    token = next(_SWEEP_TOKENS)
+    payload = pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
+    pool = _pool(n_workers)
     cancelled = False
-    with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=mp_context, initializer=_init_worker,
-                                initargs=(ctx,)) as pool:
-        pending: set[cf.Future] = set()
-        next_cell = 0
-        while next_cell < len(tasks) or pending:
+    pending: set[cf.Future] = set()
+    retry: list[int] = []  # cells whose worker asked for the context
+    next_cell = 0
+
+    def submit(cell: int, with_context: bool) -> None:  # the first tasks carry the context: no round trip
+        point_index, rep = tasks[cell]
+        pending.add(pool.submit(_worker_cell, token, payload if with_context else None, cell, point_index, rep,
+                                seeds[cell + 1]))
+
+    try:
+        while next_cell < len(tasks) or pending or retry:
+            while retry:
+                submit(retry.pop(), True)
             while not cancelled and next_cell < len(tasks) and len(pending) < 2 * n_workers:
-                point_index, rep = tasks[next_cell]
-                pending.add(pool.submit(_worker_cell, next_cell, point_index, rep, seeds[next_cell + 1]))
+                submit(next_cell, next_cell < 2 * n_workers)
                 next_cell += 1
             done, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
             for future in done:
-                finished(future.result())
+                row = future.result()
+                if row.pop(_NEED_CONTEXT, False):
+                    retry.append(int(row["cell"]))
+                else:
+                    finished(row)
             if cancel is not None and cancel.cancelled and not cancelled:
                 cancelled = True
                 next_cell = len(tasks)  # submit nothing more; let the running cells finish
+                retry.clear()
+    except BaseException as exc:
+        for future in pending:  # not started yet: never run; running ones finish in the background
+            future.cancel()
+        if isinstance(exc, cf.BrokenExecutor):
+            with _POOLS_LOCK:
+                for key, kept in list(_POOLS.items()):
+                    if kept is pool:
+                        del _POOLS[key]
+        raise
     return cancelled
 
 
@@ -389,7 +494,7 @@ def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetit
     the sweep seed that no cell uses.
     """
     reps = config.repetitions if repetitions is None else check_integer("repetitions", repetitions, 1, 10_000)
-    built = AnalysisData.build(data, config.analysis_config())
+    built = _analysis_data(data, config)
     seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
     first = analyse(built, mechanism, seed=seeds[0])
     rows = [first.row()] + [analyse(built, mechanism, seed=s).row() for s in seeds[1:]]
@@ -403,7 +508,7 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
     total = 0.0
     for config in configs:
         point = next(p for p in config.points() if p.budget is not None)
-        built = AnalysisData.build(data, config.analysis_config())
+        built = _analysis_data(data, config)
         mechanism = config.mechanism_for(point.b, cast(Budget, point.budget), d=built.x_rel.shape[1])
         started = time.perf_counter()
         analyse(built, mechanism, seed=0)

@@ -174,3 +174,40 @@ def test_bounded_and_unbounded_scans_give_the_canonical_rows(seed, fraction, mon
     for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
         np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
     assert len(calls) == (1 if fraction == 0.0 else 0)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_chebyshev_two_nearest_equals_a_kd_tree(seed):
+    """The compiled column scan returns the k-d tree's L∞ distances, and its nearest row wherever that is unique."""
+    from scipy.spatial import cKDTree
+
+    from engine.attacks._chebyshev import two_nearest_chebyshev
+
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(1, 400)), int(rng.integers(1, 8))
+    rows = np.round(rng.normal(size=(n, d)), 1 + seed % 3)  # coarse grids: duplicates and exact ties
+    centres = np.vstack([rows[: n // 2], rows[: n // 3] + rng.normal(scale=0.3, size=(n // 3, d)),
+                         rng.normal(scale=2.0, size=(50, d))])
+    reach = float(rng.uniform(0.05, 1.5))
+    dist, index = two_nearest_chebyshev(rows, centres, reach)
+    k = min(2, n)
+    tree_dist, tree_index = cKDTree(rows).query(centres, k=2, p=np.inf)
+    tree_dist = np.where(tree_dist.reshape(-1, 2) <= reach, tree_dist.reshape(-1, 2), np.inf)
+    np.testing.assert_array_equal(dist[:, :k], tree_dist[:, :k])
+    assert np.all(np.isinf(dist[:, k:]))
+    unique = np.isfinite(dist[:, 0]) & (dist[:, 0] < dist[:, 1])
+    np.testing.assert_array_equal(index[unique, 0], tree_index.reshape(-1, 2)[unique, 0])
+    np.testing.assert_array_equal(index[~np.isfinite(dist)], n)
+
+
+def test_search_over_repeated_rows_returns_the_lowest_index_of_the_canonical_nearest():
+    """A release that repeats rows (k-anonymity's group values) searches each distinct row once; the answer is still
+    the canonical brute force's (the lowest row index among equally near rows), on the pruned path too."""
+    rng = np.random.default_rng(21)
+    groups = rng.normal(size=(150, 6))
+    rows = groups[rng.integers(0, 150, size=3000)]  # every row repeated ~20 times, in random order
+    queries = np.vstack([rows[:40], rng.normal(size=(260, 6))])
+    sets = [np.array([0]), np.array([1, 4]), np.array([0, 2, 3, 5]), np.array([0, 1, 2, 3, 4]),
+            np.array([1, 2, 3, 4, 5])]
+    for found, known in zip(nearest_on_column_sets(rows, queries, sets), sets, strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))

@@ -233,16 +233,29 @@ def test_chance_risk_separates_isolation_by_chance_from_what_the_release_adds():
 
 
 @pytest.mark.parametrize("seed", range(300))
-def test_one_tree_for_all_net_sizes_equals_bruteforce_per_net_size(seed):
+def test_one_search_for_all_net_sizes_equals_bruteforce_per_net_size(seed):
     from engine.attacks.singling_out import _singled_out_nets
 
     x, z, w = _random_case(seed)
     rng = np.random.default_rng(10_000 + seed)
     # Net sizes as the attack uses them (the paper's, the authors', or random), half-widths c · sd.
     sizes = (NET_SIZES, AUTHORS_NET_SIZES, tuple(rng.uniform(0.05, 3.0, size=int(rng.integers(1, 6)))))[seed % 3]
-    got = _singled_out_nets(x, z, w, sizes)
+    got = _singled_out_nets(x, z, w, sizes, ("scan", "tree")[seed % 2])  # both searches, every kind of net
     assert len(got) == len(sizes)
     for c, rows in zip(sizes, got, strict=True):
+        np.testing.assert_array_equal(rows, singled_out_rows_bruteforce(x, z, float(c) * w))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_automatic_search_choice_equals_bruteforce(seed, monkeypatch):
+    """With "auto", both searches are timed on a sample and the faster answers; either way the rows are the brute
+    force's (the sample threshold is lowered so that these small cases take the timed branch)."""
+    import engine.attacks.singling_out as so
+
+    monkeypatch.setattr(so, "_AUTO_MIN_CENTRES", 4)
+    monkeypatch.setattr(so, "_AUTO_SAMPLE", 3)
+    x, z, w = _random_case(seed)
+    for c, rows in zip(NET_SIZES, so._singled_out_nets(x, z, w, NET_SIZES, "auto"), strict=True):
         np.testing.assert_array_equal(rows, singled_out_rows_bruteforce(x, z, float(c) * w))
 
 

@@ -179,6 +179,53 @@ def test_pool_start_methods_give_the_same_table(monkeypatch, method):
     pd.testing.assert_frame_equal(inline, pooled, check_exact=True)
 
 
+def test_worker_pool_is_started_once_and_serves_sweeps_of_other_data():
+    """The session's pool is reused by the next sweep, whose workers swap in the new sweep's data (same tables as
+    inline runs), and a shut-down pool is replaced by the next pooled sweep."""
+    import engine.sweeps.runner as sweeps
+
+    cfg = _config(attacks=("singling_out",))
+    first, second = _tiny(seed=11), _tiny(seed=12)
+    pooled_first = run_sweep(first, cfg, workers=2, use_cache=False).table
+    pools = dict(sweeps._POOLS)
+    pooled_second = run_sweep(second, cfg, workers=2, use_cache=False).table
+    assert sweeps._POOLS == pools and len(pools) >= 1  # no new pool for the second sweep
+    pd.testing.assert_frame_equal(pooled_first, run_sweep(first, cfg, use_cache=False).table, check_exact=True)
+    pd.testing.assert_frame_equal(pooled_second, run_sweep(second, cfg, use_cache=False).table, check_exact=True)
+    sweeps.shutdown_pools()
+    assert sweeps._POOLS == {}
+    again = run_sweep(first, cfg, workers=2, use_cache=False).table
+    pd.testing.assert_frame_equal(again, pooled_first, check_exact=True)
+
+
+def test_analysis_inputs_are_built_once_for_the_estimate_the_sweep_and_its_reference(monkeypatch):
+    """The holdout and the non-private references (program, singling-out baseline) are computed once per data and
+    analysis configuration, not per sweep, estimate or reference marker; the results equal a fresh build's."""
+    from engine.analysis import AnalysisData
+    from engine.sweeps import analyse_reference, estimate_seconds
+
+    data = _tiny(seed=13)
+    cfg = _config(attacks=("singling_out",))
+    fresh = run_sweep(data, cfg, use_cache=False).table
+    clear_cache()
+    builds = []
+    original = AnalysisData.build.__func__
+
+    def counting(cls, *args, **kwargs):
+        builds.append(1)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(AnalysisData, "build", classmethod(counting))
+    estimate_seconds(data, [cfg])
+    pd.testing.assert_frame_equal(run_sweep(data, cfg).table, fresh, check_exact=True)
+    run_sweep(data, _config(attacks=("singling_out",), seed=9))  # another seed, same analysis inputs
+    analyse_reference(data, cfg, GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-3), repetitions=1)
+    assert len(builds) == 1
+    clear_cache()
+    run_sweep(data, cfg)
+    assert len(builds) == 2
+
+
 def test_progress_after_every_cell_and_rows_delivered():
     data = _tiny(seed=2)
     cfg = _config(attacks=("singling_out",))
