@@ -15,6 +15,7 @@ from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceili
 from ui.common import HELP, field_error, plain, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import fmt, fmt_param
+from ui.figures.tradeoffs import sweep_report_figures
 from ui.records import install_state, record_from_state, state_from_record
 from ui.report import html_report
 from ui.state import get_state, seed_widget
@@ -30,28 +31,6 @@ st.markdown(
     "charts, the **sweep table** and the exact **command** that makes the release. Loading a record brings the "
     "whole session back."
 )
-
-
-def tradeoff_figures(result) -> list:
-    """Figure-3-style chart of the stored sweep (dashboard B's figure builders), or nothing if unavailable."""
-    from engine.evaluation.programs import METRICS
-    from engine.sweeps import PROTECTION_COLUMNS
-    from ui.figures.tradeoffs import points_frame, tradeoff_figure
-
-    config = result.config
-    metric = config.program.headline_metric
-    summary = result.summary()
-    frames = []
-    for protection in result.protection_columns:
-        points = points_frame(summary, x_metric=protection, y_metric=metric, series=config.mechanism,
-                              kind=config.mechanism)
-        if not points.empty:
-            label = next((k for k, v in PROTECTION_COLUMNS.items() if v == protection), protection)
-            frames.append((f"Program effectiveness against {label.replace('_', ' ')} protection",
-                           tradeoff_figure(points, x_label=f"{label.replace('_', ' ')} protection",
-                                           y_label=METRICS[metric].label if metric in METRICS else metric,
-                                           title=f"{config.mechanism}: {metric} vs {label.replace('_', ' ')}")))
-    return frames
 
 
 loaded = None
@@ -144,8 +123,9 @@ if record is not None:
         ]
         tables = []
         for result in sweeps:
-            figures += tradeoff_figures(result)
-            tables.append((f"Measured tradeoffs, {result.config.mechanism} (mean per grid point)", result.summary()))
+            figures += sweep_report_figures(result)
+            tables.append((f"Measured tradeoffs, {result.config.mechanism} (mean per grid point; no_better_than: "
+                           "the rule that uses no data the point does not beat)", result.flagged_summary()))
         comparison = None
         if record.workshop is not None:
             from engine.workshop import comparison_frame

@@ -196,3 +196,14 @@ def test_comparison_bars_hatch_flagged_bars_and_draw_the_trivial_line():
     assert list(bar.text) == ["0.9", "0.575", "0.5 ✕"]
     assert [c[0] for c in bar.customdata] == ["", "", "no better than 'target nobody'"]
     assert fig.layout.shapes[0].y0 == best.value
+
+
+def test_the_reports_sweep_charts_carry_the_trivial_line_and_the_flags():
+    """The HTML report draws the stored sweep as the Tradeoffs page does: a result no better than a rule that uses
+    no data is flagged where it is shown, in the report too."""
+    result = _flagged_sweep()
+    ((title, fig),) = ft.sweep_report_figures(result)  # the sweep measured singling out only
+    assert title == "Program effectiveness against singling out protection"
+    assert fig.layout.shapes[0].y0 == pytest.approx(0.7, abs=1e-12)
+    flagged = next(t for t in fig.data if t.name == ft.FLAGGED_NAME)
+    assert list(flagged.y) == [0.5]

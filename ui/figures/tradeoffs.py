@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -506,3 +507,29 @@ def delta_fail_figure(
         legend={"x": 0.0, "y": -0.3, "orientation": "h"},
     )
     return apply_theme(fig, height=height)
+
+
+def sweep_report_figures(result: Any) -> list[tuple[str, go.Figure]]:
+    """The report's Figure-3-style charts of a stored sweep (:class:`engine.sweeps.SweepResult`): the headline
+    program metric against each measured protection, with the best rule that uses no data as a dashed line and the
+    points no better than it flagged, as on the Tradeoffs page. One (title, figure) per protection with points."""
+    from engine.evaluation.programs import METRICS
+    from engine.sweeps import PROTECTION_COLUMNS
+
+    config = result.config
+    metric = config.program.headline_metric
+    summary = result.flagged_summary(metric)
+    best = result.best_trivial(metric)
+    trivial = None if best is None else (best.rule, best.value)
+    frames = []
+    for protection in result.protection_columns:
+        points = points_frame(summary, x_metric=protection, y_metric=metric, series=config.mechanism,
+                              kind=config.mechanism)
+        if points.empty:
+            continue
+        label = next((k for k, v in PROTECTION_COLUMNS.items() if v == protection), protection).replace("_", " ")
+        frames.append((f"Program effectiveness against {label} protection",
+                       tradeoff_figure(points, x_label=f"{label} protection",
+                                       y_label=METRICS[metric].label if metric in METRICS else metric,
+                                       title=f"{config.mechanism}: {metric} vs {label}", trivial=trivial)))
+    return frames
