@@ -107,6 +107,19 @@ def server(browser):
     log.close()
 
 
+@pytest.fixture(scope="module")
+def page(browser):
+    """One user's session for a module of steps (``STEPS = True``): one browser page that every step continues."""
+    page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def sidebar(page):
+    return page.locator('[data-testid="stSidebar"]')
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Remember a failed step of a module whose tests are the steps of one session (``STEPS = True``)."""

@@ -23,13 +23,6 @@ STEPS = True
 
 
 @pytest.fixture(scope="module")
-def page(browser):
-    page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
 def record_path(tmp_path_factory):
     return tmp_path_factory.mktemp("public-info") / "decision-record-public-info.json"
 

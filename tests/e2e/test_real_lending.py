@@ -26,18 +26,6 @@ STEPS = True
 
 
 @pytest.fixture(scope="module")
-def page(browser):
-    page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
-def sidebar(page):
-    return page.locator('[data-testid="stSidebar"]')
-
-
-@pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("hmda")
 

@@ -15,18 +15,6 @@ pytestmark = pytest.mark.e2e
 STEPS = True
 
 
-@pytest.fixture(scope="module")
-def page(browser):
-    page = browser.new_page(viewport={"width": 1440, "height": 2400})
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
-def sidebar(page):
-    return page.locator('[data-testid="stSidebar"]')
-
-
 def test_upload_the_survey_and_choose_wages_as_the_target(page, sidebar, server, tmp_path_factory):
     from playwright.sync_api import expect
 

@@ -56,11 +56,6 @@ def page(browser, server):
     print("\nE2E timings:", json.dumps(TIMINGS, indent=2))
 
 
-@pytest.fixture(scope="module")
-def sidebar(page):
-    return page.locator('[data-testid="stSidebar"]')
-
-
 def test_start_page_is_interactive_with_the_demo_loaded(page, server, sidebar):
     from playwright.sync_api import expect
 
