@@ -241,13 +241,14 @@ def _quote(value: str) -> str:
 
 # ------------------------------------------------------------------------------------------------ result tables
 def program_table(program: Any, baseline: Any) -> pd.DataFrame:
-    """Program metrics: the release, the non-private program and every rule that uses no data (display only)."""
+    """Program metrics of the first release (the one the attacks run on; the headline above it is the mean over
+    the page's releases), the non-private program and every rule that uses no data (display only)."""
     from engine.evaluation.programs import METRICS
 
     shown = [m for m in program.metrics if m in METRICS]
     columns: dict[str, list] = {
         "metric": [METRICS[m].label for m in shown],
-        "private release": [program.metrics[m] for m in shown],
+        "private release (first of the run's releases)": [program.metrics[m] for m in shown],
         "non-private": [baseline.metrics.get(m, float("nan")) for m in shown],
     }
     for rule, metrics in program.baselines.items():
