@@ -201,6 +201,13 @@ class FrontierPoint:
     upper: float
     implied_epsilon: float
 
+    def build_mechanism(self, d: int | None = None) -> Any:
+        """The mechanism that spends this point's (B, ε, δ) (``from_budget`` of its kind; ``d`` features for JL)."""
+        from engine.mechanisms import MECHANISMS
+
+        options = {"d": d} if self.mechanism == "jl-laplace" else {}
+        return MECHANISMS[self.mechanism].from_budget(self.b, self.epsilon, self.delta, **options)
+
     def implied_dp(self):
         """The classic-DP statement for any two records that the point's (B, ε, δ)-TDP implies (switch lemma), as
         an :class:`engine.guarantee.Guarantee` — its ``headline()`` starts with "VACUOUS" when it guarantees nothing

@@ -461,10 +461,7 @@ def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | N
     point = recommendation.recommended
     if point is None:
         raise InvalidParameterError("the search found no configuration that meets the target — nothing to pin")
-    from engine.mechanisms import MECHANISMS
-
-    options = {"d": d} if point.mechanism == "jl-laplace" else {}
-    mechanism = MECHANISMS[point.mechanism].from_budget(point.b, point.epsilon, point.delta, **options)
+    mechanism = point.build_mechanism(d)
     finite = math.isfinite(point.lower) and math.isfinite(point.upper)
     evidence = Evidence(
         metric=recommendation.config.target.metric,

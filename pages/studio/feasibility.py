@@ -49,10 +49,13 @@ def _set_candidate_widgets(b: float, epsilon: float) -> None:
     st.session_state["feasibility.epsilon"] = float(epsilon)
 
 
-def use_recommended(b: float, epsilon: float, delta: float) -> None:
-    """Make the recommended point the candidate (and the controls that show it)."""
-    state.set_candidate(b=b, epsilon=epsilon, delta=delta)
-    _set_candidate_widgets(b, epsilon)
+def use_recommended(point, d: int) -> None:
+    """Make the recommended point the candidate (and the controls that show it), and its mechanism the one the
+    Mechanisms page opens on."""
+    state.set_candidate(b=point.b, epsilon=point.epsilon, delta=point.delta)
+    _set_candidate_widgets(point.b, point.epsilon)
+    state.mechanism = point.build_mechanism(d)
+    st.session_state["mechanisms.origin"] = (point.b, point.epsilon, point.delta)
 
 
 def on_region_select() -> None:
@@ -283,7 +286,7 @@ else:
                            f"{fmt(rec.theorem1['epsilon_over_min'])}× its smallest allowed value at this B); "
                            f"accuracy ceiling γ_max = {fmt(rec.theorem1['gamma_max'], 4)}.")
             st.button("Use the recommended point as the candidate", key="feasibility.use_recommended",
-                      on_click=use_recommended, args=(point.b, point.epsilon, point.delta), icon=":material/check:")
+                      on_click=use_recommended, args=(point, int(rec_loaded.prepared.d)), icon=":material/check:")
             draw_pin_recommendation(rec, int(rec_loaded.prepared.d), rec_loaded.prepared.fingerprint)
             if rec.protections:
                 st.caption("Protections at the recommended point (one release): " + ", ".join(

@@ -167,6 +167,11 @@ def test_recommendation_section_searches_and_sets_the_candidate():
     assert_clean(at)
     cand = studio(at).candidate
     assert (cand.b, cand.epsilon, cand.delta) == (expected.b, expected.epsilon, expected.delta)
+    # ... and the recommended mechanism is the one the Mechanisms page opens on (it opened on the projection)
+    assert studio(at).mechanism.to_dict() == expected.build_mechanism().to_dict()
+    open_page(at, "mechanisms")
+    assert at.radio(key="mechanisms.kind").value == "gaussian"
+    open_page(at, "feasibility")
     # The Stop button shown during a search: its rerun drops the search and says so; nothing is recomputed.
     kept = at.session_state["feasibility.recommendation"]
     at.session_state["feasibility.rec_stop"] = True
