@@ -73,6 +73,30 @@ def element_after(at: AppTest, predicate) -> Any:
 
 
 @pytest.fixture(autouse=True)
+def wait_for_the_script_without_polling(monkeypatch):
+    """Wait for each AppTest script run by joining its thread instead of Streamlit's 1 ms polling loop.
+
+    ``streamlit.testing.v1.local_script_runner.require_widgets_deltas`` (1.67) wakes every millisecond to look for
+    the run's SHUTDOWN event; under py-spy that loop was about 10 % of the AppTests' CPU and, holding the GIL at
+    every wake-up, slowed the script thread it waits for. Each run has its own script thread, which ends right
+    after SHUTDOWN (the runner joins it next), so joining it with the same timeout waits for exactly the same
+    moment. A run still going at the timeout gets Streamlit's own handling (stop, join, "timed out" error).
+    """
+    from streamlit.testing.v1 import local_script_runner
+
+    polling = local_script_runner.require_widgets_deltas
+
+    def wait(runner, timeout: float = 3) -> None:
+        thread = getattr(runner, "_script_thread", None)
+        if thread is not None:
+            thread.join(timeout)
+        if not runner.script_stopped():
+            polling(runner, 0)  # stops the run and raises Streamlit's timeout error
+
+    monkeypatch.setattr(local_script_runner, "require_widgets_deltas", wait)
+
+
+@pytest.fixture(autouse=True)
 def navigation_mode(monkeypatch):
     """Run every AppTest rerun through app.py's ``st.navigation``, as the live server does.
 
