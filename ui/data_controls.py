@@ -29,7 +29,15 @@ PROGRAM_LABELS = {
     "classification": "classification — predict a yes/no label",
     "regression": "regression — predict a number",
 }
-APPROVAL_LABELS = {"threshold": "probability of repaying ≥ a threshold", "top_share": "the top share of applicants"}
+#: How the model's predicted probabilities become decisions, in each program's words: a lender approves applicants
+#: predicted to repay; a classification program predicts the positive class (a new-user run on the penguins read
+#: "probability of repaying" for a target that has nothing to do with loans).
+APPROVAL_LABELS = {
+    "lending": ("Approve when", {"threshold": "probability of repaying ≥ a threshold",
+                                 "top_share": "the top share of applicants"}),
+    "classification": ("Predict the positive class when", {"threshold": "its predicted probability ≥ a threshold",
+                                                           "top_share": "for the top share of records"}),
+}
 UNIT_LABELS = {"amount": "money per applicant", "rate": "a rate (0.12 = 12 % of the loan)",
                "percent": "a percentage (12 = 12 % of the loan)"}
 #: Widget keys that describe the columns of ONE table.
@@ -243,8 +251,8 @@ def program_controls(base: ProgramConfig | None, demo_kind: str | None, n: int, 
     elif kind in ("lending", "classification"):
         c1, c2 = container.columns(2)
         seed_widget("data.approval_rule", start.approval_rule)
-        rule = c1.radio("Approve when", tuple(APPROVAL_LABELS), key="data.approval_rule",
-                        format_func=APPROVAL_LABELS.get,
+        title, labels = APPROVAL_LABELS[kind]
+        rule = c1.radio(title, tuple(labels), key="data.approval_rule", format_func=labels.get,
                         help="How the model's predicted probabilities become decisions.")
         seed_widget("data.approval_value", float(start.approval_threshold if rule == "threshold" else
                                                  start.approve_share))

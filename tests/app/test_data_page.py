@@ -51,6 +51,14 @@ def test_switching_demo_resets_the_spec_and_results():
     # The Nigeria demo is a lending program with its loan columns preselected.
     assert at.selectbox(key="data.program").value == "lending"
     assert at.selectbox(key="data.role.loan_amount").value == "loan_amount"
+    rule = at.radio(key="data.approval_rule")
+    assert rule.label == "Approve when" and rule.options == ["probability of repaying ≥ a threshold",
+                                                             "the top share of applicants"]
+    # A classification program speaks of the positive class, not of repaying (found by a new-user run).
+    at.selectbox(key="data.program").set_value("classification").run()
+    assert_clean(at)
+    rule = at.radio(key="data.approval_rule")
+    assert rule.label == "Predict the positive class when" and "repaying" not in " ".join(rule.options)
 
 
 def test_choosing_a_feature_as_target_moves_it_out_of_the_features():
