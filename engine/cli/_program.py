@@ -23,8 +23,8 @@ def add_program_arguments(parser: argparse.ArgumentParser) -> None:
                       help="lending/classification: approve the share S of applicants the model rates most likely "
                            "to repay")
     rule.add_argument("--approve-threshold", type=float, default=None, metavar="P",
-                      help="lending/classification: approve when the predicted probability of repaying is ≥ P "
-                           "(default 0.5)")
+                      help="lending: approve when the predicted probability of repaying is ≥ P; classification: "
+                           "predict the positive class when its predicted probability is ≥ P (default 0.5)")
     group.add_argument("--interest-unit", choices=("amount", "rate", "percent"), default=None,
                        help="lending: the interest column holds money per applicant (amount), a fraction of the "
                             "loan (rate) or a percentage of the loan (percent)")
