@@ -70,8 +70,9 @@ def test_a_seeded_study_draws_its_figures_labelled_a_simulation(page):
     idle(page)
     expect(page.get_by_text("Release against period (Figure 1)")).to_be_visible(timeout=60_000)
     expect(page.get_by_text("Simulation — not private").first).to_be_visible()
+    # heatmap + 3 regions + errors + contraction; the charts mount one after another, so wait for the fifth
+    expect(page.locator(".stPlotlyChart").nth(4)).to_be_attached(timeout=30_000)
     no_exception(page)
-    assert page.locator(".stPlotlyChart").count() >= 5  # heatmap + 3 regions + errors + contraction
     shoot(page, "pi-2-results")
     if SCREENSHOTS:
         for name, title in (("pi-2b-figure1", "Release against period (Figure 1)"),
