@@ -38,6 +38,10 @@ Programs (``ProgramConfig.kind``):
 ``classification``
     Logistic regression for any binary outcome: accuracy, AUC, TPR, FPR, precision.
 
+The logistic regressions (lending, classification) minimise scikit-learn's ``LogisticRegression(C=logistic_c)``
+objective with Newton's method (:mod:`engine.evaluation.logistic`): the same model, fitted to the minimiser
+rather than to L-BFGS's gradient tolerance, and about 3–6× faster on the demos' folds.
+
 ``regression``
     Ridge regression for any numeric outcome: R², RMSE, MAE.
 
@@ -72,7 +76,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -84,6 +87,7 @@ from engine.errors import DataValidationError, InsufficientDataError, InvalidPar
 
 # Metrics and lending amounts live in their own modules; their names stay importable from here.
 from engine.evaluation.lending import AMOUNT_UNITS, LENDING_ROLES, AmountUnit, lending_amounts, lending_profit
+from engine.evaluation.logistic import MAX_STEPS, fit_logistic
 from engine.evaluation.metrics import (
     METRICS,
     MetricInfo,
@@ -435,20 +439,15 @@ def _ridge_predict(x_train, y_train, x_test, alpha: float) -> np.ndarray:
 
 
 def _logistic_proba(x_train, y_train, x_test, c: float, notes: list[str]) -> np.ndarray:
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-
     if np.unique(y_train).size < 2:
         # One class only in this training fold: the model can only predict that class.
         return np.full(x_test.shape[0], float(y_train[0]))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        model = LogisticRegression(C=c, max_iter=2000).fit(x_train, y_train)
-    if any(issubclass(w.category, ConvergenceWarning) for w in caught):
-        note = "the logistic regression did not fully converge in 2,000 iterations on at least one fold"
+    fit = fit_logistic(x_train, y_train, c)
+    if not fit.converged:
+        note = f"the logistic regression did not fully converge in {MAX_STEPS} Newton steps on at least one fold"
         if note not in notes:
             notes.append(note)
-    return model.predict_proba(x_test)[:, 1]
+    return fit.proba(x_test)
 
 
 def _auc(y: np.ndarray, score: np.ndarray) -> float:
