@@ -716,7 +716,7 @@ def public_information_block(
         "composition_caveat": SEQUENTIAL_CAVEAT,
         "sensitivity": study.sensitivity,
         "study": study.to_dict(),
-        "releases": [study.release_config(m, e).to_dict() for m in study.methods for e in study.epsilons],
+        "releases": [c.to_dict() for c in study.release_configs()],
         "data": data,
         "source": source,
         "dependence_model": dict(model or {"kind": "fixed"}),

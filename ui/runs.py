@@ -1,11 +1,13 @@
-"""Runs a page keeps in this session and draws progress for: a Mechanisms run, the Tradeoffs sweeps, the recommender.
+"""Runs a page keeps in this session and draws progress for: a Mechanisms run, the Tradeoffs sweeps, the recommender,
+the public-information study.
 
 They are not shared caches (``st.cache_data``): while they run they draw a progress bar and a Stop button, and
 drawing is a Streamlit call, the point where a rerun (the Stop button) or a closed tab ends the work; inside
 ``st.cache_data`` those calls would be recorded and replayed. Each keeps its last results in the session instead
-(bounded: :data:`KEPT_RUNS` Mechanisms runs, one recommendation; sweeps go to ``StudioState.sweeps``). Every number
-comes from the engine (:func:`engine.release_analysis.analyse_release`, :func:`engine.sweeps.run_sweep`,
-:func:`engine.recommend.recommend`).
+(bounded: :data:`KEPT_RUNS` Mechanisms runs, one recommendation; sweeps go to ``StudioState.sweeps``; the study's
+finished cells to ``public_info_results``). Every number comes from the engine
+(:func:`engine.release_analysis.analyse_release`, :func:`engine.sweeps.run_sweep`, :func:`engine.recommend.recommend`,
+:func:`engine.public_info.results.run_count_study`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from engine.analysis import AnalysisConfig
 from engine.data.preparation import PreparedData
 from engine.evaluation.programs import ProgramConfig
 from engine.guarantee import Guarantee
-from engine.progress import Progress, format_seconds
+from engine.progress import CancelToken, Progress, format_seconds
 from engine.release import ReleaseConfig
 from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis, analyse_release
 
@@ -149,3 +151,23 @@ def recommendation(session: Any, prepared: PreparedData, program_json: str, conf
         bar.empty()
     session["feasibility.recommendation"] = (key, result)
     return result
+
+
+# ------------------------------------------------------------------------------------- Public information page
+#: Cancel tokens of running studies, by run id (a token holds a threading.Event, which session state cannot pickle).
+_TOKENS: dict[str, CancelToken] = {}
+
+
+def cancel_token(run_id: str) -> CancelToken:
+    """The cancel token of the study ``run_id`` (made on first use) — what the engine's run checks between periods."""
+    return _TOKENS.setdefault(run_id, CancelToken())
+
+
+def stop_run(run_id: str) -> None:
+    """``on_click`` of the Stop button: cancel the run (it stops after the period that is running)."""
+    cancel_token(run_id).cancel()
+
+
+def forget_run(run_id: str) -> None:
+    """Drop the token of a finished or stopped run."""
+    _TOKENS.pop(run_id, None)

@@ -17,7 +17,9 @@ to 270,000 (a mid-sized county, like Erie) and the smallest — by population, o
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,16 +27,19 @@ import numpy as np
 
 from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
-from engine.public_info.count_release import CountReleaseConfig, release_counts
+from engine.public_info.composition import condition_on_public
+from engine.public_info.count_release import CountReleaseConfig, release_counts, release_guarantee
 from engine.public_info.count_table import CountTable
 from engine.public_info.dependence import DependenceModel
+from engine.public_info.discrete_laplace import dl_mean_abs, dl_variance
 from engine.public_info.guarantee import PUBLIC_STATISTICS, TPGuarantee
 from engine.public_info.projection import REGION_CODES
+from engine.public_info.semantics import posterior_band
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval, check_rng
 
-__all__ = ["STUDY_METHODS", "CountStudyConfig", "StudyCell", "CountStudyResults", "default_highlights",
-           "build_count_study"]
+__all__ = ["STUDY_METHODS", "CountStudyConfig", "StudyCell", "CountStudyResults", "DependenceSummary",
+           "default_highlights", "build_count_study", "run_count_study", "dependence_summary"]
 
 #: Method keys of a study → (method, base).
 STUDY_METHODS: dict[str, tuple[Literal["postprocess", "wasserstein"], Literal["naive", "congenial", "prior"]]] = {
@@ -83,6 +88,15 @@ class CountStudyConfig(Serializable):
         return CountReleaseConfig(method=method, base=base, epsilon=epsilon, public=self.public, alpha=self.alpha,
                                   replicates=self.replicates, sensitivity=self.sensitivity,
                                   dependence=self.dependence)
+
+    def release_configs(self) -> tuple[CountReleaseConfig, ...]:
+        """The :class:`CountReleaseConfig` of every (method, ε) cell, methods first (the decision record lists them).
+
+        >>> [(c.method, c.base, c.epsilon) for c in CountStudyConfig(methods=("postprocess",),
+        ...                                                           epsilons=(0.5, 1.0)).release_configs()]
+        [('postprocess', 'congenial', 0.5), ('postprocess', 'congenial', 1.0)]
+        """
+        return tuple(self.release_config(m, e) for m in self.methods for e in self.epsilons)
 
 
 @dataclass(frozen=True)
@@ -209,4 +223,79 @@ def build_count_study(
         config=config, regions=tuple(names), periods=table.periods, truth=truth, truth_subcounts=truth_d,
         truth_rates=None if per100k is None else truth * per100k, cells=tuple(cells), synthetic=table.synthetic,
         notes=table.notes,
+    )
+
+
+def run_count_study(
+    table: CountTable,
+    config: CountStudyConfig,
+    *,
+    rng: np.random.Generator,
+    on_progress: ProgressCallback | None = None,
+    on_cell: Callable[[CountStudyResults], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> CountStudyResults:
+    """:func:`build_count_study` one (method, ε) cell at a time with the ONE generator ``rng``, so the numbers are
+    those of a single ``build_count_study(table, config, rng=rng)`` call; ``on_progress`` counts periods over the
+    whole study and ``on_cell`` receives the results of the cells finished so far after each cell (what a page keeps
+    when the run is cancelled: :class:`~engine.errors.CancelledError` propagates)."""
+    check_rng(rng)
+    names = config.highlight or default_highlights(table)
+    cells: list[StudyCell] = []
+    units = len(config.methods) * len(config.epsilons) * len(table.periods)
+    first: CountStudyResults | None = None
+    for key in config.methods:
+        for eps in config.epsilons:
+            offset = len(cells) * len(table.periods)
+
+            def relay(p: Progress, offset=offset) -> None:
+                if on_progress is not None:
+                    on_progress(Progress(offset + p.done, units, p.message))
+
+            one = dataclasses.replace(config, methods=(key,), epsilons=(eps,), highlight=names)
+            part = build_count_study(table, one, rng=rng, progress=relay, cancel=cancel)
+            first = first or part
+            cells.extend(part.cells)
+            if on_cell is not None:
+                on_cell(dataclasses.replace(first, config=config, cells=tuple(cells)))
+    assert first is not None  # config.methods and config.epsilons are never empty (validated)
+    return dataclasses.replace(first, config=config, cells=tuple(cells))
+
+
+@dataclass(frozen=True)
+class DependenceSummary:
+    """What the page shows about Δ_z, the noise and the guarantee of a study at its first ε."""
+
+    correlated_delta: int | None  # Δ_z of one count under the (n, z0, z1) family, or None for the fixed model
+    release_delta: float  # Δ_z the releases use (the study's sensitivity)
+    noise: tuple[tuple[str, float, float, float], ...]  # (method label, DL rate a, sd, E|noise|) per method
+    guarantee: TPGuarantee  # of the first method's release of ``periods`` periods
+    conditioned: TPGuarantee  # an ε-DP release resampled until it agrees with Z (Lemma 8: 2ε)
+    band: tuple[float, float]  # Lemma 4's posterior band for the adversary's prior
+
+
+def dependence_summary(config: CountStudyConfig, periods: int, subcounts: bool, prior: float) -> DependenceSummary:
+    """Δ_z, each method's discrete-Laplace noise (rate a, sd, E|noise|), the guarantee, its conditioned version and
+    the posterior band of a study at its first ε (``subcounts``: the table has a sub-count).
+
+    >>> s = dependence_summary(CountStudyConfig(methods=("postprocess",), epsilons=(1.0,)), 12, True, 0.5)
+    >>> s.correlated_delta, s.release_delta, s.guarantee.epsilon, s.conditioned.epsilon
+    (None, 2.0, 1.0, 2.0)
+    >>> label, a, sd, mae = s.noise[0]
+    >>> round(a, 4), round(sd, 4), round(mae, 4), tuple(round(x, 5) for x in s.band)
+    (0.5, 2.7992, 1.919, (0.26894, 0.73106))
+    """
+    model = config.dependence
+    eps = config.epsilons[0]
+    noise = []
+    for key in config.methods:
+        cfg = config.release_config(key, eps)
+        a = cfg.noise_rate
+        noise.append((cfg.label, a, float(np.sqrt(dl_variance(a))), dl_mean_abs(a)))
+    guarantee = release_guarantee(config.release_config(config.methods[0], eps), periods, subcounts)
+    lo, hi = posterior_band(eps, prior)
+    return DependenceSummary(
+        correlated_delta=model.count_sensitivity if model.kind == "correlated" else None,
+        release_delta=config.sensitivity, noise=tuple(noise), guarantee=guarantee,
+        conditioned=condition_on_public(guarantee), band=(float(lo), float(hi)),
     )

@@ -129,7 +129,7 @@ if record is not None:
         comparison = None
         if record.workshop is not None:
             from engine.workshop import comparison_frame
-            from ui.cached_analysis import workshop_comparison
+            from ui.cached import workshop_comparison
 
             comparison = comparison_frame(workshop_comparison(loaded.prepared.fingerprint, record.workshop.to_json(),
                                                               int(loaded.prepared.d), loaded.prepared.x))

@@ -10,8 +10,8 @@ from engine.validation import check_interval
 from ui.cached import (
     CEILING_BS,
     candidate_checks,
-    click_grid,
     current_data,
+    feasibility_click_grid,
     feasibility_report,
     feasibility_surface,
     gamma_ceiling,
@@ -199,7 +199,7 @@ with chart:
     draw_pin_budget()
     surface = feasibility_surface(state.gammas, delta, state.eps_max)
     st.plotly_chart(
-        region_figure(surface, candidate=(cand.epsilon, cand.b), click_grid=click_grid(delta, state.eps_max, state.gammas)),
+        region_figure(surface, candidate=(cand.epsilon, cand.b), click_grid=feasibility_click_grid(delta, state.eps_max, state.gammas)),
         key="feasibility.region", on_select=on_region_select, selection_mode="points", theme=None,
         config={"displaylogo": False},
     )

@@ -1,6 +1,7 @@
 """Public information: release a region × period count table subject to what is already public (issue 13).
 
-Thin page: widgets → CountStudyConfig → ``ui.cached_public_info`` → ``ui.figures.public_info``. No privacy math here.
+Thin page: widgets → CountStudyConfig → ``ui.cached`` (and ``engine.public_info.results.run_count_study`` for the
+study, with its Stop token from ``ui.runs``) → ``ui.figures.public_info``. No privacy math here.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from engine.progress import Progress
 from engine.public_info.count_table import COUNTIES_DEMO
 from engine.public_info.dependence import DependenceModel
 from engine.public_info.guarantee import PUBLIC_STATISTICS
-from engine.public_info.results import STUDY_METHODS, CountStudyConfig
-from engine.rng import SEEDED_WARNING
-from ui import cached_public_info as cpi
-from ui.cached import sha256_bytes, uploaded_table
+from engine.public_info.results import STUDY_METHODS, CountStudyConfig, run_count_study
+from engine.rng import SEEDED_WARNING, make_rng
+from ui import cached, runs
 from ui.common import field_error, seed_badge, stop_page, user_errors
 from ui.figures import public_info as figs
 from ui.figures.theme import fmt
@@ -47,7 +47,7 @@ source = st.radio("Data", ["demo", "upload"], key="public_info.source", horizont
                   format_func=SOURCES.get)
 table = None
 if source == "demo":
-    table = cpi.demo_table(COUNTIES_DEMO)
+    table = cached.demo_count_table(COUNTIES_DEMO)
     data_key = COUNTIES_DEMO
     st.warning(table.notes[0], icon=":material/science:")
 else:
@@ -61,9 +61,9 @@ else:
                 "population).", icon=":material/upload_file:")
         stop_page()
     name, content = kept
-    data_key = sha256_bytes(content)
+    data_key = cached.sha256_bytes(content)
     try:
-        cols = [str(c) for c in uploaded_table(data_key, name, content).columns]
+        cols = [str(c) for c in cached.uploaded_table(data_key, name, content).columns]
     except EngineError as exc:
         field_error(f"{name}: {exc}")
         st.caption("Nothing else changed: upload another file and the page continues.")
@@ -80,7 +80,7 @@ else:
               "population": pick(c5, "population", "population", True)}
     columns = {k: (None if v == NONE else v) for k, v in chosen.items()}
     try:
-        table = cpi.uploaded_count_table(data_key, json.dumps(columns, sort_keys=True), name, content)
+        table = cached.uploaded_count_table(data_key, json.dumps(columns, sort_keys=True), name, content)
     except EngineError as exc:
         field_error(f"{name}: {exc}")
         st.caption("Nothing else changed: fix the file or the column choice and the page continues.")
@@ -110,7 +110,7 @@ if kind == "correlated":
     seed_widget("public_info.z", (float(saved_model.get("z0", 0.2)), float(saved_model.get("z1", 0.6))))
     z0, z1 = d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05)
     model = DependenceModel("correlated", n=n_people, z0=float(z0), z1=float(z1))
-    sensitivity = cpi.release_sensitivity(model.to_json(), has_sub)
+    sensitivity = cached.release_sensitivity(model.to_json(), has_sub)
     d1.metric("Δ_z used by the release", fmt(sensitivity, 6),
               help="Computed from the dependence model (exact W∞ of §4.4)" + (", doubled for the sub-count" if has_sub
                                                                               else "") + "; every method uses it.")
@@ -136,7 +136,7 @@ seed_widget("public_info.replicates", int(saved_study.get("replicates", 20)))
 replicates = s3.number_input("Replicates", 1, 1000, key="public_info.replicates")
 seed_widget("public_info.alpha", float(saved_study.get("alpha", 1.0)))
 alpha = s1.number_input("α (prior base concentration)", min_value=0.01, max_value=100.0, key="public_info.alpha")
-default_hl = list(cpi.highlights(data_key, table))
+default_hl = list(cached.default_highlighted_regions(data_key, table))
 seed_widget("public_info.highlight", [r for r in saved_study.get("highlight", default_hl) if r in table.regions]
             or default_hl)
 highlight = s2.multiselect("Highlighted regions", list(table.regions), key="public_info.highlight", max_selections=6)
@@ -160,7 +160,7 @@ state.public_info = {"source": source, "data": data_key if source == "demo" else
                      "model": model.to_dict(), "seed": seed, "study": config.to_dict(), "periods": len(table.periods)}
 st.markdown(seed_badge(seed))
 
-summary = cpi.dependence_summary(config.to_json(), len(table.periods), has_sub, prior)
+summary = cached.dependence_summary(config.to_json(), len(table.periods), has_sub, prior)
 with d2:
     draw_dependence(summary, model, prior, len(table.periods))
 
@@ -174,9 +174,9 @@ if st.button("Run the release study", type="primary", icon=":material/play_arrow
     st.session_state.pop("public_info_stopped", None)
 if st.session_state.get("public_info.pending"):
     run_id = st.session_state["public_info.pending"]
-    token = cpi.cancel_token(run_id)
+    token = runs.cancel_token(run_id)
     stop_slot = st.empty()
-    stop_slot.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=cpi.stop_run, args=(run_id,),
+    stop_slot.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=runs.stop_run, args=(run_id,),
               help="Stops after the period that is running; finished (method, ε) cells are kept.")
     bar = st.progress(0.0, text="Starting…")
 
@@ -189,11 +189,11 @@ if st.session_state.get("public_info.pending"):
     run_cfg = CountStudyConfig.from_json(st.session_state["public_info.pending"])
     with user_errors():
         try:
-            cpi.run_study(table, run_cfg, seed=seed, on_progress=on_progress, on_cell=on_cell, cancel=token)
+            run_count_study(table, run_cfg, rng=make_rng(seed), on_progress=on_progress, on_cell=on_cell, cancel=token)
         except CancelledError:
             st.session_state["public_info_stopped"] = True
     st.session_state.pop("public_info.pending", None)
-    cpi.forget_run(run_id)
+    runs.forget_run(run_id)
     bar.empty()
     stop_slot.empty()
 
@@ -235,7 +235,7 @@ with st.expander("Inference with public information (one-dimensional demo)", ico
     y_inf = int(i4.number_input("released y", k_inf, n_inf - k_inf, k_inf, key="public_info.inf_y"))
     with user_errors():
         demo = json.dumps({"n": n_inf, "k": k_inf, "epsilon": eps_inf})
-        inf = cpi.inference_demo(demo, y_inf, 2000, seed if seed is not None else 0)
+        inf = cached.inference_demo(demo, y_inf, 2000, seed if seed is not None else 0)
         st.caption("Simulation — not private: the demo's Monte Carlo draws are seeded (the study's seed, or 0).")
         st.plotly_chart(figs.posterior_draws(inf["alg1_draws"], inf["exact"], inf["alg2_mean"],
                                              f"ε-TP with ε = {fmt(eps_inf)} subject to k-anonymity (Δ_z = 1)"),

@@ -3,7 +3,7 @@ odds, the program's metric in people, the three protections — one chosen and t
 shows one candidate per screen in large type and the comparison at the end.
 
 The page reads the session's workshop (``StudioState.workshop``), makes one cached engine call
-(:func:`engine.workshop.comparison_rows` through :func:`ui.cached_analysis.workshop_comparison`) and draws
+(:func:`engine.workshop.comparison_rows` through :func:`ui.cached.workshop_comparison`) and draws
 (:mod:`ui.sections.workshop_view`, :mod:`ui.figures.workshop`)."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.workshop import MAX_PINNED
-from ui.cached import current_data
-from ui.cached_analysis import workshop_comparison
+from ui.cached import current_data, workshop_comparison
 from ui.common import plain, stop_page, user_errors
 from ui.figures.workshop import workshop_figure
 from ui.sections.workshop_view import (

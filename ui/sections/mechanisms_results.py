@@ -2,7 +2,7 @@
 
 What it guarantees, what it does to the data, what it costs the program and buys against the attacks, the honest
 comparison at the same guarantee and the download. Every number is the engine's (the run, its mechanism object and
-the data-free caches of :mod:`ui.cached_analysis`); nothing here computes one.
+the data-free caches of :mod:`ui.cached`); nothing here computes one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
 from engine.mechanisms.gaussian import GaussianMechanism
 from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis
-from ui.cached_analysis import jl_distance_recovery
+from ui.cached import jl_distance_recovery
 from ui.common import (
     b_in_data_units,
     comparison_table,

@@ -16,7 +16,7 @@ from engine.per_record.cells import SOURCE as CELLS_SOURCE
 from engine.per_record.losses import CONFIDENTIAL_NOTE
 from engine.per_record.units import UNIT_LABELS
 from engine.rng import SEEDED_WARNING, fresh_seed
-from ui.cached_analysis import cell_release, column_losses
+from ui.cached import cell_sums_release, column_losses
 from ui.common import HELP, plain, user_errors
 from ui.figures.theme import fmt
 from ui.state import StudioState, parse_seed, seed_widget
@@ -80,7 +80,7 @@ def draw_cell_release(state: StudioState, saved: dict, source: str, key: str, va
               on_click=lambda: st.session_state.update({"per_record.fresh_seed": fresh_seed()}),
               help="New noise from the operating system (when no seed is typed).")
     with user_errors():
-        cells = cell_release(key, value, tuple(by), json.dumps(mech_dict), draw_seed, id_columns, frame,
+        cells = cell_sums_release(key, value, tuple(by), json.dumps(mech_dict), draw_seed, id_columns, frame,
                              json.dumps(declared or None))
         public_notes = [n for n in cells.notes if n not in (CONFIDENTIAL_NOTE, COUNTS_NOTE)]
         what = (f"the noisy output, the unbiased and median-unbiased estimates, the {fmt(100 * (1 - cells.beta))} % "

@@ -1,7 +1,7 @@
 """The Per-record page's first two sections: the sum mechanisms' policy functions at equal accuracy, and who pays
 what in the chosen column (internal).
 
-Every number comes from the engine through :mod:`ui.cached_analysis` (calibration to equal accuracy, policy curves,
+Every number comes from the engine through :mod:`ui.cached` (calibration to equal accuracy, policy curves,
 per-record losses) and the per-record mechanisms' own methods.
 """
 
@@ -18,7 +18,7 @@ from engine.errors import EngineError
 from engine.per_record import SUM_MECHANISMS, sum_mechanism_from_dict
 from engine.per_record.losses import CONFIDENTIAL_NOTE
 from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
-from ui.cached_analysis import calibrated_sum_mechanisms, column_losses, policy_table
+from ui.cached import calibrated_sum_mechanisms, column_losses, policy_curves_table
 from ui.common import plain, stop_page, user_errors
 from ui.figures.per_record import PolicyCurve, loss_ecdf_figure, policy_figure
 from ui.figures.theme import exact, fmt
@@ -153,7 +153,7 @@ def draw_policies(state: StudioState, source: str, value: str, by: list[str], fr
         low = float(positive.min()) if positive.size else 1e-3
         grid = tuple(np.geomspace(max(low / 10, 1e-6), max(top * 10, 10.0), 200).tolist())
         with user_errors():
-            curves = policy_table(json.dumps(calibrated), grid, unit)
+            curves = policy_curves_table(json.dumps(calibrated), grid, unit)
             kept = curves["kind"].unique().tolist()
             percentiles = dict(zip(("median", "p90", "p99", "max"),
                                    np.quantile(values, [0.5, 0.9, 0.99, 1.0]).tolist(), strict=True))

@@ -7,8 +7,7 @@ import streamlit as st
 
 from engine.per_record.tdp_losses import SOURCE as TDP_SOURCE
 from engine.per_record.units import UNIT_LABELS
-from ui.cached import current_data
-from ui.cached_analysis import tdp_losses, tdp_policy_curve
+from ui.cached import current_data, tdp_losses, tdp_policy_curve
 from ui.common import plain, stop_page, user_errors
 from ui.figures.per_record import distance_loss_histogram, tdp_policy_figure
 from ui.figures.theme import exact, fmt

@@ -9,7 +9,7 @@ import math
 import streamlit as st
 
 from engine.public_info.sensitivity import GAUSSIAN_Z_CONSTRUCTIONS
-from ui import cached_public_info as cpi
+from ui import cached
 from ui.common import user_errors
 from ui.figures.theme import fmt
 
@@ -43,7 +43,7 @@ def _gaussian() -> None:
     inputs = {"delta": delta, "n": n, "construction": construction, "tau2": tau2, "sigma_min": sigma_min,
               "sigma_max": sigma_max if bounded else math.inf, "z_offset": offset}
     with user_errors():
-        r = cpi.gaussian_calculator(json.dumps(inputs))
+        r = cached.gaussian_sensitivity_calculator(json.dumps(inputs))
         st.metric("Δ_z = Δ · sup |β₁|", fmt(r.delta_z, 6))
         where = "" if r.sigma_at is None else f" at σ = {fmt(r.sigma_at, 6)}, where the supremum is attained"
         st.caption(f"β₁ = {fmt(r.beta1, 6)}{where}; DP's value is Δ/n = {fmt(delta / n, 6)}.")
@@ -68,7 +68,7 @@ def _binary() -> None:
     t = float(c4.number_input("t (|S/n − t*| ≤ t)", 0.0, 1.0, 0.3, key="public_info.calc_t", disabled=not use_t))
     inputs: dict = {"n": n, **({"k": k} if use_k else {}), **({"t_star": t_star, "t": t} if use_t else {})}
     with user_errors():
-        value = cpi.binary_calculator(json.dumps(inputs))
+        value = cached.binary_sensitivity_calculator(json.dumps(inputs))
         st.metric("Δ_z (Eq. 35)", value)
         st.caption("Records iid Bernoulli(p), p ∈ {0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99}; W∞ computed "
                    "exactly by the log-space stochastic-dominance test (digest G4b), never with float quantiles, "

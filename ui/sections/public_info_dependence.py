@@ -7,15 +7,16 @@ import pandas as pd
 import streamlit as st
 
 from engine.public_info.dependence import DependenceModel
-from ui import cached_public_info as cpi
+from engine.public_info.results import DependenceSummary
+from ui import cached
 from ui.figures import public_info as figs
 from ui.figures.theme import fmt
 
 
-def draw_dependence(summary: cpi.DependenceSummary, model: DependenceModel, prior: float, periods: int) -> None:
+def draw_dependence(summary: DependenceSummary, model: DependenceModel, prior: float, periods: int) -> None:
     """Draw the column (call inside it)."""
     if summary.correlated_delta is not None:
-        z, grid = cpi.heatmap(model.n, 21)
+        z, grid = cached.correlated_sensitivity_grid(model.n, 21)
         st.plotly_chart(figs.sensitivity_heatmap(z, grid, model.n, (model.z0, model.z1), summary.correlated_delta),
                         key="public_info.heatmap")
         doubled = summary.release_delta != summary.correlated_delta
@@ -33,14 +34,14 @@ def draw_dependence(summary: cpi.DependenceSummary, model: DependenceModel, prio
         f"{summary.conditioned.headline()} (Lemma 8) — the methods below build Z in instead.")
     st.dataframe(pd.DataFrame([{"method": m, "noise DL(a): a": a, "noise sd per count": sd, "E|noise|": mae}
                                for m, a, sd, mae in summary.noise]), hide_index=True)
-    for line in cpi.budget_summary(summary.guarantee.epsilon, periods):
+    for line in cached.study_budget_lines(summary.guarantee.epsilon, periods):
         st.caption(line)
     draw_audit(model, summary.guarantee.epsilon)
 
 
 def draw_audit(model: DependenceModel, epsilon: float) -> None:
     """"What goes wrong if you ignore Z": the realised ε of one count's exponential mechanism (O6)."""
-    audit = cpi.audit(model.to_json(), epsilon)
+    audit = cached.dependence_audit(model.to_json(), epsilon)
     with st.container(border=True, key="public_info.audit"):
         st.markdown("**What goes wrong if you ignore the dependence**")
         people = "" if model.kind == "correlated" else " independent people"

@@ -33,7 +33,7 @@ from engine.sweeps import (
     pareto_mask,
 )
 from engine.workshop import candidate_from_sweep
-from ui.cached_analysis import jl_delta_fail_curves, reference_point, tradeoff_curves
+from ui.cached import jl_delta_fail_curves, sweep_reference_point, tradeoff_curves
 from ui.common import user_errors
 from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
@@ -233,7 +233,7 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
     k_anon = None
     with st.spinner("Evaluating the k-anonymity reference on the sweep's rows…"), user_errors(
             prefix="k-anonymity reference: "):
-        k_anon = reference_point(prepared.fingerprint, results[0].config.to_json(),
+        k_anon = sweep_reference_point(prepared.fingerprint, results[0].config.to_json(),
                                  MondrianKAnonymity(k=2).to_json(), prepared)
     return SweepView(results=results, summaries=[r.flagged_summary(utility) for r in results], utility=utility,
                      selected=(state.selected_point or {}).get("point_id"), k_anon=k_anon, d=int(prepared.d),

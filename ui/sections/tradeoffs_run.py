@@ -16,7 +16,7 @@ from engine.data.preparation import PreparedData
 from engine.evaluation.programs import METRICS
 from engine.progress import format_seconds
 from engine.sweeps import PROTECTION_COLUMNS, SweepConfig, SweepResult
-from ui.cached_analysis import sweep_estimate
+from ui.cached import sweep_estimate
 from ui.common import user_errors
 from ui.compute_target import cluster_caption, sweep_client
 from ui.figures.tradeoffs import points_frame, tradeoff_figure
