@@ -154,7 +154,8 @@ def recommendation(session: Any, prepared: PreparedData, program_json: str, conf
 
 
 # ------------------------------------------------------------------------------------- Public information page
-#: Cancel tokens of running studies, by run id (a token holds a threading.Event, which session state cannot pickle).
+#: Cancel tokens of running studies, by run id — a fresh random id per run and session, since this registry is shared
+#: by every session (a token holds a threading.Event, which session state cannot pickle).
 _TOKENS: dict[str, CancelToken] = {}
 
 

@@ -7,6 +7,7 @@ study, with its Stop token from ``ui.runs``) → ``ui.figures.public_info``. No 
 from __future__ import annotations
 
 import json
+import uuid
 
 import pandas as pd
 import streamlit as st
@@ -171,9 +172,12 @@ if st.session_state.get("public_info.stop") and st.session_state.get("public_inf
     st.session_state["public_info_stopped"] = True
 if st.button("Run the release study", type="primary", icon=":material/play_arrow:", key="public_info.run"):
     st.session_state["public_info.pending"] = config.to_json()
+    # A fresh id per run: the stop registry is shared by every session, so two sessions running the same
+    # configuration must not share a token (Stop in one would stop the other).
+    st.session_state["public_info.run_id"] = uuid.uuid4().hex
     st.session_state.pop("public_info_stopped", None)
 if st.session_state.get("public_info.pending"):
-    run_id = st.session_state["public_info.pending"]
+    run_id = st.session_state.setdefault("public_info.run_id", uuid.uuid4().hex)
     token = runs.cancel_token(run_id)
     stop_slot = st.empty()
     stop_slot.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=runs.stop_run, args=(run_id,),
@@ -194,6 +198,7 @@ if st.session_state.get("public_info.pending"):
             st.session_state["public_info_stopped"] = True
     st.session_state.pop("public_info.pending", None)
     runs.forget_run(run_id)
+    st.session_state.pop("public_info.run_id", None)
     bar.empty()
     stop_slot.empty()
 
