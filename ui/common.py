@@ -268,6 +268,54 @@ def distinguishing_note(result: Any) -> str:
     return str(getattr(result, "basis_text", "Exact: the data themselves are told apart without error."))
 
 
+#: Readable headers of the sweep and frontier tables' columns (the downloads keep the engine's names).
+_COLUMN_LABELS = {
+    "mechanism": "Mechanism",
+    "reference": "Reference",
+    "b": "B",
+    "epsilon": "ε",
+    "delta": "δ",
+    "implied_epsilon": "ε′ for any two records (classic DP implied)",
+    "implied_classic_dp_epsilon": "ε′ for any two records (classic DP implied)",
+    "runs": "Releases",
+    "repetitions": "Releases",
+    "no_better_than": "No better than (a rule that uses no data)",
+    "decision_agreement_mean": "Measured γ (mean)",
+    "decision_agreement_lo": "Measured γ, 95 % interval: low",
+    "decision_agreement_hi": "Measured γ, 95 % interval: high",
+}
+
+
+def readable_table(table: pd.DataFrame, *, metric: str | None = None, metric_label: str | None = None,
+                   protection_labels: dict[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``table`` for display — missing values as empty cells instead of "None" — and the ``column_config`` that
+    gives its columns readable headers (``metric`` is the program metric whose ``_mean``/``_lo``/``_hi`` columns
+    are labelled with ``metric_label``; the frontier's ``mean``/``ci_low``/``ci_high`` too; ``protection_labels``
+    maps a protection column to its label)."""
+    from engine.evaluation.metrics import METRICS
+
+    labels = dict(_COLUMN_LABELS)
+    name = metric_label or (METRICS[metric].label if metric in METRICS else metric) or "metric"
+    for prefix in ([metric] if metric else []):
+        labels.update({f"{prefix}_mean": f"{name} (mean)", f"{prefix}_lo": f"{name}, 95 % interval: low",
+                       f"{prefix}_hi": f"{name}, 95 % interval: high"})
+    labels.update({"mean": f"{name} (mean)", "ci_low": f"{name}, 95 % interval: low",
+                   "ci_high": f"{name}, 95 % interval: high"})
+    for column, label in (protection_labels or {}).items():
+        labels[f"{column}_mean"] = f"{label} (mean)"
+    shown = table.copy()
+    for column in shown.columns:
+        values = shown[column]
+        if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        present = values.dropna()
+        if len(present) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+            shown[column] = pd.to_numeric(values)  # numbers with gaps (None): a numeric column, gaps empty
+        else:
+            shown[column] = values.astype(object).where(values.notna(), "")  # one type per column (Arrow)
+    return shown, {c: labels[c] for c in shown.columns if c in labels}
+
+
 def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:
     """The honest comparison's table from analysed mechanisms (display only)."""
     rows = []

@@ -70,3 +70,27 @@ def adversary_view(x_priv: np.ndarray, *, release_scale: float = 1.0, adversary:
     if adversary == "paper" or s == 1.0:
         return x_priv
     return x_priv / s
+
+
+#: Upper ends of the bands of :func:`protection_in_words` (protection in [0, 1]; 1 = the attack does no better
+#: than without the release, 0 = it always succeeds).
+PROTECTION_BANDS: tuple[tuple[float, str], ...] = (
+    (0.01, "almost none — the attack nearly always succeeds"),
+    (0.25, "low — the attack succeeds for most people"),
+    (0.75, "partial — the attack succeeds for some people"),
+    (0.99, "high — the attack rarely succeeds"),
+)
+
+
+def protection_in_words(protection: float) -> str:
+    """A protection score (1 = the release helps the attack not at all, 0 = the attack always succeeds) in words,
+    for a reader who should not have to read 2.72e-06 as "almost certain to be told apart".
+
+    >>> protection_in_words(2.72e-06)
+    'almost none — the attack nearly always succeeds'
+    >>> protection_in_words(0.5), protection_in_words(1.0)
+    ('partial — the attack succeeds for some people', 'near complete — no better than without the release')
+    """
+    value = check_interval("protection", protection, 0, 1)
+    return next((text for top, text in PROTECTION_BANDS if value < top),
+                "near complete — no better than without the release")

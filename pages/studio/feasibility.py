@@ -16,7 +16,7 @@ from ui.cached import (
     feasibility_surface,
     gamma_ceiling,
 )
-from ui.common import HELP, b_in_data_units, field_error, user_errors
+from ui.common import HELP, b_in_data_units, field_error, readable_table, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
 from ui.runs import recommendation
@@ -291,8 +291,9 @@ else:
             if rec.protections:
                 st.caption("Protections at the recommended point (one release): " + ", ".join(
                     f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)}" for k, v in rec.protections.items()))
-        st.dataframe(pd.DataFrame([p.to_dict() for p in rec.frontier]), hide_index=True, width="stretch",
-                     key="feasibility.frontier")
+        frontier, headers = readable_table(pd.DataFrame([p.to_dict() for p in rec.frontier]),
+                                           metric=rec.config.target.metric)
+        st.dataframe(frontier, hide_index=True, width="stretch", key="feasibility.frontier", column_config=headers)
         st.caption(f"The frontier: per mechanism and B, the smallest ε whose releases meet the target "
                    f"({len(rec.evaluated)} points evaluated in {fmt(rec.seconds)} s; a seeded simulation, not a "
                    "release).")

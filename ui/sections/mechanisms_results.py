@@ -12,6 +12,7 @@ import math
 import pandas as pd
 import streamlit as st
 
+from engine.attacks.threat_model import protection_in_words
 from engine.comparison import same_guarantee
 from engine.data.preparation import PreparedData
 from engine.evaluation.programs import METRICS, ProgramConfig
@@ -266,6 +267,9 @@ def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...],
               help="Smallest total error (false positives + false negatives) of the best test telling two records apart "
               f"(any two records, distance 2): 1 = a coin flip, 0 = certain. {distinguishing_note(run.distinguishing)} "
               f"The paper's D = {fmt(run.distinguishing.expected_loss_score)}. Exact: {exact(run.distinguishing.protection)}")
+    for column, result in ((p1, run.singling_out), (p2, run.attribute_inference), (p3, run.distinguishing)):
+        if result is not None:
+            column.caption(f"Protection: {protection_in_words(result.protection)}.")
 
     if run.projected:
         st.caption(

@@ -34,7 +34,7 @@ from engine.sweeps import (
 )
 from engine.workshop import candidate_from_sweep
 from ui.cached import jl_delta_fail_curves, sweep_reference_point, tradeoff_curves
-from ui.common import user_errors
+from ui.common import readable_table, user_errors
 from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
     Marker,
@@ -473,15 +473,18 @@ def draw_table(view: SweepView) -> None:
         st.warning(
             f"{len(weak)} of {int((table['reference'] != 'non-private').sum())} configurations are no better than a "
             f"rule that uses no data ({', '.join(sorted(set(weak['no_better_than'])))}) on {view.utility_label}, even "
-            "at the favourable end of their 95 % interval: they are marked in the table's 'no_better_than' column.",
+            "at the favourable end of their 95 % interval: they are marked in the table's 'No better than' column.",
             icon=":material/report:",
         )
     warn_single_run(view)
     if "decision_agreement_mean" in table:
-        st.caption("decision_agreement is the measured γ: the share of people whose decision on the release equals "
+        st.caption("Measured γ is the share of people whose decision on the release equals "
                    "the non-private program's decision (Theorem 1's γ), with its 95 % interval over the repetitions.")
-    st.dataframe(table[[c for c in shown_cols if c in table]], hide_index=True, width="stretch",
-                 key="tradeoffs.table")
+    shown, headers = readable_table(table[[c for c in shown_cols if c in table]], metric=utility,
+                                    metric_label=view.utility_label,
+                                    protection_labels={PROTECTION_COLUMNS[a]: PROTECTION_LABELS[a].capitalize()
+                                                       for a in view.attacks_run})
+    st.dataframe(shown, hide_index=True, width="stretch", key="tradeoffs.table", column_config=headers)
     tidy = pd.concat([r.table for r in view.results], ignore_index=True)
     st.download_button("Download the tidy table (CSV)", lambda: safe_csv_bytes(tidy),
                        file_name="sweep-results.csv", mime="text/csv", key="tradeoffs.download", on_click="ignore",
