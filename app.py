@@ -17,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import session_store
-from ui.common import PageStop, render_sidebar, show_notices, warm_up
+from ui.common import PageStop, render_sidebar, show_notices, wait_for_warm_up, warm_up
 from ui.links import apply_scenario_params, scenario_params
 from ui.state import STATE_KEY, get_state, keep_widget_values
 
@@ -69,6 +69,7 @@ if isinstance(link_page, str) and link_page != navigation.url_path:
 sidebar = st.sidebar.container()
 show_notices(state)
 keep_widget_values()
+wait_for_warm_up()  # never import alongside the background warm-up (ui.common.wait_for_warm_up)
 try:
     navigation.run()
 except PageStop:  # the page ended early on purpose (ui.common.stop_page): the shell below still runs

@@ -116,6 +116,9 @@ WARM_MODULES: tuple[str, ...] = (
     "engine.decision_record",
 )
 _warm_started = threading.Event()
+_warm_thread: list[threading.Thread] = []
+#: Longest a script run waits for the warm-up (it only ever waits for imports the page would do itself).
+WARM_UP_WAIT_SECONDS = 120.0
 
 
 def warm_up() -> None:
@@ -131,7 +134,20 @@ def warm_up() -> None:
             except Exception:  # noqa: BLE001 - a page importing it later reports the real error
                 return
 
-    threading.Thread(target=run, name="studio-warm-up", daemon=True).start()
+    thread = threading.Thread(target=run, name="studio-warm-up", daemon=True)
+    _warm_thread.append(thread)
+    thread.start()
+
+
+def wait_for_warm_up() -> None:
+    """Let a running warm-up finish before a page runs. Two threads importing the same packages at once can
+    deadlock on Python's per-module import locks, which Python resolves by handing one of them a partially
+    initialised module ("cannot import name 'euclidean' from partially initialized module
+    'scipy.spatial.distance'", seen when a page's lazy import met the warm-up); the page would import the same
+    modules anyway, so waiting costs it nothing."""
+    for thread in _warm_thread:
+        if thread is not threading.current_thread() and thread.is_alive():
+            thread.join(WARM_UP_WAIT_SECONDS)
 
 
 class PageStop(Exception):  # noqa: N818 - a control-flow signal, not an error

@@ -1,0 +1,26 @@
+"""A page never imports alongside the background warm-up (ui.common.wait_for_warm_up): two threads importing the
+same packages at once can deadlock on the import locks, which Python resolves by handing one of them a partially
+initialised module (an AppTest showed "cannot import name 'euclidean' from partially initialized module
+'scipy.spatial.distance'")."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from ui import common
+
+
+def test_a_page_run_waits_for_the_warm_up_to_finish(monkeypatch, tmp_path):
+    (tmp_path / "studio_slow_module.py").write_text("import time\ntime.sleep(0.3)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(common, "WARM_MODULES", ("studio_slow_module",))
+    monkeypatch.setattr(common, "_warm_started", threading.Event())
+    monkeypatch.setattr(common, "_warm_thread", [])
+    monkeypatch.delitem(sys.modules, "studio_slow_module", raising=False)
+    common.warm_up()
+    common.warm_up()  # idempotent: one thread
+    assert len(common._warm_thread) == 1 and common._warm_thread[0].is_alive()
+    common.wait_for_warm_up()
+    assert not common._warm_thread[0].is_alive() and sys.modules["studio_slow_module"].DONE
+    monkeypatch.delitem(sys.modules, "studio_slow_module")
