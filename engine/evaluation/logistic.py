@@ -24,13 +24,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError, solve
-from scipy.special import expit
 
 #: Newton decrement λ²/2 below which the fit stops (objective within this of its minimum, to second order).
 TOLERANCE = 1e-10
 #: Newton steps before the fit reports that it did not converge.
 MAX_STEPS = 100
+
+
+def expit(z: np.ndarray) -> np.ndarray:
+    """The logistic function 1 / (1 + e^{−z}) without overflow (numpy only: importing this module stays cheap —
+    the Start page imports it through the programs, before any fit).
+
+    >>> expit(np.array([-800.0, 0.0, 800.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    z = np.asarray(z, dtype=float)
+    e = np.exp(-np.abs(z))
+    return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 @dataclass(frozen=True)
@@ -91,8 +101,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
         hessian = scaled.T @ scaled  # A^T A is one symmetric rank-k update (numpy calls syrk): ~50× a general product
         hessian.flat[:: p + 2] += penalty
         try:
-            direction = -solve(hessian, gradient, assume_a="pos", check_finite=False)
-        except LinAlgError:  # pragma: no cover - only with one class (the Hessian of b vanishes); callers exclude it
+            direction = -np.linalg.solve(hessian, gradient)
+        except np.linalg.LinAlgError:  # pragma: no cover - only with one class (b's Hessian vanishes); callers exclude it
             direction = -np.linalg.lstsq(hessian, gradient, rcond=None)[0]
         decrement = -float(gradient @ direction)  # λ², the Newton decrement squared
         if decrement / 2.0 <= TOLERANCE:
@@ -112,4 +122,4 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
     return LogisticFit(theta[:p].copy(), float(theta[p]), False, MAX_STEPS)
 
 
-__all__ = ["LogisticFit", "MAX_STEPS", "TOLERANCE", "fit_logistic"]
+__all__ = ["LogisticFit", "MAX_STEPS", "TOLERANCE", "expit", "fit_logistic"]

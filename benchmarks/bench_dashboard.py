@@ -1,0 +1,169 @@
+"""Benchmark the dashboard's own waits (issue 11): first paint, a Mechanisms run, and where a run's time goes.
+
+Rows:
+
+* ``first paint`` — ``streamlit run app.py`` started, then (a) seconds until the health endpoint answers and
+  (b) seconds from then until the Start page is drawn and idle in headless Chromium (the issue's "first paint
+  after the server is up"; target ≤ 2 s). Needs Chromium (``chromium`` on PATH) and Playwright; skipped
+  otherwise.
+* ``Mechanisms run (<data>)`` — the page's one engine call, :func:`engine.release_analysis.analyse_release`, as
+  the page makes it: the chosen private projection (B = 0.25, ε = 4, δ = 1/(n + 1)) released, then it and its
+  alternatives at the same guarantee (Gaussian, JL + Laplace, k-anonymity with k = 2) analysed — five releases
+  each, the program on each, the three attacks on the first. On nigeria-demo (20,788 × 15, lending; target
+  ≤ 2 s) and a generated 25,000 × 30 table (classification on a generated outcome; target ≤ 3 s). Wall and CPU
+  seconds, and the CPU seconds of each part (release + program, singling out, attribute inference) summed over
+  the four mechanisms, so the dominating term is named.
+
+Run ``python benchmarks/bench_dashboard.py`` or ``bash scripts/studio.sh bench dashboard``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def _load() -> str:
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def first_paint() -> list[dict]:
+    chromium = shutil.which("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - the test requirements install it
+        chromium = None
+    if chromium is None:
+        return [{"name": "first paint", "seconds": float("nan"), "note": "skipped: no Chromium or Playwright"}]
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless",
+             "true", "--server.address", "127.0.0.1"],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
+        try:
+            while True:
+                with contextlib.suppress(OSError):
+                    with urllib.request.urlopen(url + "_stcore/health", timeout=1) as response:
+                        if response.status == 200:
+                            break
+                if time.perf_counter() - started > 60:
+                    raise RuntimeError("streamlit did not answer its health check within 60 s")
+                time.sleep(0.05)
+            up = time.perf_counter()
+            page = browser.new_page()
+            page.goto(url)
+            page.wait_for_selector("h1")
+            page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
+            painted = time.perf_counter()
+        finally:
+            os.killpg(proc.pid, 15)
+            proc.wait()
+            browser.close()
+    return [{"name": "first paint (server up → Start page drawn and idle in Chromium)",
+             "seconds": painted - up, "target": 2.0, "ratio": (painted - up) / 2.0,
+             "note": f"server start → health {up - started:.2f} s; fresh server process ({_load()})"}]
+
+
+def _generated_table(n: int = 25_000, d: int = 30, seed: int = 0) -> tuple[pd.DataFrame, object, object]:
+    """A generated n × d table with a binary outcome that depends on a few columns, and its spec and program."""
+    from engine.data.spec import DataSpec, Normalization
+    from engine.evaluation.programs import ProgramConfig
+
+    rng = np.random.default_rng(seed)
+    x = rng.lognormal(size=(n, d)) * rng.choice([-1.0, 1.0], size=(n, d))
+    logit = x[:, :4] @ np.array([0.8, -0.6, 0.4, 0.3])
+    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(d)])
+    frame["outcome"] = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
+    spec = DataSpec(features=tuple(frame.columns[:d]), target="outcome", positive_class=("yes",),
+                    normalization=Normalization(method="clip"))
+    return frame, spec, ProgramConfig(kind="classification")
+
+
+def _timed(module, name: str, totals: dict[str, float]):
+    original = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            totals[name] = totals.get(name, 0.0) + time.process_time() - started
+
+    return original, wrapper
+
+
+def mechanisms_run(label: str, frame: pd.DataFrame, spec, program, target: float) -> dict:
+    import engine.attacks.attribute_inference as ai
+    import engine.attacks.singling_out as so
+    from engine.analysis import AnalysisConfig
+    from engine.mechanisms.private_projection import PrivateProjection
+    from engine.release import ReleaseConfig
+    from engine.release_analysis import analyse_release
+
+    n = len(frame)
+    mechanism = PrivateProjection.from_budget(0.25, 4.0, 1.0 / (n + 1))
+    config = ReleaseConfig.of(spec, mechanism)
+    analysis = AnalysisConfig(program=program)
+    totals: dict[str, float] = {}
+    patched = [(so, "singling_out", *_timed(so, "singling_out", totals)),
+               (ai, "attribute_inference", *_timed(ai, "attribute_inference", totals))]
+    for module, name, _, wrapper in patched:
+        setattr(module, name, wrapper)
+    try:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        analyse_release(frame, config, analysis, mechanism.guarantee(), seed=1)
+        wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+    finally:
+        for module, name, original, _ in patched:
+            setattr(module, name, original)
+    parts = {"release + program + distinguishing": cpu - sum(totals.values()),
+             "singling out": totals.get("singling_out", 0.0),
+             "attribute inference": totals.get("attribute_inference", 0.0)}
+    return {"name": f"Mechanisms run ({label})", "seconds": wall, "cpu_seconds": cpu, "target": target,
+            "ratio": wall / target, "cpu_by_part": ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()),
+            "note": f"4 mechanisms × 5 releases, attacks on the first; dominating: {max(parts, key=parts.get)} "
+                    f"({_load()})"}
+
+
+def run() -> list[dict]:
+    from engine.data.demos import load_demo
+
+    rows = first_paint()
+    demo = load_demo("nigeria-demo")
+    rows.append(mechanisms_run("nigeria-demo, 20,788 × 15, lending", demo.frame, demo.spec, demo.program_config(),
+                               2.0))
+    frame, spec, program = _generated_table()
+    rows.append(mechanisms_run("generated 25,000 × 30, classification", frame, spec, program, 3.0))
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run():
+        extras = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+                           if k != "name")
+        print(f"{row['name']}: {extras}", flush=True)
