@@ -26,6 +26,7 @@ Example
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ from engine.validation import check_integer
 
 #: Releases per mechanism on the Mechanisms page: the program metrics and the measured γ get a 95 % interval.
 PAGE_REPETITIONS = 5
+#: Threads of the Mechanisms page's run (releases analysed at once; the numbers do not depend on it): one per core,
+#: at most 4 (the chosen mechanism and its three alternatives).
+PAGE_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,7 @@ def analyse_release(
     seed: int,
     repetitions: int = PAGE_REPETITIONS,
     progress: Callable[[Progress], None] | None = None,
+    workers: int = 1,
 ) -> ReleaseAnalysis:
     """Release ``frame`` with ``config`` and analyse it beside the alternatives at ``candidate``'s guarantee.
 
@@ -153,6 +158,9 @@ def analyse_release(
         Releases per mechanism for the program metrics' intervals (≥ 1; the attacks use the first).
     progress : callable, optional
         Receives :class:`engine.progress.Progress` after every release of the analysis.
+    workers : int
+        Threads analysing releases at once (:func:`engine.analysis.analyse_mechanisms`; the numbers do not
+        depend on it).
 
     Returns
     -------
@@ -170,7 +178,7 @@ def analyse_release(
 
     others = alternatives(mechanism, d=prepared.d, candidate=candidate)
     data, points = analyse_mechanisms(prepared, [mechanism, *others], analysis, seed=seed, repetitions=repetitions,
-                                      progress=progress)
+                                      progress=progress, workers=workers)
     first = points[0].first
 
     guarantee = release.guarantee

@@ -26,7 +26,7 @@ from engine.evaluation.programs import ProgramConfig
 from engine.guarantee import Guarantee
 from engine.progress import CancelToken, Progress, format_seconds
 from engine.release import ReleaseConfig
-from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis, analyse_release
+from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnalysis, analyse_release
 
 # --------------------------------------------------------------------------------------------- Mechanisms page
 #: Runs one session keeps (the current one and the last good one), newest last.
@@ -69,7 +69,8 @@ def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConf
                      f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
 
     try:
-        run = analyse_release(frame, config, analysis, candidate, seed=seed, progress=on_progress)
+        run = analyse_release(frame, config, analysis, candidate, seed=seed, progress=on_progress,
+                              workers=PAGE_THREADS)
     finally:
         stop_slot.empty()
         bar.empty()

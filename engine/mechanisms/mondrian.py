@@ -32,7 +32,10 @@ References
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -150,6 +153,34 @@ class KAnonymityGuarantee(Serializable):
         return lines
 
 
+#: Partitions of the last few (data, k) pairs: the algorithm is deterministic, and the Mechanisms page releases the
+#: same rows five times (one per repetition) — the partition is computed once (0.65 s on 20,000 rows × 15).
+_PARTITIONS: collections.OrderedDict[tuple[str, int], np.ndarray] = collections.OrderedDict()
+_PARTITIONS_LOCK = threading.Lock()
+_PARTITIONS_SIZE = 4
+
+
+def _remembered_partition(x: np.ndarray, k: int) -> np.ndarray:
+    """:func:`mondrian_partition` of ``x``, computed once per (data, k) among the last few (keyed by a BLAKE2 digest
+    of the rows' bytes and shape, so equal data share it and changed data never do)."""
+    x = check_matrix("x", x)
+    digest = hashlib.blake2b(np.ascontiguousarray(x).tobytes(), digest_size=16)
+    digest.update(repr(x.shape).encode())
+    key = (digest.hexdigest(), int(k))
+    with _PARTITIONS_LOCK:
+        labels = _PARTITIONS.get(key)
+        if labels is not None:
+            _PARTITIONS.move_to_end(key)
+            return labels
+    labels = mondrian_partition(x, k)
+    labels.flags.writeable = False  # shared between releases
+    with _PARTITIONS_LOCK:
+        _PARTITIONS[key] = labels
+        while len(_PARTITIONS) > _PARTITIONS_SIZE:
+            _PARTITIONS.popitem(last=False)
+    return labels
+
+
 def mondrian_partition(x: np.ndarray, k: int) -> np.ndarray:
     """Equivalence classes of strict Mondrian multidimensional partitioning, every column a quasi-identifier.
 
@@ -264,7 +295,7 @@ class MondrianKAnonymity(RecordMechanism):
             x = check_matrix("x", x)
         except InvalidParameterError as exc:
             raise DataValidationError(str(exc)) from None
-        labels = mondrian_partition(x, self.k)
+        labels = _remembered_partition(x, self.k)
         counts = np.bincount(labels)
         means = np.empty((counts.size, x.shape[1]))
         for j in range(x.shape[1]):

@@ -125,3 +125,24 @@ def test_from_budget_is_defined_for_every_tdp_mechanism_and_refused_by_the_other
         else:
             with pytest.raises(InvalidParameterError, match="not configured from a privacy budget"):
                 cls.from_budget(0.5, 1.0, 1e-5)
+
+
+def test_k_anonymity_computes_a_partition_once_per_data_and_k(monkeypatch):
+    """The Mechanisms page releases the same rows five times: the deterministic Mondrian partition is computed once
+    per (data, k) — and again for other data or another k (the key is a digest of the rows' bytes)."""
+    from engine.mechanisms import mondrian
+
+    calls = []
+    original = mondrian.mondrian_partition
+    monkeypatch.setattr(mondrian, "mondrian_partition", lambda x, k: calls.append(k) or original(x, k))
+    monkeypatch.setattr(mondrian, "_PARTITIONS", type(mondrian._PARTITIONS)())
+    x = np.random.default_rng(0).normal(size=(200, 3))
+    first = mondrian.MondrianKAnonymity(k=5).release(x, rng=np.random.default_rng(1)).value
+    again = mondrian.MondrianKAnonymity(k=5).release(x.copy(), rng=np.random.default_rng(2)).value
+    np.testing.assert_array_equal(first, again)
+    assert calls == [5]
+    changed = x.copy()
+    changed[0, 0] += 1e-9
+    mondrian.MondrianKAnonymity(k=5).release(changed, rng=np.random.default_rng(1))
+    mondrian.MondrianKAnonymity(k=6).release(x, rng=np.random.default_rng(1))
+    assert calls == [5, 5, 6]
