@@ -101,6 +101,28 @@ class CountReleaseConfig(Serializable):
     def label(self) -> str:
         return "post-processing" if self.method == "postprocess" else f"Wasserstein ({self.base})"
 
+    def cli_command(self, *, dataset: str | None = "counties-demo", input_file: str | None = None,
+                    output: str = "released-counts.csv") -> str:
+        """The ``python -m engine counts`` command that makes this release (no seed: the data holder's run draws
+        its noise from the operating system). ``input_file`` instead of ``dataset`` for the data holder's own table
+        (its columns are named with ``--count``/``--subcount``/… when they differ from the defaults).
+
+        >>> CountReleaseConfig(epsilon=0.5, public=("total",), base="congenial").cli_command()
+        'python -m engine counts --dataset counties-demo --method wasserstein --base congenial --epsilon 0.5 --public total --sensitivity 2 --replicates 1 --output released-counts.csv'
+        """
+        import shlex
+
+        source = ["--input", input_file] if input_file is not None else ["--dataset", str(dataset)]
+        parts = ["python", "-m", "engine", "counts", *source, "--method", self.method, "--base", self.base,
+                 "--epsilon", repr(float(self.epsilon)).removesuffix(".0"), "--public", ",".join(self.public),
+                 "--sensitivity", repr(float(self.sensitivity)).removesuffix(".0")]
+        if self.base == "prior":
+            parts += ["--alpha", repr(float(self.alpha))]
+        if self.dependence.kind == "correlated":
+            parts += ["--dependence", f"{self.dependence.n},{self.dependence.z0!r},{self.dependence.z1!r}"]
+        parts += ["--replicates", str(self.replicates), "--output", output]
+        return shlex.join(parts)
+
 
 @dataclass(frozen=True)
 class CountRelease:

@@ -10,6 +10,7 @@ import streamlit as st
 from engine.decision_record import load_decision_record
 from engine.errors import EngineError
 from engine.export_csv import safe_csv_bytes
+from engine.public_info.count_release import CountReleaseConfig
 from engine.release import cli_command
 from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceiling
 from ui.common import HELP, field_error, plain, user_errors
@@ -90,6 +91,15 @@ if record is not None:
                             f"study ε = {fmt(total['parallel'], 4)} (parallel) up to "
                             f"{fmt(total['sequential'], 4)} (sequential).")
             st.caption(pi["composition_caveat"])
+            upload = pi.get("source") == "upload"
+            st.markdown("The data holder makes each recorded count release with:")
+            st.code("\n".join(
+                CountReleaseConfig.from_dict(c).cli_command(input_file="YOUR_COUNTS.csv" if upload else None,
+                                                            dataset=pi["data"], output=f"released-counts-{i + 1}.csv")
+                for i, c in enumerate(pi["releases"])), language="bash")
+            if upload:
+                st.caption("Name your table's columns with --region, --period, --count and --subcount when they "
+                           "differ from those names. Without --seed the noise comes from the operating system.")
             if pi.get("seed") is not None:
                 st.warning(f"Public-information study seed {pi['seed']}: simulation — not private.",
                            icon=":material/warning:")

@@ -129,6 +129,12 @@ def test_export_then_import_round_trips_the_public_information_block():
     assert block["dependence_model"] == {"kind": "correlated", "n": 20, "z0": 0.1, "z1": 0.9}
     assert block["epsilon_total"][1] == {"per_period": 3.0, "parallel": 3.0, "sequential": 72.0}
     assert any("Public information (count-table study)" in m.value for m in at.markdown)
+    # the commands that make the recorded releases: one per (method, ε), each the engine's for that configuration
+    from engine.public_info.count_release import CountReleaseConfig
+
+    commands = next(c.value for c in at.code if "engine counts" in c.value).splitlines()
+    assert commands == [CountReleaseConfig.from_dict(c).cli_command(output=f"released-counts-{i + 1}.csv")
+                        for i, c in enumerate(block["releases"])] and len(commands) == 4
 
     fresh = open_page(start_app(), "export")
     fresh.file_uploader(key="export.import").set_value(("decision-record.json", text.encode(), "application/json")).run()

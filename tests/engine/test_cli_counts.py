@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from engine.cli import main
+from engine.public_info.count_release import CountReleaseConfig
+from engine.public_info.dependence import DependenceModel
 
 
 def _input(tmp_path):
@@ -90,3 +92,22 @@ def test_counts_dependence_model_sets_delta_z(tmp_path, capsys, subcount, expect
     assert payload["config"]["sensitivity"] == expected == payload["guarantee"]["sensitivity"]
     assert payload["config"]["dependence"] == {"kind": "correlated", "n": 100, "z0": 0.0, "z1": 0.5}
     assert payload["guarantee"]["basis"].startswith("correlated counts, groups of n = 100 with z0 = 0, z1 = 0.5")
+
+
+@pytest.mark.parametrize("config", [
+    CountReleaseConfig(method="postprocess", epsilon=0.5, public=("total", "subcount"), sensitivity=3.0),
+    CountReleaseConfig(method="wasserstein", base="prior", epsilon=2.0, alpha=0.5,
+                       public=("last-period", "total"), replicates=2),
+    CountReleaseConfig(method="wasserstein", base="naive", epsilon=1.0, public=(),
+                       dependence=DependenceModel(kind="correlated", n=20, z0=0.2, z1=0.6), sensitivity=20.0),
+])
+def test_the_export_pages_counts_command_makes_the_recorded_release(config, tmp_path, capsys):
+    """The command the Export page shows for a recorded count release, run through the real command line, releases
+    with exactly that configuration (and without a seed: OS randomness)."""
+    import shlex
+
+    argv = shlex.split(config.cli_command(output=str(tmp_path / "released.csv")))
+    assert argv[:4] == ["python", "-m", "engine", "counts"] and "--seed" not in argv
+    assert main(argv[3:]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert CountReleaseConfig.from_dict(printed["config"]) == config and printed["seed"] is None

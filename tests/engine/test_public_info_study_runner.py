@@ -71,3 +71,4 @@ def test_dependence_summary_of_a_correlated_model_with_subcounts():
     lo = 0.3 * math.exp(-0.8) / (0.3 * math.exp(-0.8) + 0.7)
     hi = 0.3 * math.exp(0.8) / (0.3 * math.exp(0.8) + 0.7)
     assert s.band == pytest.approx((lo, hi), rel=1e-12)
+
