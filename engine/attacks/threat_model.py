@@ -73,24 +73,34 @@ def adversary_view(x_priv: np.ndarray, *, release_scale: float = 1.0, adversary:
 
 
 #: Upper ends of the bands of :func:`protection_in_words` (protection in [0, 1]; 1 = the attack does no better
-#: than without the release, 0 = it always succeeds).
-PROTECTION_BANDS: tuple[tuple[float, str], ...] = (
-    (0.01, "almost none — the attack nearly always succeeds"),
-    (0.25, "low — the attack succeeds for most people"),
-    (0.75, "partial — the attack succeeds for some people"),
-    (0.99, "high — the attack rarely succeeds"),
+#: than without the release, 0 = it always succeeds), with the words for attacks on people and for telling two
+#: records apart.
+PROTECTION_BANDS: tuple[tuple[float, str, str], ...] = (
+    (0.01, "almost none — the attack nearly always succeeds",
+     "almost none — two records are told apart almost without error"),
+    (0.25, "low — the attack succeeds for many people", "low — two records are told apart with few errors"),
+    (0.75, "partial — the attack succeeds for some people", "partial — telling two records apart errs often"),
+    (0.99, "high — the attack rarely succeeds", "high — telling two records apart is close to guessing"),
 )
 
 
-def protection_in_words(protection: float) -> str:
+def protection_in_words(protection: float, *, records: bool = False, bound: bool = False) -> str:
     """A protection score (1 = the release helps the attack not at all, 0 = the attack always succeeds) in words,
     for a reader who should not have to read 2.72e-06 as "almost certain to be told apart".
 
-    >>> protection_in_words(2.72e-06)
-    'almost none — the attack nearly always succeeds'
+    ``records``: the distinguishing score (the best test telling two records apart), not an attack on people.
+    ``bound``: the score is a worst-case bound (the mechanism may protect more), said first.
+
+    >>> protection_in_words(2.72e-06, records=True)
+    'almost none — two records are told apart almost without error'
     >>> protection_in_words(0.5), protection_in_words(1.0)
     ('partial — the attack succeeds for some people', 'near complete — no better than without the release')
+    >>> protection_in_words(0.0134, records=True, bound=True)
+    'at worst (a bound): low — two records are told apart with few errors'
     """
     value = check_interval("protection", protection, 0, 1)
-    return next((text for top, text in PROTECTION_BANDS if value < top),
-                "near complete — no better than without the release")
+    words = next((records_text if records else people_text
+                  for top, people_text, records_text in PROTECTION_BANDS if value < top),
+                 "near complete — telling two records apart is guessing" if records
+                 else "near complete — no better than without the release")
+    return f"at worst (a bound): {words}" if bound else words

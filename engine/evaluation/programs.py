@@ -294,10 +294,13 @@ class ProgramResult:
 
 
 def beaten_by(value: float, baselines: Mapping[str, Mapping[str, float]], metric: str) -> list[str]:
-    """Names of the baselines whose ``metric`` is at least as good as ``value`` (direction from :data:`METRICS`).
+    """Names of the baselines whose ``metric`` is at least as good as ``value`` (direction from :data:`METRICS`),
+    the best of them first (a page that names one names the strongest rule that uses no data).
 
     >>> beaten_by(-5.0, {"approve all": {"profit": -1.0}, "approve none": {"profit": -9.0}}, "profit")
     ['approve all']
+    >>> beaten_by(-9.0, {"approve all": {"profit": -9.0}, "approve none": {"profit": -4.0}}, "profit")
+    ['approve none', 'approve all']
     """
     v = float(value)
     if not math.isfinite(v):
@@ -310,7 +313,8 @@ def beaten_by(value: float, baselines: Mapping[str, Mapping[str, float]], metric
             continue
         if (up and float(b) >= v) or (not up and float(b) <= v):
             out.append(name)
-    return out
+    scores = {name: float(baselines[name][metric]) for name in out}
+    return sorted(out, key=lambda name: -scores[name] if up else scores[name])  # stable: ties keep their order
 
 
 # --------------------------------------------------------------------------------------------------------------

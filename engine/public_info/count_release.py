@@ -103,24 +103,31 @@ class CountReleaseConfig(Serializable):
 
     def cli_command(self, *, dataset: str | None = "counties-demo", input_file: str | None = None,
                     output: str = "released-counts.csv") -> str:
-        """The ``python -m engine counts`` command that makes this release (no seed: the data holder's run draws
-        its noise from the operating system). ``input_file`` instead of ``dataset`` for the data holder's own table
-        (its columns are named with ``--count``/``--subcount``/… when they differ from the defaults).
+        """The ``python -m engine counts`` command that makes ONE release with this configuration — the release the
+        guarantee describes. A study's ``replicates`` are simulations of the release, not releases to publish, so
+        the command leaves them out (one release: publishing R replicates would spend R·ε, and averaging them
+        would strip the noise); no seed, so the data holder's run draws its noise from the operating system.
+        ``input_file`` instead of ``dataset`` for the data holder's own table (its columns are named with
+        ``--count``/``--subcount``/… when they differ from the defaults).
 
-        >>> CountReleaseConfig(epsilon=0.5, public=("total",), base="congenial").cli_command()
-        'python -m engine counts --dataset counties-demo --method wasserstein --base congenial --epsilon 0.5 --public total --sensitivity 2 --replicates 1 --output released-counts.csv'
+        >>> CountReleaseConfig(epsilon=0.5, public=("total",), replicates=20).cli_command()
+        'python -m engine counts --dataset counties-demo --method wasserstein --base congenial --epsilon 0.5 --public total --sensitivity 2 --output released-counts.csv'
+        >>> CountReleaseConfig(method="postprocess", epsilon=1.0, public=()).cli_command()
+        "python -m engine counts --dataset counties-demo --method postprocess --epsilon 1 --public '' --sensitivity 2 --output released-counts.csv"
         """
         import shlex
 
         source = ["--input", input_file] if input_file is not None else ["--dataset", str(dataset)]
-        parts = ["python", "-m", "engine", "counts", *source, "--method", self.method, "--base", self.base,
-                 "--epsilon", repr(float(self.epsilon)).removesuffix(".0"), "--public", ",".join(self.public),
-                 "--sensitivity", repr(float(self.sensitivity)).removesuffix(".0")]
-        if self.base == "prior":
+        parts = ["python", "-m", "engine", "counts", *source, "--method", self.method]
+        if self.method == "wasserstein":  # the base measure is the Wasserstein mechanism's only
+            parts += ["--base", self.base]
+        parts += ["--epsilon", repr(float(self.epsilon)).removesuffix(".0"), "--public", ",".join(self.public),
+                  "--sensitivity", repr(float(self.sensitivity)).removesuffix(".0")]
+        if self.method == "wasserstein" and self.base == "prior":
             parts += ["--alpha", repr(float(self.alpha))]
         if self.dependence.kind == "correlated":
             parts += ["--dependence", f"{self.dependence.n},{self.dependence.z0!r},{self.dependence.z1!r}"]
-        parts += ["--replicates", str(self.replicates), "--output", output]
+        parts += ["--output", output]
         return shlex.join(parts)
 
 

@@ -92,14 +92,18 @@ if record is not None:
                             f"{fmt(total['sequential'], 4)} (sequential).")
             st.caption(pi["composition_caveat"])
             upload = pi.get("source") == "upload"
-            st.markdown("The data holder makes each recorded count release with:")
-            st.code("\n".join(
-                CountReleaseConfig.from_dict(c).cli_command(input_file="YOUR_COUNTS.csv" if upload else None,
-                                                            dataset=pi["data"], output=f"released-counts-{i + 1}.csv")
-                for i, c in enumerate(pi["releases"])), language="bash")
-            if upload:
-                st.caption("Name your table's columns with --region, --period, --count and --subcount when they "
-                           "differ from those names. Without --seed the noise comes from the operating system.")
+            st.markdown("**Make the chosen count release.** Each command below is ONE release of the whole table "
+                        "with the guarantee stated for it; run only the one you chose — every further release of "
+                        "the same table spends its ε again. (The study's replicates were simulations of the release, "
+                        "not releases to publish.)")
+            for c in pi["releases"]:
+                config = CountReleaseConfig.from_dict(c)
+                st.caption(f"{config.label.capitalize()}, ε = {fmt(config.epsilon, 4)} per period:")
+                st.code(config.cli_command(input_file="YOUR_COUNTS.csv" if upload else None, dataset=pi["data"]),
+                        language="bash", wrap_lines=True)
+            st.caption("Without --seed the noise comes from the operating system."
+                       + (" Name your table's columns with --region, --period, --count and --subcount when they "
+                          "differ from those names." if upload else ""))
             if pi.get("seed") is not None:
                 st.warning(f"Public-information study seed {pi['seed']}: simulation — not private.",
                            icon=":material/warning:")

@@ -102,12 +102,17 @@ def test_counts_dependence_model_sets_delta_z(tmp_path, capsys, subcount, expect
                        dependence=DependenceModel(kind="correlated", n=20, z0=0.2, z1=0.6), sensitivity=20.0),
 ])
 def test_the_export_pages_counts_command_makes_the_recorded_release(config, tmp_path, capsys):
-    """The command the Export page shows for a recorded count release, run through the real command line, releases
-    with exactly that configuration (and without a seed: OS randomness)."""
+    """The command the Export page shows for a recorded count release, run through the real command line, makes ONE
+    release with exactly that configuration (a study's replicates are simulations, not releases to publish) and
+    without a seed (OS randomness)."""
+    import dataclasses
     import shlex
 
     argv = shlex.split(config.cli_command(output=str(tmp_path / "released.csv")))
     assert argv[:4] == ["python", "-m", "engine", "counts"] and "--seed" not in argv
     assert main(argv[3:]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert CountReleaseConfig.from_dict(printed["config"]) == config and printed["seed"] is None
+    assert CountReleaseConfig.from_dict(printed["config"]) == dataclasses.replace(config, replicates=1)
+    assert printed["seed"] is None and printed["guarantee"]["composition"] == "single"
+    written = pd.read_csv(tmp_path / "released.csv")
+    assert set(written["replicate"]) == {0}

@@ -267,9 +267,11 @@ def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...],
               help="Smallest total error (false positives + false negatives) of the best test telling two records apart "
               f"(any two records, distance 2): 1 = a coin flip, 0 = certain. {distinguishing_note(run.distinguishing)} "
               f"The paper's D = {fmt(run.distinguishing.expected_loss_score)}. Exact: {exact(run.distinguishing.protection)}")
-    for column, result in ((p1, run.singling_out), (p2, run.attribute_inference), (p3, run.distinguishing)):
+    for column, result in ((p1, run.singling_out), (p2, run.attribute_inference)):
         if result is not None:
             column.caption(f"Protection: {protection_in_words(result.protection)}.")
+    p3.caption("Protection: " + protection_in_words(
+        run.distinguishing.protection, records=True, bound=getattr(run.distinguishing, "basis", "") == "bound") + ".")
 
     if run.projected:
         st.caption(
