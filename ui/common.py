@@ -302,6 +302,11 @@ _COLUMN_LABELS = {
 }
 
 
+#: The sweep's kinds of grid point, as the results table names them.
+_REFERENCE_LABELS = {"non-private": "non-private (the data themselves)", "tdp": "targeted DP",
+                     "classic-dp": "classic DP (B = 2)"}
+
+
 def readable_table(table: pd.DataFrame, *, metric: str | None = None, metric_label: str | None = None,
                    protection_labels: dict[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
     """``table`` for display — missing values as empty cells instead of "None" — and the ``column_config`` that
@@ -320,6 +325,13 @@ def readable_table(table: pd.DataFrame, *, metric: str | None = None, metric_lab
     for column, label in (protection_labels or {}).items():
         labels[f"{column}_mean"] = f"{label} (mean)"
     shown = table.copy()
+    if "mechanism" in shown:  # the mechanisms' names, not their codes ("none": the data themselves)
+        from engine.mechanisms import MECHANISMS
+
+        shown["mechanism"] = shown["mechanism"].map(
+            lambda kind: MECHANISMS[kind].LABEL if kind in MECHANISMS else ("—" if kind == "none" else kind))
+    if "reference" in shown:
+        shown["reference"] = shown["reference"].map(lambda code: _REFERENCE_LABELS.get(code, code))
     for column in shown.columns:
         values = shown[column]
         if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):

@@ -36,7 +36,10 @@ def test_sweep_runs_both_mechanisms_and_shows_the_engines_numbers(swept):
     demo = load_demo("togo-demo")
     fresh = run_sweep(prepare(demo.frame, demo.spec), results[0].config, use_cache=False).summary()
     table = next(df.value for df in at.dataframe if "accuracy_mean" in df.value.columns)
-    shown = table[(table["mechanism"] == "projection") & (table["b"] == 0.25)]["accuracy_mean"].iloc[0]
+    from engine.mechanisms import MECHANISMS
+
+    # the table names the mechanism (its label), not its code
+    shown = table[(table["mechanism"] == MECHANISMS["projection"].LABEL) & (table["b"] == 0.25)]["accuracy_mean"].iloc[0]
     expected = fresh[(fresh["reference"] == "tdp") & (fresh["b"] == 0.25)]["accuracy_mean"].iloc[0]
     assert shown == pytest.approx(expected, abs=0)
     assert len(table) == 5  # non-private once, then 2 mechanisms × (B = 0.25, B = 2)

@@ -24,6 +24,7 @@ def test_missing_text_is_an_empty_cell_and_protection_columns_get_their_label():
     shown, headers = readable_table(table, metric="profit", metric_label="Profit",
                                     protection_labels={"protection_singling_out": "Singling-out protection"})
     assert shown["reference"].tolist() == ["", "classic DP"]
+    assert shown["mechanism"].tolist() == ["Private projection (Algorithm 1)", "Gaussian mechanism (targeted DP)"]
     assert pd.isna(shown.loc[1, "protection_singling_out_mean"])  # numbers stay numbers (an empty cell)
     assert headers == {"mechanism": "Mechanism", "reference": "Reference", "profit_mean": "Profit (mean)",
                        "protection_singling_out_mean": "Singling-out protection (mean)"}
@@ -33,3 +34,10 @@ def test_numbers_with_gaps_stay_a_numeric_column():
     shown, _ = readable_table(pd.DataFrame({"implied_epsilon": [None, 2.5, 3]}))
     assert pd.api.types.is_numeric_dtype(shown["implied_epsilon"]) and shown["implied_epsilon"].isna().tolist() == [
         True, False, False]
+
+
+def test_grid_point_kinds_are_named():
+    shown, _ = readable_table(pd.DataFrame({"reference": ["non-private", "tdp", "classic-dp"],
+                                            "mechanism": ["none", "projection", "projection"]}))
+    assert shown["reference"].tolist() == ["non-private (the data themselves)", "targeted DP", "classic DP (B = 2)"]
+    assert shown["mechanism"].tolist() == ["—", "Private projection (Algorithm 1)", "Private projection (Algorithm 1)"]
