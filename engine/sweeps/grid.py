@@ -369,8 +369,13 @@ class SweepConfig(Serializable):
 
     def describe(self) -> str:
         """One line for logs and the decision record."""
+        grid = len(self.b_values) * len(self.budgets)
+        extra = self.n_cells // int(self.repetitions) - grid  # reference points per repetition (see n_cells)
+        references = ""
+        if extra > 0:
+            references = " + 1 non-private reference" + ("" if extra == 1 else " + classic DP (B = 2) per budget")
         return (
-            f"{self.mechanism} sweep: {len(self.b_values)} B value(s) × {len(self.budgets)} budget(s) × "
+            f"{self.mechanism} sweep: ({len(self.b_values)} B value(s) × {len(self.budgets)} budget(s){references}) × "
             f"{self.repetitions} repetition(s) = {self.n_cells} cells, program {self.program.kind}, attacks "
             f"{', '.join(self.attacks) or 'none'}, adversary {self.adversary}, seed {self.seed}"
         )

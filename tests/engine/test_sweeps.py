@@ -595,3 +595,18 @@ def test_dask_sweep_cancel_keeps_finished_rows_identical_to_the_full_run(dask_th
     full = run_sweep(data, cfg, use_cache=False).table.set_index(["point", "rep"])
     got = partial.table.set_index(["point", "rep"])
     pd.testing.assert_frame_equal(got, full.loc[got.index], check_exact=True)
+
+
+def test_the_one_line_description_counts_the_reference_cells():
+    """A new user read '2 B value(s) × 1 budget(s) × 2 repetition(s) = 6 cells': the line names the non-private
+    reference that makes up the difference, so its arithmetic holds."""
+    import dataclasses
+
+    from engine.sweeps import preset, released_rows
+
+    quick = preset("quick", released_rows(4201))
+    two = dataclasses.replace(quick, b_values=(0.4, 2.0), repetitions=2)
+    assert two.n_cells == 6 and "(2 B value(s) × 1 budget(s) + 1 non-private reference) × 2 repetition(s) = 6 cells" in (
+        two.describe())
+    bare = dataclasses.replace(quick, references=False, repetitions=2)
+    assert bare.n_cells == 16 and "(8 B value(s) × 1 budget(s)) × 2 repetition(s) = 16 cells" in bare.describe()
