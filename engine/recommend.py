@@ -242,6 +242,21 @@ class Recommendation:
     seconds: float = math.nan
     notes: tuple[str, ...] = ()
 
+    def unmet(self) -> list[tuple[str, float]]:
+        """The searched (mechanism, B) pairs without a frontier point: no ε in the searched range met the target
+        there (or Theorem 1 rules every ε out at that B). Empty after a stopped search, which searched less.
+
+        >>> cfg = RecommendConfig(Target.parse("accuracy>=0.7"), mechanisms=("gaussian",), b_values=(0.5, 1.0))
+        >>> point = FrontierPoint("gaussian", 1.0, 2.0, 1e-5, (0.71,), 0.71, 0.7, 0.72, 3.0)
+        >>> Recommendation(cfg, point, (point,), ()).unmet()
+        [('gaussian', 0.5)]
+        """
+        if not self.complete:
+            return []
+        found = {(p.mechanism, float(p.b)) for p in self.frontier}
+        return [(m, float(b)) for m in self.config.mechanisms for b in self.config.b_values
+                if (m, float(b)) not in found]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "simulation": "seeded search — not a release; nothing here is private",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from engine.attacks.threat_model import protection_in_words
 from engine.errors import EngineError
+from engine.mechanisms import MECHANISMS
 from engine.validation import check_interval
 from ui.cached import (
     CEILING_BS,
@@ -271,7 +273,7 @@ else:
         point = rec.recommended
         if point is not None:
             st.success(
-                f"**Recommended:** {point.mechanism}, B = {fmt(point.b)}, ε = {fmt(point.epsilon, 4)}, δ = "
+                f"**Recommended:** {MECHANISMS[point.mechanism].LABEL}, B = {fmt(point.b)}, ε = {fmt(point.epsilon, 4)}, δ = "
                 f"{fmt(point.delta)} — {rec.config.target.describe()} met: mean {fmt(point.mean, 4)}, one-sided "
                 f"bound {fmt(point.lower if rec.config.target.op == '>=' else point.upper, 4)} over {len(point.values)} "
                 f"releases.",
@@ -289,11 +291,15 @@ else:
                       on_click=use_recommended, args=(point, int(rec_loaded.prepared.d)), icon=":material/check:")
             draw_pin_recommendation(rec, int(rec_loaded.prepared.d), rec_loaded.prepared.fingerprint)
             if rec.protections:
-                st.caption("Protections at the recommended point (one release): " + ", ".join(
-                    f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)}" for k, v in rec.protections.items()))
+                st.caption("Protections at the recommended point (one release): " + "; ".join(
+                    f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)} ("
+                    f"{protection_in_words(v, records=k.endswith('distinguishing'))})"
+                    for k, v in rec.protections.items()))
         frontier, headers = readable_table(pd.DataFrame([p.to_dict() for p in rec.frontier]),
                                            metric=rec.config.target.metric)
         st.dataframe(frontier, hide_index=True, width="stretch", key="feasibility.frontier", column_config=headers)
+        unmet = rec.unmet()
         st.caption(f"The frontier: per mechanism and B, the smallest ε whose releases meet the target "
                    f"({len(rec.evaluated)} points evaluated in {fmt(rec.seconds)} s; a seeded simulation, not a "
-                   "release).")
+                   "release)." + ("" if not unmet else " No ε in the searched range meets the target for: " + "; ".join(
+                       f"{MECHANISMS[m].LABEL} at B = {fmt(b)}" for m, b in unmet) + "."))

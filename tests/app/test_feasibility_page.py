@@ -157,8 +157,15 @@ def test_recommendation_section_searches_and_sets_the_candidate():
     assert_clean(at)
     config = RecommendConfig.from_json(at.session_state["feasibility.rec_config"])
     demo = load_demo("togo-demo")
-    expected = recommend(prepare(demo.frame, demo.spec), demo.program_config(), config).recommended
-    assert any(s.value.startswith("**Recommended:** gaussian") for s in at.success)
+    result = recommend(prepare(demo.frame, demo.spec), demo.program_config(), config)
+    expected = result.recommended
+    from engine.mechanisms import MECHANISMS
+    from ui.figures.theme import fmt
+
+    assert any(s.value.startswith(f"**Recommended:** {MECHANISMS['gaussian'].LABEL}, B = ") for s in at.success)
+    # (mechanism, B) pairs the search found no ε for are named under the frontier (the engine's Recommendation.unmet)
+    for kind, b in result.unmet():
+        assert any(f"{MECHANISMS[kind].LABEL} at B = {fmt(b)}" in c.value for c in at.caption)
     # The implied classic-DP statement is the engine's headline, flagged VACUOUS (as a warning) when it is.
     implied = expected.implied_dp()
     shown = at.warning if implied.vacuous else at.caption
