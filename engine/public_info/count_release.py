@@ -77,12 +77,15 @@ class CountReleaseConfig(Serializable):
             raise InvalidParameterError(f"public lists a statistic twice: {self.public!r}")
         if self.method == "wasserstein" and self.base in ("congenial", "prior") and "total" not in self.public:
             raise InvalidParameterError(
-                f"base={self.base!r} builds its support from the public total; declare 'total' public or use "
-                "base='naive'"
+                f"the Wasserstein mechanism with the {self.base} base (base={self.base!r}) builds its support from "
+                "the public total: declare 'total' public, or use the naive base (base='naive'; 'Wasserstein "
+                "(naive)' among the dashboard's methods)"
             )
         if self.method == "wasserstein" and self.base == "prior" and "last-period" not in self.public:
             raise InvalidParameterError(
-                "base='prior' uses last period's counts; declare 'last-period' public or use base='congenial'"
+                "the Wasserstein mechanism with the prior base (base='prior') uses last period's counts: declare "
+                "'last-period' public, or use the congenial base (base='congenial'; 'Wasserstein (congenial)' among "
+                "the dashboard's methods)"
             )
 
     @property

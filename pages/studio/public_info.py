@@ -144,7 +144,7 @@ highlight = s2.multiselect("Highlighted regions", list(table.regions), key="publ
 seed_widget("public_info.seed", str(saved.get("seed") or ""))
 seed_text = s3.text_input("Seed (empty = fresh randomness)", key="public_info.seed")
 config = None
-with user_errors(s2):
+with user_errors(prefix="The release study cannot run as set: "):  # full width: the cause may be any setting above
     seed = parse_seed(seed_text)
     try:
         epsilons = tuple(float(x) for x in eps_text.replace(";", ",").split(",") if x.strip())
