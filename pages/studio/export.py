@@ -83,6 +83,9 @@ if record is not None:
     if record.public_information:
         pi = record.public_information
         st.markdown("**Public information (count-table study)**")
+        if st.session_state.get("public_info.invalid"):
+            st.warning("The Public information page's current settings cannot run (see its message); this record "
+                       "holds the last declaration that could.", icon=":material/history:")
         with st.container(border=True):
             st.markdown(f"**Scope.** {pi['scope']}. **Declared public:** "
                         + ("; ".join(pi["public"].values()) or "nothing") + ".")

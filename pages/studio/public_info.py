@@ -155,6 +155,7 @@ with user_errors(prefix="The release study cannot run as set: "):  # full width:
     config = CountStudyConfig(methods=tuple(methods), epsilons=epsilons, replicates=int(replicates),
                               public=tuple(public), alpha=float(alpha), sensitivity=float(sensitivity),
                               highlight=tuple(highlight), dependence=model)
+st.session_state["public_info.invalid"] = config is None  # the Export page says when it shows an older declaration
 if config is None:
     stop_page()
 state.public_info = {"source": source, "data": data_key if source == "demo" else f"upload:{data_key[:16]}",

@@ -299,3 +299,21 @@ def test_epsilon_outside_the_studio_range_is_refused_on_the_page_as_in_links():
     assert any("ε per period = 100, outside the range this Studio accepts, [0.001, 50]" in shown(e.value)
                for e in at.error)
     assert 100.0 not in studio(at).public_info["study"]["epsilons"]  # so no link or record states it
+
+
+def test_an_unrunnable_declaration_is_reported_full_width_and_export_says_it_shows_the_last_valid_one():
+    """New-user review: unticking the total (which the congenial base needs) showed the engine's message under the
+    ε field, and the Export page went on showing the earlier declaration without a word."""
+    at = open_page(start_app(), "public_info")
+    before = dict(studio(at).public_info)
+    at.checkbox(key="public_info.public_total").uncheck().run()
+    assert_clean(at)
+    assert any(e.value.startswith("The release study cannot run as set: the Wasserstein mechanism with the congenial "
+                                  "base") for e in at.error)
+    assert studio(at).public_info == before  # the last valid declaration is kept
+    open_page(at, "export")
+    assert any("holds the last declaration that could" in w.value for w in at.warning)
+    open_page(at, "public_info")
+    at.checkbox(key="public_info.public_total").check().run()
+    open_page(at, "export")
+    assert not any("holds the last declaration that could" in w.value for w in at.warning)
