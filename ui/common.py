@@ -284,6 +284,9 @@ def distinguishing_note(result: Any) -> str:
     return str(getattr(result, "basis_text", "Exact: the data themselves are told apart without error."))
 
 
+#: Display format of small numbers (δ) in tables: three significant digits (sprintf's %g), e.g. 3.21e-05.
+SMALL_NUMBER_FORMAT = "%.3g"
+
 #: Readable headers of the sweep and frontier tables' columns (the downloads keep the engine's names).
 _COLUMN_LABELS = {
     "mechanism": "Mechanism",
@@ -308,7 +311,7 @@ _REFERENCE_LABELS = {"non-private": "non-private (the data themselves)", "tdp": 
 
 
 def readable_table(table: pd.DataFrame, *, metric: str | None = None, metric_label: str | None = None,
-                   protection_labels: dict[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+                   protection_labels: dict[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``table`` for display — missing values as empty cells instead of "None" — and the ``column_config`` that
     gives its columns readable headers (``metric`` is the program metric whose ``_mean``/``_lo``/``_hi`` columns
     are labelled with ``metric_label``; the frontier's ``mean``/``ci_low``/``ci_high`` too; ``protection_labels``
@@ -341,7 +344,10 @@ def readable_table(table: pd.DataFrame, *, metric: str | None = None, metric_lab
             shown[column] = pd.to_numeric(values)  # numbers with gaps (None): a numeric column, gaps empty
         else:
             shown[column] = values.astype(object).where(values.notna(), "")  # one type per column (Arrow)
-    return shown, {c: labels[c] for c in shown.columns if c in labels}
+    headers: dict[str, Any] = {c: labels[c] for c in shown.columns if c in labels}
+    if "delta" in headers:  # δ is small: three significant digits, as the text writes it (not 0.00003)
+        headers["delta"] = st.column_config.NumberColumn(headers["delta"], format=SMALL_NUMBER_FORMAT)
+    return shown, headers
 
 
 def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:

@@ -14,7 +14,8 @@ def test_frontier_headers_name_the_metric_and_the_implied_classic_dp():
     shown, headers = readable_table(pd.DataFrame([point.to_dict()]), metric="accuracy")
     assert headers["mean"] == "Accuracy (mean)" and headers["ci_low"] == "Accuracy, 95 % interval: low"
     assert headers["implied_classic_dp_epsilon"] == "ε′ for any two records (classic DP implied)"
-    assert set(headers) <= set(shown.columns) and "delta" in headers
+    assert set(headers) <= set(shown.columns)
+    assert headers["delta"]["label"] == "δ" and headers["delta"]["type_config"]["format"] == "%.3g"  # not 0.00001
     assert shown.loc[0, "implied_classic_dp_epsilon"] == 7.5  # values are untouched
 
 

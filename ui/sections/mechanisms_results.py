@@ -22,6 +22,7 @@ from engine.mechanisms.gaussian import GaussianMechanism
 from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis
 from ui.cached import jl_distance_recovery
 from ui.common import (
+    SMALL_NUMBER_FORMAT,
     b_in_data_units,
     comparison_table,
     distinguishing_basis,
@@ -75,7 +76,8 @@ def _projection_details(run: ReleaseAnalysis, prepared: PreparedData, m2, m3, m4
             "noise sd": [run.details.get("sigma1"), run.details.get("sigma2"), None],
         }
     )
-    st.dataframe(split, hide_index=True, width="stretch", key="mechanisms.split_table")
+    st.dataframe(split, hide_index=True, width="stretch", key="mechanisms.split_table",
+                 column_config={"δ": st.column_config.NumberColumn("δ", format=SMALL_NUMBER_FORMAT)})
     if mech.rank in (None, prepared.d):
         st.info(
             "At full rank the covariance step (ε2, δ2) does not change the output at all: the release is in fact "
