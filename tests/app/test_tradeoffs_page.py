@@ -62,7 +62,10 @@ def test_one_release_per_point_is_warned_and_the_charts_draw_the_engines_trivial
     # Figure 3 (one tab per attack run) and Figure 2 each draw the engine's value
     charts = len(results[0].config.attacks) + 1
     assert charts >= 3 and lines == [best.value] * charts
+    # ... and name it: on the line in Figure 3, in the legend in Figure 2 (where a label on the line hid bar values)
     texts = [a["text"] for spec in specs.values() for a in spec["layout"].get("annotations", [])]
+    texts += [t.get("name") for spec in specs.values() for t in spec["data"] if t.get("type") == "scatter"
+              and t.get("line", {}).get("dash") == "dash"]
     assert texts.count(f"{best.rule}: {fmt(best.value)} — a rule that uses no data") == charts
     # every Figure 3 tab marks exactly the configurations the engine flags (the table's no_better_than column)
     from engine.sweeps import combined_summary

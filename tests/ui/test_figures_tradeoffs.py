@@ -191,7 +191,9 @@ def test_comparison_bars_hatch_flagged_bars_and_draw_the_trivial_line():
     fig = ft.comparison_bars_figure(["non-private", "TDP B = 0.25", "TDP B = 0.5"], [0.9, 0.575, 0.5],
                                     roles=["nonprivate", "chosen", "chosen"], y_label="accuracy", flags=flags,
                                     trivial=(best.rule, best.value))
-    (bar,) = fig.data
+    bar, key = fig.data
+    assert key.name == "target nobody: 0.7 — a rule that uses no data" and fig.layout.showlegend  # not on the bars
+    assert not fig.layout.annotations and bar.showlegend is not True
     assert list(bar.marker.pattern.shape) == ["", "", ft.FLAGGED_PATTERN]
     assert list(bar.text) == ["0.9", "0.575", "0.5 ✕"]
     assert [c[0] for c in bar.customdata] == ["", "", "no better than 'target nobody'"]

@@ -387,8 +387,15 @@ def comparison_bars_figure(
             hovertemplate="%{x}<br>" + y_label + " = %{y:.6g}<br>%{customdata[0]}<extra></extra>",
         )
     )
-    _add_trivial_line(fig, trivial, "top right")  # clear of the first (non-private, black) bar
-    fig.update_layout(title=title, yaxis_title=y_label, xaxis_title="", bargap=0.35, showlegend=False)
+    legend = False
+    if trivial is not None and _finite(trivial[1]):
+        # The line's label goes in the legend above the plot: written on the line it overlapped the bars' values.
+        fig.add_hline(y=float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2})
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=trivial_label(*trivial), hoverinfo="skip",
+                                 line={"color": COLORS["trivial"], "dash": "dash", "width": 2}))
+        legend = True
+    fig.update_layout(title=title, yaxis_title=y_label, xaxis_title="", bargap=0.35, showlegend=legend,
+                      legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
     return apply_theme(fig, height=440)
 
 
