@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from engine.attacks.threat_model import protection_in_words
 from engine.errors import EngineError
-from engine.mechanisms import MECHANISMS
 from engine.validation import check_interval
 from ui.cached import (
     CEILING_BS,
@@ -18,12 +15,13 @@ from ui.cached import (
     feasibility_surface,
     gamma_ceiling,
 )
-from ui.common import HELP, b_in_data_units, field_error, readable_table, user_errors
+from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
 from ui.runs import recommendation
 from ui.sections.feasibility_example import draw_example1
-from ui.sections.workshop_pin import draw_pin_budget, draw_pin_recommendation
+from ui.sections.feasibility_recommendation import draw_recommendation
+from ui.sections.workshop_pin import draw_pin_budget
 from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
 
 state = get_state()
@@ -268,38 +266,4 @@ else:
             rec = recommendation(st.session_state, rec_loaded.prepared, rec_program.to_json(),
                                  st.session_state["feasibility.rec_config"])
     if rec is not None:
-        for note in rec.notes:
-            st.warning(note, icon=":material/warning:")
-        point = rec.recommended
-        if point is not None:
-            st.success(
-                f"**Recommended:** {MECHANISMS[point.mechanism].LABEL}, B = {fmt(point.b)}, ε = {fmt(point.epsilon, 4)}, δ = "
-                f"{fmt(point.delta)} — {rec.config.target.describe()} met: mean {fmt(point.mean, 4)}, one-sided "
-                f"bound {fmt(point.lower if rec.config.target.op == '>=' else point.upper, 4)} over {len(point.values)} "
-                f"releases.",
-                icon=":material/recommend:",
-            )
-            implied = point.implied_dp()
-            (st.warning if implied.vacuous else st.caption)(
-                f"Implied classic DP for any two records: {implied.headline()}."
-                + (" Records further apart than B are not protected by it." if implied.vacuous else ""))
-            if rec.theorem1.get("gamma") is not None:
-                st.caption(f"Theorem 1 for γ = {rec.theorem1['gamma']:g}: inside the region (ε is "
-                           f"{fmt(rec.theorem1['epsilon_over_min'])}× its smallest allowed value at this B); "
-                           f"accuracy ceiling γ_max = {fmt(rec.theorem1['gamma_max'], 4)}.")
-            st.button("Use the recommended point as the candidate", key="feasibility.use_recommended",
-                      on_click=use_recommended, args=(point, int(rec_loaded.prepared.d)), icon=":material/check:")
-            draw_pin_recommendation(rec, int(rec_loaded.prepared.d), rec_loaded.prepared.fingerprint)
-            if rec.protections:
-                st.caption("Protections at the recommended point (one release): " + "; ".join(
-                    f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)} ("
-                    f"{protection_in_words(v, records=k.endswith('distinguishing'))})"
-                    for k, v in rec.protections.items()))
-        frontier, headers = readable_table(pd.DataFrame([p.to_dict() for p in rec.frontier]),
-                                           metric=rec.config.target.metric)
-        st.dataframe(frontier, hide_index=True, width="stretch", key="feasibility.frontier", column_config=headers)
-        unmet = rec.unmet()
-        st.caption(f"The frontier: per mechanism and B, the smallest ε whose releases meet the target "
-                   f"({len(rec.evaluated)} points evaluated in {fmt(rec.seconds)} s; a seeded simulation, not a "
-                   "release)." + ("" if not unmet else " No ε in the searched range meets the target for: " + "; ".join(
-                       f"{MECHANISMS[m].LABEL} at B = {fmt(b)}" for m, b in unmet) + "."))
+        draw_recommendation(rec, rec_loaded.prepared, use_recommended)
