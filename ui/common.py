@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import re
 import threading
@@ -116,6 +117,7 @@ WARM_MODULES: tuple[str, ...] = (
     "engine.decision_record",
 )
 _warm_started = threading.Event()
+_frozen = threading.Event()
 _warm_thread: list[threading.Thread] = []
 #: Longest a script run waits for the warm-up (it only ever waits for imports the page would do itself).
 WARM_UP_WAIT_SECONDS = 120.0
@@ -133,10 +135,26 @@ def warm_up() -> None:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - a page importing it later reports the real error
                 return
+        freeze_imported_objects()
 
     thread = threading.Thread(target=run, name="studio-warm-up", daemon=True)
     _warm_thread.append(thread)
     thread.start()
+
+
+def freeze_imported_objects() -> None:
+    """Move every object alive now — after the warm-up, essentially the imported modules — out of the garbage
+    collector's reach (``gc.freeze``), once per process.
+
+    Streamlit runs a full collection after every script run (``runner.postScriptGC``) to keep memory down. With
+    pandas, scipy, scikit-learn and plotly loaded, a full collection walks about 160,000 objects: about 100 ms of
+    CPU after each click, on the 2-core machine. Frozen objects are never walked again, so the collection after a
+    run only looks at what the sessions created since, and still frees their cycles. Objects frozen here are
+    still freed by reference counting when they go; only a reference cycle among them would outlive its use."""
+    if _frozen.is_set():
+        return
+    _frozen.set()
+    gc.freeze()
 
 
 def wait_for_warm_up() -> None:

@@ -24,3 +24,35 @@ def test_a_page_run_waits_for_the_warm_up_to_finish(monkeypatch, tmp_path):
     common.wait_for_warm_up()
     assert not common._warm_thread[0].is_alive() and sys.modules["studio_slow_module"].DONE
     monkeypatch.delitem(sys.modules, "studio_slow_module")
+
+
+def test_the_warm_up_freezes_the_imported_objects_once(monkeypatch, tmp_path):
+    """After the warm-up's imports, their objects leave the garbage collector's walk (gc.freeze), once per process:
+    Streamlit's full collection after every script run then costs ~0 instead of ~100 ms of CPU."""
+    (tmp_path / "studio_quick_module.py").write_text("DONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    frozen = []
+    monkeypatch.setattr(common.gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(common, "WARM_MODULES", ("studio_quick_module",))
+    monkeypatch.setattr(common, "_warm_started", threading.Event())
+    monkeypatch.setattr(common, "_frozen", threading.Event())
+    monkeypatch.setattr(common, "_warm_thread", [])
+    monkeypatch.delitem(sys.modules, "studio_quick_module", raising=False)
+    common.warm_up()
+    common.wait_for_warm_up()
+    assert sys.modules["studio_quick_module"].DONE and frozen == [True]
+    common.freeze_imported_objects()  # a second call (another session's warm-up) freezes nothing more
+    assert frozen == [True]
+    monkeypatch.delitem(sys.modules, "studio_quick_module")
+
+
+def test_a_failed_warm_up_import_freezes_nothing(monkeypatch):
+    frozen = []
+    monkeypatch.setattr(common.gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(common, "WARM_MODULES", ("studio_module_that_does_not_exist",))
+    monkeypatch.setattr(common, "_warm_started", threading.Event())
+    monkeypatch.setattr(common, "_frozen", threading.Event())
+    monkeypatch.setattr(common, "_warm_thread", [])
+    common.warm_up()
+    common.wait_for_warm_up()
+    assert frozen == []
