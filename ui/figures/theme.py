@@ -146,18 +146,41 @@ def exact(value: float | int | None) -> str:
     return repr(float(value))
 
 
+def _white_template() -> go.layout.Template:
+    """Plotly's ``plotly_white`` for the trace types the Studio draws (scatter, bar, histogram, box, heatmap) and
+    2-D axes only: built and validated once, at import.
+
+    Assigning a template copies and validates it, and ``plotly_white`` also holds defaults for 18 trace types and
+    the polar, ternary, 3-D and map axes the Studio never draws: assigning it was 17 of the 39 ms of CPU that
+    theming one figure took (several figures per page, at every click). The charts drawn are the same."""
+    import plotly.io as pio
+
+    white = pio.templates["plotly_white"].to_plotly_json()
+    drawn = {"scatter", "scattergl", "bar", "histogram", "box", "heatmap"}
+    layout = {k: v for k, v in white["layout"].items() if k not in {"polar", "ternary", "scene", "geo", "mapbox"}}
+    return go.layout.Template({"data": {k: v for k, v in white["data"].items() if k in drawn}, "layout": layout})
+
+
+WHITE_TEMPLATE = _white_template()
+
+
 def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None = None) -> go.Figure:
-    """Apply the Studio's layout (fonts, margins, grid, hover) to ``fig`` in place and return it."""
+    """Apply the Studio's layout (fonts, margins, grid, hover) to ``fig`` in place and return it.
+
+    The settings are the figure's own, not the template's: Streamlit's chart theme rewrites a figure's template
+    (fonts, palette, grid) but leaves the figure's own settings alone. Flat keyword names (``font_size=…``) are
+    set one by one; nested dictionaries would be validated as whole objects (about 5 ms more per figure)."""
     fig.update_layout(
-        template="plotly_white",
-        font={"family": FONT_FAMILY, "size": FONT_SIZE, "color": COLORS["text"]},
-        title_font={"size": TITLE_SIZE},
+        template=WHITE_TEMPLATE,
+        font_family=FONT_FAMILY, font_size=FONT_SIZE, font_color=COLORS["text"],
+        title_font_size=TITLE_SIZE,
         height=height,
-        margin={"l": 70, "r": 30, "t": 60, "b": 60},
-        hoverlabel={"font_size": FONT_SIZE - 1},
-        legend={"title": {"text": legend_title} if legend_title else None, "font": {"size": FONT_SIZE - 2}},
+        margin_l=70, margin_r=30, margin_t=60, margin_b=60,
+        hoverlabel_font_size=FONT_SIZE - 1,
+        legend_title_text=legend_title or None,
+        legend_font_size=FONT_SIZE - 2,
         colorway=list(SEQUENCE),
     )
-    fig.update_xaxes(gridcolor=COLORS["grid"], zeroline=False, title_font={"size": FONT_SIZE})
-    fig.update_yaxes(gridcolor=COLORS["grid"], zeroline=False, title_font={"size": FONT_SIZE})
+    for axis in (*fig.select_xaxes(), *fig.select_yaxes()):
+        axis.update(gridcolor=COLORS["grid"], zeroline=False, title_font_size=FONT_SIZE)
     return fig
