@@ -3,6 +3,7 @@ free port (``server``, one per test module), and small page helpers (``idle``, `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -52,9 +53,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """Chromium, launched before the server starts so that startup timings measure the app, not the browser."""
+    """Chromium, one per test process, launched before any server starts so that startup timings measure the app,
+    not the browser. Each module's session opens its own page (or isolated context) in it."""
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
@@ -64,13 +66,14 @@ def browser():
         instance.close()
 
 
-@pytest.fixture(scope="module")
-def server(browser):
+@contextlib.contextmanager
+def _streamlit_server():
     """``streamlit run app.py`` on a free port; yields (url, process start time, health-ready seconds)."""
     port = free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "server.log", "wb")  # noqa: SIM115 - closed at teardown
+    log_path = ARTIFACTS / f"server-{port}.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed at teardown
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
@@ -83,7 +86,7 @@ def server(browser):
     while time.perf_counter() < deadline:
         if proc.poll() is not None:
             log.close()
-            out = (ARTIFACTS / "server.log").read_text(errors="replace")
+            out = log_path.read_text(errors="replace")
             pytest.fail(f"streamlit exited with code {proc.returncode}:\n{out}")
         try:
             with urllib.request.urlopen(url + "_stcore/health", timeout=1) as response:
@@ -97,14 +100,35 @@ def server(browser):
         proc.wait()
         log.close()
         pytest.fail("streamlit did not answer its health check within 60 s")
-    yield url, started, ready
-    os.killpg(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    log.close()
+        yield url, started, ready
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def _shared_server(browser):
+    with _streamlit_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server(request, browser):
+    """The app's server for a test module: one server shared by the modules of a test process, or a fresh one of
+    its own for a module that sets ``FRESH_SERVER = True`` (a first request after start-up, start-up timings,
+    the server's memory as started). Starting a server and importing the engine in it costs several CPU seconds;
+    the modules' sessions are separate either way (each has its own browser page and Streamlit session)."""
+    if getattr(request.module, "FRESH_SERVER", False):
+        with _streamlit_server() as server:
+            yield server
+    else:
+        yield request.getfixturevalue("_shared_server")
 
 
 @pytest.fixture(scope="module")

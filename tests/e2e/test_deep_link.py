@@ -12,6 +12,7 @@ import pytest
 from tests.e2e.conftest import heading, idle, no_exception
 
 pytestmark = pytest.mark.e2e
+FRESH_SERVER = True  # the first request after start-up must be the deep link
 
 
 def test_deep_link_as_first_request_runs_through_the_app(browser, server):
