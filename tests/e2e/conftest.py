@@ -244,6 +244,9 @@ def run_sweep_with_one_repetition(page) -> None:
     reps = page.get_by_role("spinbutton", name="Repetitions per point")
     reps.fill("1")
     reps.press("Tab")
+    # Let the reruns of the edits finish first: on a loaded machine a click that lands while the button is being
+    # redrawn by them was lost once in a full run (the page still said "press Run the sweep" five minutes later).
+    idle(page)
     click_button(page, "Run the sweep")
     idle(page, timeout=300_000)
     expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)
