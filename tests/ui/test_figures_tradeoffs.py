@@ -193,7 +193,8 @@ def test_comparison_bars_hatch_flagged_bars_and_draw_the_trivial_line():
                                     trivial=(best.rule, best.value))
     bar, key = fig.data
     assert key.name == "target nobody: 0.7 — a rule that uses no data" and fig.layout.showlegend  # not on the bars
-    assert not fig.layout.annotations and bar.showlegend is not True
+    assert not fig.layout.annotations and bar.showlegend is False  # the legend names only the dashed line
+    assert fig.layout.margin.t == 100  # the legend's line sits between the title and the plot, not on the title
     assert list(bar.marker.pattern.shape) == ["", "", ft.FLAGGED_PATTERN]
     assert list(bar.text) == ["0.9", "0.575", "0.5 ✕"]
     assert [c[0] for c in bar.customdata] == ["", "", "no better than 'target nobody'"]

@@ -385,6 +385,7 @@ def comparison_bars_figure(
             textposition="outside",
             customdata=[[flag_text(f)] for f in marks],
             hovertemplate="%{x}<br>" + y_label + " = %{y:.6g}<br>%{customdata[0]}<extra></extra>",
+            showlegend=False,  # the bars are named on the axis; the legend names only the dashed line
         )
     )
     legend = False
@@ -396,7 +397,10 @@ def comparison_bars_figure(
         legend = True
     fig.update_layout(title=title, yaxis_title=y_label, xaxis_title="", bargap=0.35, showlegend=legend,
                       legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
-    return apply_theme(fig, height=440)
+    apply_theme(fig, height=440)
+    if legend:  # room for the legend's line between the title and the plot (in a half-width column they overlapped)
+        fig.update_layout(margin_t=100)
+    return fig
 
 
 def hypothesis_testing_figure(
