@@ -29,3 +29,17 @@ def test_apply_theme_sets_projector_sized_fonts_and_the_palette():
     assert fig.layout.font.size == theme.FONT_SIZE >= 16
     assert fig.layout.height == 300
     assert list(fig.layout.colorway) == list(theme.SEQUENCE)
+
+
+def test_the_trimmed_template_covers_every_trace_type_the_figures_draw():
+    """WHITE_TEMPLATE keeps plotly_white's defaults only for the trace types drawn in ui/figures: a figure drawing
+    another type would lose them silently, so this lists what the figure modules construct."""
+    import re
+    from pathlib import Path
+
+    source = "".join(p.read_text() for p in (Path(theme.__file__).parent).glob("*.py"))
+    drawn = {name.lower() for name in re.findall(r"\bgo\.([A-Z][a-z]+)\(", source)} - {"figure"}
+    import plotly.io as pio
+
+    white = set(pio.templates["plotly_white"].data.to_plotly_json())  # it has no defaults for some types (box)
+    assert drawn and (drawn & white) <= set(theme.WHITE_TEMPLATE.data.to_plotly_json()), drawn
