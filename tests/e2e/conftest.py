@@ -112,9 +112,31 @@ def _streamlit_server():
         log.close()
 
 
+async def _first_session(url: str) -> None:
+    """One session that opens the Start page twice: the first run starts the server's background warm-up (the
+    imports later pages need, ``ui.common.warm_up``), the second waits for it to finish."""
+    from tests.e2e.streamlit_session import StreamlitSession
+
+    session = StreamlitSession(url, "")
+    try:
+        await session.open()
+        await session.rerun()
+    finally:
+        await session.close()
+
+
 @pytest.fixture(scope="session")
 def _shared_server(browser):
+    """The server the modules of a test process share, warmed up before the first of them starts: its start-up
+    costs are set-up, not a step's time (the modules that measure start-up have a fresh server of their own)."""
+    from tests.e2e.streamlit_session import EventLoopThread
+
     with _streamlit_server() as server:
+        loop = EventLoopThread()
+        try:
+            loop.run(_first_session(server[0]))
+        finally:
+            loop.close()
         yield server
 
 
@@ -294,12 +316,15 @@ def choose(page, label: str, option: str) -> None:
 
 
 def upload_on_data_page(page, url: str, path) -> None:
-    """Open the app, go to the Data page and upload the file at ``path`` (the way a user does)."""
-    page.goto(url)
+    """Open the Data page in its upload mode and upload the file at ``path``.
+
+    The page is opened by the link a session on uploaded data shares (``data?data=upload:0``), not by the Start
+    page, the demo's Data page and the "Upload a file" switch: those cost Chromium about 5 CPU seconds per module
+    and are walked in the workflow test (``test_data_page_keeps_the_demo_after_a_malformed_upload``). The shared
+    server has run a session before (``_shared_server``), so a deep link is not its first request."""
+    page.goto(url + "data?data=upload:0")
     idle(page)
-    go(page, "data")
-    page.get_by_text("Upload a file", exact=True).click()
-    idle(page)
+    assert heading(page) == PAGES["data"]
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
     idle(page)
     no_exception(page)

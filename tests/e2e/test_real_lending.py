@@ -30,13 +30,19 @@ def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("hmda")
 
 
-def test_upload_the_loan_book_with_a_text_outcome(page, sidebar, server, folder):
+def test_upload_the_loan_book(page, sidebar, server, folder):
     from playwright.sync_api import expect
 
     from tests.real_data import write_csv
 
     url, _, _ = server
     upload_on_data_page(page, url, write_csv("hmda", folder))
+    expect(sidebar).to_contain_text("hmda.csv")
+
+
+def test_choose_the_text_outcome_and_its_positive_value(page, sidebar):
+    from playwright.sync_api import expect
+
     choose(page, "Target (the outcome", "deny")
     choose(page, "Which value(s) of", "no")
     page.keyboard.press("Escape")

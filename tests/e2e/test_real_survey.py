@@ -15,13 +15,19 @@ pytestmark = pytest.mark.e2e
 STEPS = True
 
 
-def test_upload_the_survey_and_choose_wages_as_the_target(page, sidebar, server, tmp_path_factory):
+def test_upload_the_survey(page, sidebar, server, tmp_path_factory):
     from playwright.sync_api import expect
 
     from tests.real_data import write_csv
 
     url, _, _ = server
     upload_on_data_page(page, url, write_csv("slid", tmp_path_factory.mktemp("slid")))
+    expect(sidebar).to_contain_text("slid.csv")
+
+
+def test_choose_wages_as_the_target(page, sidebar):
+    from playwright.sync_api import expect
+
     choose(page, "Target (the outcome", "wages")
     no_exception(page)
     expect(sidebar).to_contain_text("n = 3,987 people")  # rows with wages, education and language present
