@@ -43,3 +43,35 @@ def test_the_trimmed_template_covers_every_trace_type_the_figures_draw():
 
     white = set(pio.templates["plotly_white"].data.to_plotly_json())  # it has no defaults for some types (box)
     assert drawn and (drawn & white) <= set(theme.WHITE_TEMPLATE.data.to_plotly_json()), drawn
+
+
+def test_every_new_figure_has_the_white_template_and_apply_theme_merges_like_update_layout():
+    """apply_theme assigns attributes (faster than update_layout) and relies on the default template: the figure
+    it returns is the one update_layout with the template and the same settings gives, on subplots too, and
+    settings a figure function made before it (a legend's orientation, an axis title) are kept."""
+    import json
+
+    import plotly.io as pio
+    from plotly.subplots import make_subplots
+
+    assert go.Figure().layout.template.layout.plot_bgcolor == "white"
+
+    def figure():
+        fig = make_subplots(rows=1, cols=2)
+        fig.add_trace(go.Scatter(x=[1, 2], y=[3, 4]), row=1, col=1)
+        fig.add_trace(go.Bar(x=[1, 2], y=[3, 4]), row=1, col=2)
+        fig.update_layout(title="t", legend={"orientation": "h"}, xaxis_title="ε", font_color="red")
+        return fig
+
+    for legend_title in (None, "method"):
+        expected = figure().update_layout(
+            template=theme.WHITE_TEMPLATE, font_family=theme.FONT_FAMILY, font_size=theme.FONT_SIZE,
+            font_color=theme.COLORS["text"], title_font_size=theme.TITLE_SIZE, height=300, margin_l=70,
+            margin_r=30, margin_t=60, margin_b=60, hoverlabel_font_size=theme.FONT_SIZE - 1,
+            legend_title_text=legend_title, legend_font_size=theme.FONT_SIZE - 2, colorway=list(theme.SEQUENCE),
+        )
+        expected.update_xaxes(gridcolor=theme.COLORS["grid"], zeroline=False, title_font_size=theme.FONT_SIZE)
+        expected.update_yaxes(gridcolor=theme.COLORS["grid"], zeroline=False, title_font_size=theme.FONT_SIZE)
+        themed = theme.apply_theme(figure(), height=300, legend_title=legend_title)
+        assert json.loads(pio.to_json(themed)) == json.loads(pio.to_json(expected))
+        assert themed.layout.legend.orientation == "h" and themed.layout.xaxis.title.text == "ε"

@@ -19,6 +19,7 @@ import html
 import math
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 #: Okabe–Ito palette: distinguishable for the common colour-vision deficiencies and in greyscale print.
 SEQUENCE: tuple[str, ...] = (
@@ -153,7 +154,6 @@ def _white_template() -> go.layout.Template:
     Assigning a template copies and validates it, and ``plotly_white`` also holds defaults for 18 trace types and
     the polar, ternary, 3-D and map axes the Studio never draws: assigning it was 17 of the 39 ms of CPU that
     theming one figure took (several figures per page, at every click). The charts drawn are the same."""
-    import plotly.io as pio
 
     white = pio.templates["plotly_white"].to_plotly_json()
     drawn = {"scatter", "scattergl", "bar", "histogram", "box", "heatmap"}
@@ -162,25 +162,33 @@ def _white_template() -> go.layout.Template:
 
 
 WHITE_TEMPLATE = _white_template()
+# Every figure gets the template when it is constructed (plotly copies the default template into each new figure,
+# without validating it again): the Studio's own figures are the only ones these processes draw.
+pio.templates["studio_white"] = WHITE_TEMPLATE
+pio.templates.default = "studio_white"
 
 
 def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None = None) -> go.Figure:
     """Apply the Studio's layout (fonts, margins, grid, hover) to ``fig`` in place and return it.
 
     The settings are the figure's own, not the template's: Streamlit's chart theme rewrites a figure's template
-    (fonts, palette, grid) but leaves the figure's own settings alone. Flat keyword names (``font_size=…``) are
-    set one by one; nested dictionaries would be validated as whole objects (about 5 ms more per figure)."""
-    fig.update_layout(
-        template=WHITE_TEMPLATE,
-        font_family=FONT_FAMILY, font_size=FONT_SIZE, font_color=COLORS["text"],
-        title_font_size=TITLE_SIZE,
-        height=height,
-        margin_l=70, margin_r=30, margin_t=60, margin_b=60,
-        hoverlabel_font_size=FONT_SIZE - 1,
-        legend_title_text=legend_title or None,
-        legend_font_size=FONT_SIZE - 2,
-        colorway=list(SEQUENCE),
-    )
+    (fonts, palette, grid) but leaves the figure's own settings alone. The white template itself is plotly's
+    default in this process (above). Each setting is assigned as an attribute: ``update_layout`` with the same
+    settings cost about 22 ms of CPU per figure in plotly's property-path machinery, attributes about 7 ms
+    (several figures per page, at every click)."""
+    layout = fig.layout
+    layout.font.family = FONT_FAMILY
+    layout.font.size = FONT_SIZE
+    layout.font.color = COLORS["text"]
+    layout.title.font.size = TITLE_SIZE
+    layout.height = height
+    layout.margin.l, layout.margin.r, layout.margin.t, layout.margin.b = 70, 30, 60, 60
+    layout.hoverlabel.font.size = FONT_SIZE - 1
+    layout.legend.title.text = legend_title or None
+    layout.legend.font.size = FONT_SIZE - 2
+    layout.colorway = SEQUENCE
     for axis in (*fig.select_xaxes(), *fig.select_yaxes()):
-        axis.update(gridcolor=COLORS["grid"], zeroline=False, title_font_size=FONT_SIZE)
+        axis.gridcolor = COLORS["grid"]
+        axis.zeroline = False
+        axis.title.font.size = FONT_SIZE
     return fig
