@@ -105,14 +105,16 @@ def l1_tail_bound(threshold, k: int, scale: float):
     :math:`\exp(-\lambda t + k \ln E e^{\lambda|g|})` holds for EVERY λ > 0, so evaluating it at a numerically
     optimised λ is valid whatever the optimiser returns. Vectorised over ``threshold``; capped at 1. Ours.
     """
-    from scipy import optimize, stats
+    from scipy import optimize, special
 
     thr = np.atleast_1d(check_array_interval("threshold", threshold, 0, None))
     k = check_integer("k", k, 1, None)
     scale = check_interval("scale", scale, 0, None, closed="neither")
 
     def log_bound(lam: float, t: float) -> float:
-        return -lam * t + k * (math.log(2.0) + 0.5 * (lam * scale) ** 2 + float(stats.norm.logcdf(lam * scale)))
+        # log Φ by scipy.special.log_ndtr: what scipy.stats.norm.logcdf computes (the same values), without the
+        # distribution object's argument handling — 0.3 µs a call instead of 65 µs, inside the optimiser's loop.
+        return -lam * t + k * (math.log(2.0) + 0.5 * (lam * scale) ** 2 + float(special.log_ndtr(lam * scale)))
 
     out = np.ones_like(thr)
     mean = k * scale * math.sqrt(2.0 / math.pi)
