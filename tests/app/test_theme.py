@@ -75,3 +75,27 @@ def test_every_new_figure_has_the_white_template_and_apply_theme_merges_like_upd
         themed = theme.apply_theme(figure(), height=300, legend_title=legend_title)
         assert json.loads(pio.to_json(themed)) == json.loads(pio.to_json(expected))
         assert themed.layout.legend.orientation == "h" and themed.layout.xaxis.title.text == "ε"
+
+
+@pytest.mark.parametrize("position", ["top right", "top left", "bottom right", "bottom left"])
+def test_vline_and_hline_are_plotlys_add_vline_and_add_hline(position):
+    """The reference lines drawn in one assignment (theme.add_lines) are the shapes and annotations plotly's own
+    add_vline/add_hline make, labelled or not, with or without a label font."""
+    import json
+
+    import plotly.io as pio
+
+    line = {"color": "blue", "dash": "dash", "width": 2}
+    for font in (None, {"color": "red", "size": 13}):
+        expected = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+        expected.add_vline(x=0.5, line=line, annotation_text="v", annotation_position=position,
+                           **({"annotation_font": font} if font else {}))
+        expected.add_hline(y=0.3, line=line, annotation_text="h", annotation_position=position,
+                           **({"annotation_font": font} if font else {}))
+        expected.add_vline(x=0.7, line=line)
+        drawn = theme.add_lines(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), [
+            theme.vline(0.5, line=line, text="v", position=position, font=font),
+            theme.hline(0.3, line=line, text="h", position=position, font=font),
+            theme.vline(0.7, line=line),
+        ])
+        assert json.loads(pio.to_json(drawn)) == json.loads(pio.to_json(expected))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.theme import AXIS, COLORS, apply_theme
+from ui.figures.theme import AXIS, COLORS, add_lines, apply_theme, vline
 
 
 def row_norm_figure(input_norms: np.ndarray, prepared_norms: np.ndarray, *, method: str) -> go.Figure:
@@ -32,8 +32,7 @@ def row_norm_figure(input_norms: np.ndarray, prepared_norms: np.ndarray, *, meth
             opacity=0.75, hovertemplate="‖x‖ in %{x}<br>%{y} rows<extra></extra>",
         )
     )
-    fig.add_vline(x=1.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
-                  annotation_text="unit ball", annotation_position="top right")
+    add_lines(fig, [vline(1.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2}, text="unit ball")])
     if beyond:
         fig.add_annotation(x=1, xref="paper", y=1, yref="paper", xanchor="right", showarrow=False,
                            text=f"{beyond} row(s) beyond the axis, up to ‖z‖ = {largest:.3g}")

@@ -11,7 +11,17 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.theme import AXIS, COLORS, LINE_WIDTH, MARKER_SIZE, SEQUENCE, apply_theme, fmt
+from ui.figures.theme import (
+    AXIS,
+    COLORS,
+    LINE_WIDTH,
+    MARKER_SIZE,
+    SEQUENCE,
+    add_lines,
+    apply_theme,
+    fmt,
+    hline,
+)
 
 
 @dataclass(frozen=True)
@@ -78,13 +88,8 @@ def region_figure(
                 hovertemplate=f"γ = {g:g}: every B below %{{y:.6g}} passes at ε = %{{x:.6g}}<extra></extra>",
             )
         )
-    fig.add_hline(
-        y=2.0,
-        line={"color": COLORS["classic_dp"], "width": LINE_WIDTH, "dash": "dash"},
-        annotation_text="B = 2: classic DP",
-        annotation_position="bottom left",
-        annotation_font={"color": COLORS["classic_dp"]},
-    )
+    add_lines(fig, [hline(2.0, line={"color": COLORS["classic_dp"], "width": LINE_WIDTH, "dash": "dash"},
+                          text="B = 2: classic DP", position="bottom left", font={"color": COLORS["classic_dp"]})])
     if click_grid is not None:
         ce, cb, cg, verdict = click_grid
         fig.add_trace(
@@ -152,8 +157,8 @@ def b_max_figure(surface: FeasibilitySurface, *, candidate: tuple[float, float] 
                 hovertemplate=f"γ = {g:g}<br>ε = %{{x:.6g}}<br>every B < %{{y:.6g}}<extra></extra>",
             )
         )
-    fig.add_hline(y=2.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": LINE_WIDTH - 1},
-                  annotation_text="classic DP (B = 2)", annotation_position="bottom right")
+    add_lines(fig, [hline(2.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": LINE_WIDTH - 1},
+                          text="classic DP (B = 2)", position="bottom right")])
     if candidate is not None:
         fig.add_trace(
             go.Scatter(
@@ -194,9 +199,8 @@ def gamma_max_figure(
                 hovertemplate=f"B = {b:g}<br>ε = %{{x:.6g}}<br>γ_max = %{{y:.6f}}<extra></extra>",
             )
         )
-    for g in gammas:
-        fig.add_hline(y=g, line={"color": COLORS["text"], "dash": "dot", "width": 1.5},
-                      annotation_text=f"target γ = {g:g}", annotation_position="bottom right")
+    add_lines(fig, [hline(g, line={"color": COLORS["text"], "dash": "dot", "width": 1.5}, text=f"target γ = {g:g}",
+                          position="bottom right") for g in gammas])
     fig.update_layout(
         title="Accuracy ceiling γ_max", xaxis_title=AXIS["epsilon"],
         yaxis_title=AXIS["gamma_max"], legend={"orientation": "h", "y": -0.25},

@@ -15,7 +15,16 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.theme import COLORS, MECHANISM_COLORS, SEQUENCE, apply_theme, fmt, plain_label
+from ui.figures.theme import (
+    COLORS,
+    MECHANISM_COLORS,
+    SEQUENCE,
+    add_lines,
+    apply_theme,
+    fmt,
+    hline,
+    plain_label,
+)
 
 #: Most points drawn per trace in the scatter (every point is an SVG element; thousands make the page slow).
 MAX_SCATTER_POINTS = 2000
@@ -113,22 +122,16 @@ def noise_by_coordinate_figure(
             hovertemplate="%{x}: sd %{y:.6g}<extra></extra>",
         )
     )
+    lines = []
     if reported_sd is not None and np.isfinite(reported_sd):
-        fig.add_hline(
-            y=float(reported_sd),
-            line={"color": COLORS["text"], "dash": "dash", "width": 2},
-            annotation_text=f"reported {fmt(reported_sd)}",
-            annotation_position="top right",
-        )
+        lines.append(hline(float(reported_sd), line={"color": COLORS["text"], "dash": "dash", "width": 2},
+                           text=f"reported {fmt(reported_sd)}"))
     for index, (label, sd) in enumerate((comparison_sd or {}).items()):
         if sd is None or not np.isfinite(sd):
             continue
-        fig.add_hline(
-            y=float(sd),
-            line={"color": SEQUENCE[(index + 2) % len(SEQUENCE)], "dash": "dot", "width": 2},
-            annotation_text=f"{label}: {fmt(sd)}",
-            annotation_position="bottom right",
-        )
+        lines.append(hline(float(sd), line={"color": SEQUENCE[(index + 2) % len(SEQUENCE)], "dash": "dot", "width": 2},
+                           text=f"{label}: {fmt(sd)}", position="bottom right"))
+    add_lines(fig, lines)
     fig.update_layout(
         title="Noise per coordinate (prepared scale)",
         xaxis_title="",

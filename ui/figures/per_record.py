@@ -13,21 +13,22 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.theme import COLORS, LINE_WIDTH, SEQUENCE, apply_theme, fmt
+from ui.figures.theme import COLORS, LINE_WIDTH, SEQUENCE, Line, add_lines, apply_theme, fmt, hline, vline
 
 #: Dash pattern of curves that are our own additions (not in the paper), so they stand out as such.
 OURS_DASH = "dash"
 
 
-def _vline(fig: go.Figure, x: float, *, text: str, color: str, dash: str, log_x: bool, top: bool = True) -> None:
-    """Vertical line with a label. On a log axis plotly places ``add_vline`` labels wrongly, so the label is an
-    annotation at log10(x) (annotations on log axes use exponent coordinates)."""
-    fig.add_vline(x=float(x), line={"color": color, "dash": dash, "width": 2})
-    fig.add_annotation(
-        x=float(np.log10(x)) if log_x else float(x), xref="x", y=0.98 if top else 0.02, yref="paper",
-        yanchor="top" if top else "bottom", xanchor="left", text=text, showarrow=False,
-        font={"size": 13, "color": color}, bgcolor="rgba(255,255,255,0.75)",
-    )
+def _vline(x: float, *, text: str, color: str, dash: str, log_x: bool, top: bool = True) -> Line:
+    """Vertical line with a label (for :func:`~ui.figures.theme.add_lines`). On a log axis plotly places
+    ``add_vline`` labels wrongly, so the label is an annotation at log10(x) (annotations on log axes use exponent
+    coordinates)."""
+    shape, _ = vline(float(x), line={"color": color, "dash": dash, "width": 2})
+    return shape, {
+        "x": float(np.log10(x)) if log_x else float(x), "xref": "x", "y": 0.98 if top else 0.02, "yref": "paper",
+        "yanchor": "top" if top else "bottom", "xanchor": "left", "text": text, "showarrow": False,
+        "font": {"size": 13, "color": color}, "bgcolor": "rgba(255,255,255,0.75)",
+    }
 
 
 @dataclass(frozen=True)
@@ -87,17 +88,14 @@ def policy_figure(
                 hovertemplate="x = %{x:.6g}<br>loss = %{y:.6g} " + unit_label + "<extra>" + label + "</extra>",
             )
         )
-    for index, (label, value) in enumerate((percentiles or {}).items()):
-        if value is not None and np.isfinite(value) and value > 0:
-            _vline(fig, value, text=f"{label} {fmt(value)}", color=COLORS["text"], dash="dot", log_x=True,
-                   top=index % 2 == 0)
+    lines = [_vline(value, text=f"{label} {fmt(value)}", color=COLORS["text"], dash="dot", log_x=True,
+                    top=index % 2 == 0)
+             for index, (label, value) in enumerate((percentiles or {}).items())
+             if value is not None and np.isfinite(value) and value > 0]
     if threshold is not None and np.isfinite(threshold) and threshold > 0:
-        fig.add_hline(
-            y=float(threshold),
-            line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
-            annotation_text=f"acceptable loss {fmt(threshold)}",
-            annotation_position="bottom right",
-        )
+        lines.append(hline(float(threshold), line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
+                           text=f"acceptable loss {fmt(threshold)}", position="bottom right"))
+    add_lines(fig, lines)
     fig.update_layout(title=title, xaxis_title=value_label, yaxis_title=f"per-record loss, {unit_label}")
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
@@ -135,13 +133,14 @@ def loss_ecdf_figure(
             hovertemplate="loss ≤ %{x:.6g} " + unit_label + "<br>share of records %{y:.4f}<extra></extra>",
         )
     )
-    for index, (label, value) in enumerate((highlights or {}).items()):
-        if value is not None and np.isfinite(value) and (value > 0 or not log_x):
-            _vline(fig, value, text=f"{label} {fmt(value)}", color=SEQUENCE[(index + 1) % len(SEQUENCE)],
-                   dash="dot", log_x=log_x, top=True)
+    lines = [_vline(value, text=f"{label} {fmt(value)}", color=SEQUENCE[(index + 1) % len(SEQUENCE)], dash="dot",
+                    log_x=log_x, top=True)
+             for index, (label, value) in enumerate((highlights or {}).items())
+             if value is not None and np.isfinite(value) and (value > 0 or not log_x)]
     if threshold is not None and np.isfinite(threshold) and (threshold > 0 or not log_x):
-        _vline(fig, threshold, text=f"acceptable {fmt(threshold)}", color=COLORS["classic_dp"], dash="dash",
-               log_x=log_x, top=False)
+        lines.append(_vline(threshold, text=f"acceptable {fmt(threshold)}", color=COLORS["classic_dp"], dash="dash",
+                            log_x=log_x, top=False))
+    add_lines(fig, lines)
     fig.update_layout(
         title=title,
         xaxis_title=f"per-record loss, {unit_label}",
@@ -178,20 +177,13 @@ def tdp_policy_figure(
             hovertemplate="distance t = %{x:.4g}<br>ε(t) = %{y:.6g}<extra></extra>",
         )
     )
-    fig.add_vline(
-        x=float(b),
-        line={"color": COLORS["candidate"], "dash": "dash", "width": 2},
-        annotation_text=f"B = {fmt(b)}",
-        annotation_position="top left",
-    )
-    for index, (label, value) in enumerate((marks or {}).items()):
-        if value is not None and np.isfinite(value):
-            fig.add_vline(
-                x=float(value),
-                line={"color": SEQUENCE[(index + 1) % len(SEQUENCE)], "dash": "dot", "width": 1.5},
-                annotation_text=f"{label} {fmt(value)}",
-                annotation_position="bottom right",
-            )
+    add_lines(fig, [
+        vline(float(b), line={"color": COLORS["candidate"], "dash": "dash", "width": 2}, text=f"B = {fmt(b)}",
+              position="top left"),
+        *(vline(float(value), line={"color": SEQUENCE[(index + 1) % len(SEQUENCE)], "dash": "dot", "width": 1.5},
+                text=f"{label} {fmt(value)}", position="bottom right")
+          for index, (label, value) in enumerate((marks or {}).items()) if value is not None and np.isfinite(value)),
+    ])
     fig.update_layout(
         title="Targeted DP's policy function ε(t)",
         xaxis_title="L2 distance t between the two records (prepared units)",
@@ -221,12 +213,8 @@ def distance_loss_histogram(
         )
     )
     if worst_case is not None and np.isfinite(worst_case):
-        fig.add_vline(
-            x=float(worst_case),
-            line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
-            annotation_text=f"worst case (t = 2): {fmt(worst_case)}",
-            annotation_position="top left",
-        )
+        add_lines(fig, [vline(float(worst_case), line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
+                              text=f"worst case (t = 2): {fmt(worst_case)}", position="top left")])
     fig.update_layout(
         title=title,
         xaxis_title=f"per-record loss, {unit_label}",

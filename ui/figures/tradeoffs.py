@@ -42,8 +42,10 @@ from ui.figures.theme import (
     MARKER_SIZE,
     MECHANISM_COLORS,
     SEQUENCE,
+    add_lines,
     apply_theme,
     fmt,
+    hline,
     plain_label,
 )
 
@@ -131,9 +133,9 @@ def flag_text(rule: str) -> str:
 def _add_trivial_line(fig: go.Figure, trivial: tuple[str, float] | None, position: str = "bottom left") -> None:
     if trivial is None or not _finite(trivial[1]):
         return
-    fig.add_hline(y=float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2},
-                  annotation_text=trivial_label(*trivial), annotation_position=position,
-                  annotation_font={"color": COLORS["trivial"], "size": 13})
+    add_lines(fig, [hline(float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2},
+                          text=trivial_label(*trivial), position=position,
+                          font={"color": COLORS["trivial"], "size": 13})])
 
 
 @dataclass(frozen=True)
@@ -391,7 +393,7 @@ def comparison_bars_figure(
     legend = False
     if trivial is not None and _finite(trivial[1]):
         # The line's label goes in the legend above the plot: written on the line it overlapped the bars' values.
-        fig.add_hline(y=float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2})
+        add_lines(fig, [hline(float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2})])
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=trivial_label(*trivial), hoverinfo="skip",
                                  line={"color": COLORS["trivial"], "dash": "dash", "width": 2}))
         legend = True
