@@ -213,3 +213,20 @@ def test_row_norm_figure_cuts_extreme_rows_and_says_so():
     assert "1 row(s) beyond the axis, up to ‖z‖ = 500" in [a.text for a in fig.layout.annotations]
     small = row_norm_figure(np.array([0.2, 0.5]), np.array([0.2, 0.5]), method="bounds")
     assert small.layout.xaxis.range[1] == 1.05  # the unit-ball line stays inside the plot
+
+
+def test_row_norm_figure_sends_bin_counts_not_the_rows_norms():
+    """The histogram is counted on the server: 60 bars per series whose counts add up to the rows inside the axis,
+    and no trace carries a row's own norm."""
+    from ui.figures.data import row_norm_figure
+
+    rng = np.random.default_rng(3)
+    z = np.concatenate([rng.uniform(0.0, 2.0, 997), [40.0, 50.0, 60.0]])
+    x = np.minimum(z, 1.0)
+    fig = row_norm_figure(z, x, method="clip")
+    upper = fig.layout.xaxis.range[1]
+    before, after = fig.data
+    assert len(before.y) == len(after.y) == 60
+    assert sum(before.y) == int(np.sum(z <= upper)) and sum(after.y) == 1000
+    assert not set(np.round(z, 12)) & set(np.round(np.concatenate([before.x, after.x]), 12))
+    assert after.y[-1] == 0 and sum(after.y[: int(np.ceil(60 / upper))]) == 1000  # every prepared row at most 1
