@@ -26,6 +26,16 @@ def start_app(**session: Any) -> AppTest:
     return at.run()
 
 
+def start_on(page: str) -> AppTest:
+    """A fresh AppTest opened directly on ``pages/studio/<page>.py`` (as a link to the page opens it), without the
+    Start page's run first; fails on any exception shown by the app. About 50-130 ms less per test than
+    ``open_page(start_app(), page)``."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.switch_page(f"pages/studio/{page}.py").run()
+    assert_clean(at)
+    return at
+
+
 def open_page(at: AppTest, page: str) -> AppTest:
     """Switch to ``pages/studio/<page>.py`` and run it; fail on any exception shown by the app."""
     at.switch_page(f"pages/studio/{page}.py").run()

@@ -10,7 +10,7 @@ import pandas as pd
 from engine.data.demos import load_demo
 from engine.data.preparation import prepare
 from engine.fingerprint import keyed_digest
-from tests.app.conftest import assert_clean, element_after, open_page, start_app, studio
+from tests.app.conftest import assert_clean, element_after, open_page, start_on, studio
 
 
 def metric(at, label):
@@ -27,7 +27,7 @@ def small_csv(n: int = 40) -> bytes:
 
 
 def test_demo_is_prepared_by_the_engine():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     demo = load_demo("togo-demo")
     prepared = prepare(demo.frame, demo.spec)
     assert metric(at, "people (n)") == f"{prepared.n:,}"
@@ -41,7 +41,7 @@ def test_demo_is_prepared_by_the_engine():
 
 
 def test_switching_demo_resets_the_spec_and_results():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     studio(at).selected_point = {"stale": True}
     at.selectbox(key="data.demo").set_value("nigeria-demo").run()
     assert_clean(at)
@@ -62,7 +62,7 @@ def test_switching_demo_resets_the_spec_and_results():
 
 
 def test_choosing_a_feature_as_target_moves_it_out_of_the_features():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     assert "calls_out" in at.multiselect(key="data.features").value
     at.selectbox(key="data.target").set_value("calls_out").run()
     assert_clean(at)
@@ -73,7 +73,7 @@ def test_choosing_a_feature_as_target_moves_it_out_of_the_features():
 
 
 def test_no_features_is_reported_next_to_the_features_control():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.multiselect(key="data.features").set_value([]).run()
     assert_clean(at)
     after = element_after(at, lambda e: getattr(e, "key", None) == "data.features")
@@ -81,7 +81,7 @@ def test_no_features_is_reported_next_to_the_features_control():
 
 
 def test_missing_public_bounds_are_reported_next_to_the_normalisation():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.norm_method").set_value("bounds").run()
     assert_clean(at)
     errors = [e.value for e in at.error]
@@ -90,7 +90,7 @@ def test_missing_public_bounds_are_reported_next_to_the_normalisation():
 
 
 def test_changing_the_normalisation_updates_the_spec_and_fingerprint():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     old = studio(at).data_fingerprint
     at.radio(key="data.norm_method").set_value("maxnorm").run()
     assert_clean(at)
@@ -100,7 +100,7 @@ def test_changing_the_normalisation_updates_the_spec_and_fingerprint():
 
 
 def test_upload_is_kept_in_memory_and_prepared():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     content = small_csv()
     at.file_uploader(key="data.upload").set_value(("people.csv", content, "text/csv")).run()
@@ -119,7 +119,7 @@ def test_upload_is_kept_in_memory_and_prepared():
 
 
 def test_malformed_upload_shows_the_message_next_to_the_uploader_and_keeps_everything():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.norm_method").set_value("maxnorm").run()
     spec, fingerprint = studio(at).spec, studio(at).data_fingerprint
     at.radio(key="data.source").set_value("Upload a file").run()
@@ -142,7 +142,7 @@ def test_upload_over_the_size_limit_is_refused(monkeypatch):
     import ui.cached
 
     monkeypatch.setattr(ui.cached, "MAX_UPLOAD_MB", 0)
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     at.file_uploader(key="data.upload").set_value(("big.csv", small_csv(), "text/csv")).run()
     assert_clean(at)
@@ -151,7 +151,7 @@ def test_upload_over_the_size_limit_is_refused(monkeypatch):
 
 
 def test_candidate_on_the_default_delta_follows_a_new_dataset():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     assert studio(at).candidate.delta == 1 / 4202
     open_page(at, "data")
     at.selectbox(key="data.demo").set_value("nigeria-demo").run()
@@ -163,7 +163,7 @@ def test_candidate_on_the_default_delta_follows_a_new_dataset():
 def test_parquet_upload_is_read():
     buf = io.BytesIO()
     pd.read_csv(io.BytesIO(small_csv(30))).to_parquet(buf, index=False)
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     at.file_uploader(key="data.upload").set_value(("people.parquet", buf.getvalue(), "application/octet-stream")).run()
     assert_clean(at)
@@ -173,7 +173,7 @@ def test_parquet_upload_is_read():
 def test_upload_without_numeric_columns_is_encoded_and_every_page_still_works():
     """A table of text only: the identifier-like column is left out, the text column is one-hot encoded with its
     levels read from the data (flagged as not private), and every page opens."""
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     content = ("name,city\n" + "\n".join(f"p{i},c{i % 3}" for i in range(30))).encode()
     at.file_uploader(key="data.upload").set_value(("names.csv", content, "text/csv")).run()
@@ -191,7 +191,7 @@ def test_upload_without_numeric_columns_is_encoded_and_every_page_still_works():
 
 
 def test_bounds_filled_from_the_data_work_but_are_flagged_as_not_public():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.norm_method").set_value("bounds").run()
     at.button(key="data.fill_bounds").click().run()
     assert_clean(at)

@@ -6,7 +6,7 @@ import json
 
 from engine.decision_record import load_decision_record
 from engine.mechanisms.gaussian import GaussianMechanism
-from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, studio
+from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, start_on, studio
 
 
 def record_text(at) -> str:
@@ -58,7 +58,7 @@ def test_import_restores_the_whole_session():
     text = record_text(source)
     before = studio(source)
 
-    at = open_page(start_app(), "export")
+    at = start_on("export")
     at.file_uploader(key="export.import").set_value(("decision-record.json", text.encode(), "application/json")).run()
     assert_clean(at)
     after = studio(at)
@@ -111,7 +111,7 @@ def test_record_made_on_an_upload_asks_for_the_same_file():
     record = load_decision_record(text)
     assert "--input YOUR_DATA.csv" in record.command
 
-    fresh = open_page(start_app(), "export")
+    fresh = start_on("export")
     fresh.file_uploader(key="export.import").set_value(("r.json", text.encode(), "application/json")).run()
     assert_clean(fresh)
     state = studio(fresh)
@@ -158,7 +158,7 @@ def test_sweep_results_survive_export_and_import():
 
     from engine.sweeps import SweepResult, preset
 
-    at = open_page(start_app(), "export")
+    at = start_on("export")
     state = studio(at)
     table = pd.DataFrame({"point": [0, 1], "rep": [0, 0], "reference": ["non-private", "tdp"], "b": [2.0, 0.5],
                           "accuracy": [0.76, 0.71], "noise_sd": [0.0, np.pi]})
@@ -173,7 +173,7 @@ def test_sweep_results_survive_export_and_import():
     text = record_text(at)
     assert len(load_decision_record(text).tradeoffs) == 2
 
-    fresh = open_page(start_app(), "export")
+    fresh = start_on("export")
     fresh.file_uploader(key="export.import").set_value(("r.json", text.encode(), "application/json")).run()
     assert_clean(fresh)
     restored = studio(fresh).sweeps

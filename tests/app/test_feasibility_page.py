@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.theory.feasibility import feasibility_report
-from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, studio
+from tests.app.conftest import assert_clean, element_after, open_page, shown, start_on, studio
 
 
 def metric(at, label):
@@ -22,7 +22,7 @@ def set_example1_inputs(at, epsilon):
 
 @pytest.fixture(scope="module")
 def page():
-    return open_page(start_app(), "feasibility")
+    return start_on("feasibility")
 
 
 @pytest.mark.parametrize(("epsilon", "b_max", "b_sup", "m"), [(1.0, "0.4", "0.5", "5"), (4.0, "1", "2", "2")])
@@ -36,7 +36,7 @@ def test_example1_inputs_give_the_papers_bound(page, epsilon, b_max, b_sup, m):
 
 
 def test_example1_panel_reproduces_the_paper():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     table = at.dataframe[0].value
     assert table["largest B (2/B whole)"].tolist() == [0.4, 1.0]
     assert table["m = ⌈ln Q / ε⌉"].tolist() == [5, 2]
@@ -44,7 +44,7 @@ def test_example1_panel_reproduces_the_paper():
 
 
 def test_example1_button_sets_every_input_and_the_candidate():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     at.button(key="feasibility.example1").click().run()
     assert_clean(at)
     c = studio(at).candidate
@@ -55,7 +55,7 @@ def test_example1_button_sets_every_input_and_the_candidate():
 
 
 def test_infeasible_candidate_is_flagged_with_the_smallest_epsilon():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     set_example1_inputs(at, 1.0)
     at.number_input(key="feasibility.b").set_value(1.0).run()
     assert_clean(at)
@@ -68,7 +68,7 @@ def test_infeasible_candidate_is_flagged_with_the_smallest_epsilon():
 
 
 def test_largest_b_button_uses_the_engine_bound():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     set_example1_inputs(at, 4.0)
     at.button(key="feasibility.largest_b").click().run()
     assert_clean(at)
@@ -76,7 +76,7 @@ def test_largest_b_button_uses_the_engine_bound():
 
 
 def test_bad_gamma_is_reported_next_to_its_control_and_keeps_the_last_valid_targets():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     at.text_input(key="feasibility.gammas").set_value("0.99, 1.5").run()
     assert_clean(at)
     after = element_after(at, lambda e: getattr(e, "key", None) == "feasibility.gammas")
@@ -86,7 +86,7 @@ def test_bad_gamma_is_reported_next_to_its_control_and_keeps_the_last_valid_targ
 
 
 def test_several_gammas_and_candidate_survive_a_page_switch():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     at.text_input(key="feasibility.gammas").set_value("0.95, 0.99").run()
     at.number_input(key="feasibility.epsilon").set_value(2.5).run()
     at.number_input(key="feasibility.b").set_value(0.25).run()
@@ -100,7 +100,7 @@ def test_several_gammas_and_candidate_survive_a_page_switch():
 
 
 def test_default_delta_is_one_over_n_plus_one():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     assert studio(at).delta is None
     assert studio(at).effective_delta() == 1 / 4202
     assert studio(at).candidate.delta == 1 / 4202
@@ -132,7 +132,7 @@ def test_region_figure_draws_the_engines_boundary_and_stays_selectable():
 
 
 def test_pure_dp_delta_zero_uses_theorem_1_with_q_gamma_over_one_minus_gamma():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     at.checkbox(key="feasibility.delta_default").uncheck().run()
     at.number_input(key="feasibility.delta").set_value(0.0).run()
     at.number_input(key="feasibility.epsilon").set_value(1.0).run()
@@ -150,7 +150,7 @@ def test_recommendation_section_searches_and_sets_the_candidate():
     from engine.data.preparation import prepare
     from engine.recommend import RecommendConfig, recommend
 
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     at.text_input(key="feasibility.rec_target").set_value("accuracy>=0.72")
     at.multiselect(key="feasibility.rec_mechanisms").set_value(["gaussian"])
     at.button(key="feasibility.recommend").click().run()

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.app.conftest import assert_clean, element_after, flat, open_page, shown, start_app, studio
+from tests.app.conftest import assert_clean, element_after, flat, open_page, shown, start_on, studio
 from tests.hostile_inputs import MARKDOWN_COLUMNS, hostile_files, valid_csv
 
 #: Files the engine reads correctly (delimiter detection, byte-order mark, odd but legal column names …).
@@ -36,7 +36,7 @@ def _uploader_message(at) -> str | None:
 def test_every_unusable_file_is_refused_with_a_message_and_the_session_kept():
     files = hostile_files()
     assert len(files) >= 35
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     _upload(at, "good.csv", valid_csv())
     assert_clean(at)
@@ -67,7 +67,7 @@ def test_every_unusable_file_is_refused_with_a_message_and_the_session_kept():
 def test_every_usable_odd_file_is_taken_without_an_exception():
     """Odd but legal files (byte-order mark, semicolons, tabs, formula-like and HTML-like column names …) load."""
     files = hostile_files(large=False)
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     for name in sorted(USABLE):
         _upload(at, name, files[name])
@@ -79,7 +79,7 @@ def test_every_usable_odd_file_is_taken_without_an_exception():
 
 def test_a_readable_but_invalid_upload_keeps_the_previous_data_and_settings():
     """§5.3: 19 rows must not replace a valid upload (today the session switched to the file first)."""
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     _upload(at, "good.csv", valid_csv())
     at.radio(key="data.norm_method").set_value("maxnorm").run()
@@ -94,7 +94,7 @@ def test_a_readable_but_invalid_upload_keeps_the_previous_data_and_settings():
 
 
 def test_too_many_columns_are_refused_before_any_work():
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     _upload(at, "wide.csv", hostile_files(large=False)["five-thousand-columns.csv"])
     assert_clean(at)
@@ -113,7 +113,7 @@ def test_markdown_in_column_and_file_names_is_shown_literally():
     """§5.1: a column named ``![px](http://127.0.0.1:9/t.png)`` must not become an image (a request to that address)
     and ``**Approved by**`` must not become bold, wherever a name is shown."""
     content = hostile_files(large=False)["markdown-column-names.csv"]
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.source").set_value("Upload a file").run()
     _upload(at, "**Approved by** ![f](http://127.0.0.1:9/f.png).csv", content)
     assert_clean(at)

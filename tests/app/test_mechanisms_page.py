@@ -10,7 +10,7 @@ from engine.data.demos import load_demo
 from engine.mechanisms.gaussian import GaussianMechanism
 from engine.release import ReleaseConfig, run_release
 from engine.rng import make_rng
-from tests.app.conftest import assert_clean, open_page, start_app, studio
+from tests.app.conftest import assert_clean, start_on, studio
 from ui.figures.theme import fmt
 
 
@@ -32,7 +32,7 @@ def last_run(at):
 
 @pytest.fixture(scope="module")
 def projection_run():
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     return run_with_seed(at, "7")
 
 
@@ -85,7 +85,7 @@ def test_draw_again_increments_a_user_seed(projection_run):
 
 
 def test_gaussian_run_shows_sigma():
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("gaussian").run()
     at.number_input(key="mechanisms.epsilon").set_value(2.0)
     run_with_seed(at, "3")
@@ -98,7 +98,7 @@ def test_gaussian_run_shows_sigma():
 
 
 def test_invalid_split_shows_message_and_keeps_the_previous_run():
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     run_with_seed(at, "1")
     before = dict(at.session_state["mechanisms.args"])
     at.number_input(key="mechanisms.epsilon2").set_value(1.5)
@@ -110,7 +110,7 @@ def test_invalid_split_shows_message_and_keeps_the_previous_run():
 
 
 def test_k_anonymity_is_labelled_not_dp():
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("mondrian").run()
     run_with_seed(at, "1")
     assert any("NOT differential privacy" in e.value for e in at.error)
@@ -120,7 +120,7 @@ def test_k_anonymity_is_labelled_not_dp():
 def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
     from engine.mechanisms.jl_laplace import JLLaplace
 
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
     assert_clean(at)
     at.number_input(key="mechanisms.jl_k").set_value(3)
@@ -154,7 +154,7 @@ def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
 def test_jl_laplace_row_wise_target_delta_calibrates_to_the_target():
     from engine.mechanisms.jl_laplace import JLLaplace
 
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
     at.number_input(key="mechanisms.b").set_value(1.0)
     at.number_input(key="mechanisms.jl_target_delta").set_value(1e-4)
@@ -173,7 +173,7 @@ def test_stop_returns_to_the_last_run_without_computing_the_stopped_one():
     """The Stop button shown during a run triggers a rerun that interrupts the work at its next progress update (a
     Streamlit call); that rerun sees the button pressed, goes back to the last finished run and keeps nothing of the
     stopped one."""
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     run_with_seed(at, "5")
     finished = dict(at.session_state["mechanisms.args"])
     assert len(at.session_state["mechanisms.runs"]) == 1

@@ -11,7 +11,7 @@ from engine.per_record.baseline import GaussianSum
 from engine.per_record.calibration import calibrate_accuracy
 from engine.per_record.cells import PUBLIC_COLUMNS
 from engine.per_record.losses import record_losses
-from tests.app.conftest import assert_clean, open_page, start_app, studio
+from tests.app.conftest import assert_clean, open_page, start_on, studio
 from ui.figures.theme import fmt
 
 
@@ -31,7 +31,7 @@ def metric(at, label):
 
 @pytest.fixture(scope="module")
 def page():
-    return open_page(start_app(), "per_record")
+    return start_on("per_record")
 
 
 def test_default_shows_calibrated_losses_of_the_establishments_demo(page):
@@ -117,7 +117,7 @@ def test_epsilon_unit_keeps_only_additive_mechanisms(page):
 
 
 def test_settings_survive_a_page_switch():
-    at = open_page(start_app(), "per_record")
+    at = start_on("per_record")
     at.number_input(key="per_record.target").set_value(0.05)
     at.button(key="per_record.run").click().run()
     assert_clean(at)
@@ -132,7 +132,7 @@ def test_public_table_uses_os_randomness_and_a_typed_seed_is_labelled_a_simulati
     """Issue 15: the table labelled publishable was drawn with the default seed 0 (anyone could regenerate the
     noise). Now it is drawn from the operating system's randomness unless a seed is typed, and a seeded table is
     labelled a simulation, not private, next to the table and in the CSV name."""
-    at = open_page(start_app(), "per_record")
+    at = start_on("per_record")
     assert at.text_input(key="per_record.seed").value == ""
     assert any(m.value.startswith("**Public table**") for m in at.markdown)
     assert not any("simulation, not private" in m.value for m in at.markdown)
@@ -149,7 +149,7 @@ def test_public_table_uses_os_randomness_and_a_typed_seed_is_labelled_a_simulati
 def test_an_upload_is_the_default_source_and_asks_for_a_public_planning_total():
     from tests.real_data import slid
 
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     content = slid().to_csv(index=False).encode()
     at.radio(key="data.source").set_value("Upload a file").run()
     at.file_uploader(key="data.upload").set_value(("slid.csv", content, "text/csv")).run()

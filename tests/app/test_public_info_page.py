@@ -13,7 +13,7 @@ import pytest
 from engine.public_info.count_table import counties_demo
 from engine.public_info.results import CountStudyConfig, build_count_study
 from engine.rng import make_rng
-from tests.app.conftest import assert_clean, open_page, shown, start_app, studio
+from tests.app.conftest import assert_clean, open_page, shown, start_on, studio
 
 
 def tiny_study(at, seed: str = "7"):
@@ -45,7 +45,7 @@ def figure(at, title_part: str):
 
 @pytest.mark.slow
 def test_tiny_study_figures_carry_the_engines_numbers():
-    at = tiny_study(open_page(start_app(), "public_info"))
+    at = tiny_study(start_on("public_info"))
     results, seed = at.session_state["public_info_results"]
     assert seed == 7
     cfg = CountStudyConfig.from_dict(studio(at).public_info["study"])
@@ -81,7 +81,7 @@ def test_tiny_study_figures_carry_the_engines_numbers():
 
 
 def test_bad_upload_shows_the_message_and_keeps_the_session():
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     at.text_input(key="public_info.seed").input("3").run()
     before = dict(studio(at).public_info)
     at.session_state["public_info_upload"] = ("bad.csv", b"region,period,count\na,1,5\na,1,6\nb,1,7\n")
@@ -96,7 +96,7 @@ def test_bad_upload_shows_the_message_and_keeps_the_session():
 
 
 def test_good_upload_with_column_pickers():
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     frame = counties_demo(regions=5, periods=3).to_frame().rename(columns={"subcount": "deaths"})
     at.session_state["public_info_upload"] = ("mine.csv", frame.to_csv(index=False).encode())
     at.radio(key="public_info.source").set_value("upload").run()
@@ -112,7 +112,7 @@ def test_export_then_import_round_trips_the_public_information_block():
     from engine.decision_record import load_decision_record
     from tests.app.test_export_page import record_text
 
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     at.text_input(key="public_info.epsilons").input("0.25, 3").run()
     at.number_input(key="public_info.replicates").set_value(4).run()
     at.checkbox(key="public_info.public_last-period").uncheck().run()
@@ -136,7 +136,7 @@ def test_export_then_import_round_trips_the_public_information_block():
     assert commands == [CountReleaseConfig.from_dict(c).cli_command() for c in block["releases"]]
     assert len(commands) == 4 and not any("--replicates" in c or "--seed" in c for c in commands)
 
-    fresh = open_page(start_app(), "export")
+    fresh = start_on("export")
     fresh.file_uploader(key="export.import").set_value(("decision-record.json", text.encode(), "application/json")).run()
     assert_clean(fresh)
     assert studio(fresh).public_info["study"] == block["study"]
@@ -155,7 +155,7 @@ def test_export_then_import_round_trips_the_public_information_block():
 def test_inference_panel_shows_the_engines_posterior_and_risks():
     from engine.public_info.inference import KAnonymityDemo, power_comparison, two_cell_bayes_risk
 
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     table = next(d for d in at.dataframe if "quantity" in d.value.columns).value.set_index("quantity")["value"]
     assert table["posterior mean E[θ | y, Z]: exact"] == KAnonymityDemo().exact_posterior_mean(5)  # O10: 0.27848
     assert round(table["posterior mean E[θ | y, Z]: exact"], 5) == 0.27848
@@ -180,7 +180,7 @@ def test_correlated_model_sets_the_releases_delta_z_and_its_noise_scale():
     runs with it (noise DL(ε/Δ_z), scale Δ_z/ε) and every caption says which Δ_z was used."""
     from engine.public_info.dependence import DependenceModel
 
-    at = correlated(open_page(start_app(), "public_info"))
+    at = correlated(start_on("public_info"))
     model = DependenceModel("correlated", n=100, z0=0.0, z1=0.5)
     cfg = CountStudyConfig.from_dict(studio(at).public_info["study"])
     assert cfg.dependence == model and cfg.sensitivity == 200.0 == 2 * model.count_sensitivity
@@ -210,7 +210,7 @@ def test_ignoring_the_dependence_panel_shows_the_engines_realised_epsilon():
     """O6 (n = 20, z0 = 0.3, z1 = 0.7, ε = 1): Δ_z = 9 keeps ε (0.4854); the DP sensitivity 1 gives 4.3046."""
     from engine.public_info.dependence import DependenceModel, dependence_audit
 
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     at.text_input(key="public_info.epsilons").input("1")
     correlated(at, 20, (0.3, 0.7))
     audit = dependence_audit(DependenceModel("correlated", n=20, z0=0.3, z1=0.7), 1.0)
@@ -225,7 +225,7 @@ def test_calculators_show_delta_z_and_the_papers_eq16_error():
     from engine.public_info.sensitivity import binary_sdl_sensitivity, gaussian_sensitivity_report
     from ui.figures.theme import fmt
 
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     at.selectbox(key="public_info.calc_z").set_value("first-minus-rest").run()
     assert_clean(at)
     r = gaussian_sensitivity_report(1.0, 100, "first-minus-rest", 0.04, sigma_max=2.0, z_offset=1.0)  # O4: 0.5074874
@@ -247,7 +247,7 @@ def test_scenario_link_round_trips_the_pages_settings():
     from tests.app.test_tampered_links_and_records import open_link
     from ui.links import scenario_params
 
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     at.text_input(key="public_info.epsilons").input("0.25, 3")
     at.checkbox(key="public_info.public_last-period").uncheck()
     at.multiselect(key="public_info.methods").set_value(["postprocess", "wasserstein-naive"])
@@ -293,7 +293,7 @@ def test_a_link_with_public_info_settings_out_of_range_is_refused_not_clamped(ch
 
 
 def test_epsilon_outside_the_studio_range_is_refused_on_the_page_as_in_links():
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     at.text_input(key="public_info.epsilons").input("0.5, 100").run()
     assert_clean(at)
     assert any("ε per period = 100, outside the range this Studio accepts, [0.001, 50]" in shown(e.value)
@@ -304,7 +304,7 @@ def test_epsilon_outside_the_studio_range_is_refused_on_the_page_as_in_links():
 def test_an_unrunnable_declaration_is_reported_full_width_and_export_says_it_shows_the_last_valid_one():
     """New-user review: unticking the total (which the congenial base needs) showed the engine's message under the
     ε field, and the Export page went on showing the earlier declaration without a word."""
-    at = open_page(start_app(), "public_info")
+    at = start_on("public_info")
     before = dict(studio(at).public_info)
     at.checkbox(key="public_info.public_total").uncheck().run()
     assert_clean(at)

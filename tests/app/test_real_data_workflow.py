@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.data.preparation import prepare
-from tests.app.conftest import assert_clean, open_page, start_app, studio
+from tests.app.conftest import assert_clean, open_page, start_on, studio
 from tests.real_data import HMDA_ROWS, hmda, slid
 
 
@@ -33,7 +33,7 @@ def _run_mechanism(at, kind="gaussian", seed="3"):
 
 @pytest.mark.slow
 def test_slid_survey_targeting_on_wages_with_missing_values_and_text_columns():
-    at = _upload(open_page(start_app(), "data"), slid(), "slid.csv")
+    at = _upload(start_on("data"), slid(), "slid.csv")
     # The suggestion: numeric and short-text columns, never the identifier 'rownames'; missing rows dropped.
     assert "rownames" not in at.multiselect(key="data.features").value
     at.selectbox(key="data.target").set_value("wages").run()
@@ -59,7 +59,7 @@ def test_slid_survey_targeting_on_wages_with_missing_values_and_text_columns():
 
 @pytest.mark.slow
 def test_hmda_lending_with_a_text_outcome_and_an_approval_share():
-    at = _upload(open_page(start_app(), "data"), hmda(), "hmda.csv")
+    at = _upload(start_on("data"), hmda(), "hmda.csv")
     at.selectbox(key="data.target").set_value("deny").run()
     at.multiselect(key="data.positive").set_value(["no"]).run()
     at.selectbox(key="data.program").set_value("lending").run()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, TIMEOUT, assert_clean, open_page, start_app, studio
+from tests.app.conftest import APP, TIMEOUT, assert_clean, open_page, start_app, start_on, studio
 
 
 def test_start_page_shows_the_loaded_demo_and_sidebar():
@@ -97,7 +97,7 @@ def test_link_made_on_an_upload_restores_its_settings_once_the_same_file_is_uplo
 
 
 def test_link_opens_the_page_it_was_made_on():
-    at = open_page(start_app(), "feasibility")
+    at = start_on("feasibility")
     params = dict(at.query_params)
     params.pop("sid")
     assert params["page"] == "feasibility"
@@ -114,7 +114,7 @@ def test_a_reload_keeps_the_upload_and_the_results_and_a_shared_link_does_not():
     from tests.real_data import penguins
     from ui.common import share_link
 
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     content = penguins().to_csv(index=False).encode()
     at.radio(key="data.source").set_value("Upload a file").run()
     at.file_uploader(key="data.upload").set_value(("penguins.csv", content, "text/csv")).run()
@@ -140,7 +140,7 @@ def test_a_reload_keeps_the_upload_and_the_results_and_a_shared_link_does_not():
 def test_a_page_that_ends_early_still_draws_the_sidebar_and_writes_the_address():
     """The Mechanisms page before a run ends early; with st.stop() Streamlit dropped the shell's sidebar and the
     address-bar update (so a reload lost the session). ui.common.stop_page ends the page and keeps both."""
-    at = open_page(start_app(), "mechanisms")
+    at = start_on("mechanisms")
     assert any("Set the parameters" in i.value for i in at.info)
     assert "Candidate" in " ".join(str(m.value) for m in at.sidebar.markdown)
     params = dict(at.query_params)

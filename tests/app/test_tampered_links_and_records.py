@@ -14,7 +14,17 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, TIMEOUT, assert_clean, element_after, open_page, shown, start_app, studio
+from tests.app.conftest import (
+    APP,
+    TIMEOUT,
+    assert_clean,
+    element_after,
+    open_page,
+    shown,
+    start_app,
+    start_on,
+    studio,
+)
 from tests.app.test_export_page import record_text
 
 
@@ -173,7 +183,7 @@ def test_tampered_records_are_refused_and_the_session_kept(exported):
 
 def test_bounds_read_from_the_data_stay_out_of_the_shareable_link():
     """§5.8: the data's own min and max reveal the most extreme records: never in a link."""
-    at = open_page(start_app(), "data")
+    at = start_on("data")
     at.radio(key="data.norm_method").set_value("bounds").run()
     at.button(key="data.fill_bounds").click().run()
     assert_clean(at)

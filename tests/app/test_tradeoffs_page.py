@@ -9,13 +9,13 @@ import pytest
 from engine.data.demos import load_demo
 from engine.data.preparation import prepare
 from engine.sweeps import SweepResult, run_sweep
-from tests.app.conftest import assert_clean, open_page, start_app, studio
+from tests.app.conftest import assert_clean, open_page, start_app, start_on, studio
 from ui.figures.theme import fmt
 
 
 @pytest.fixture(scope="module")
 def swept():
-    at = open_page(start_app(), "tradeoffs")
+    at = start_on("tradeoffs")
     at.radio(key="tradeoffs.preset").set_value("custom")
     at.text_input(key="tradeoffs.b_values").set_value("0.25, 2")
     at.text_input(key="tradeoffs.epsilon1").set_value("3")
@@ -131,7 +131,7 @@ def test_results_of_another_dataset_are_set_aside(swept):
 def test_form_settings_survive_a_visit_to_another_page():
     """Found by a new-user run: one repetition per point typed into the form was back to 0 (10 repetitions) after a
     visit to another page, so the next sweep ran ten times longer than asked."""
-    at = open_page(start_app(), "tradeoffs")
+    at = start_on("tradeoffs")
     at.number_input(key="tradeoffs.reps").set_value(1)
     at.radio(key="tradeoffs.preset").set_value("custom")
     at.multiselect(key="tradeoffs.mechanisms").set_value(["gaussian"])
@@ -149,7 +149,7 @@ def test_form_settings_survive_a_visit_to_another_page():
 def test_quick_preset_uses_its_own_repetitions_and_the_papers_grid():
     from engine.sweeps import PAPER_B_VALUES
 
-    at = open_page(start_app(), "tradeoffs")
+    at = start_on("tradeoffs")
     at.multiselect(key="tradeoffs.mechanisms").set_value(["gaussian"])
     at.multiselect(key="tradeoffs.attacks").set_value(["distinguishing"])
     at.button(key="tradeoffs.run").click().run()
@@ -167,7 +167,7 @@ def test_quick_preset_uses_its_own_repetitions_and_the_papers_grid():
 def test_jl_laplace_sweep_and_its_delta_fail_curve():
     from engine.mechanisms.jl_laplace import JLLaplace
 
-    at = open_page(start_app(), "tradeoffs")
+    at = start_on("tradeoffs")
     at.multiselect(key="tradeoffs.mechanisms").set_value(["jl-laplace"])
     at.multiselect(key="tradeoffs.attacks").set_value(["singling_out", "distinguishing"])
     at.radio(key="tradeoffs.preset").set_value("custom")
@@ -218,7 +218,7 @@ def test_compute_on_a_dask_cluster_gives_the_local_table_and_a_bad_address_is_a_
     import ui.compute_target
 
     monkeypatch.setattr(ui.compute_target, "CONNECT_SECONDS", 1.0)
-    at = open_page(start_app(), "tradeoffs")
+    at = start_on("tradeoffs")
     at.radio(key="tradeoffs.preset").set_value("custom")
     at.text_input(key="tradeoffs.b_values").set_value("0.5, 2")
     at.text_input(key="tradeoffs.epsilon1").set_value("2")

@@ -8,7 +8,7 @@ from engine.decision_record import load_decision_record
 from engine.guarantee import Guarantee
 from engine.mechanisms.gaussian import GaussianMechanism
 from engine.workshop import Candidate, Evidence, Interval, Workshop, comparison_frame, comparison_rows
-from tests.app.conftest import assert_clean, open_page, shown, start_app, studio
+from tests.app.conftest import assert_clean, open_page, shown, start_app, start_on, studio
 from tests.app.test_export_page import record_text
 
 SEEDED_RUN = Candidate.of(
@@ -60,7 +60,7 @@ def test_pin_compare_choose_export_and_import():
     record = load_decision_record(record_text(at))
     assert record.workshop == studio(at).workshop
 
-    fresh = open_page(start_app(), "export")
+    fresh = start_on("export")
     fresh.file_uploader(key="export.import").set_value(
         ("decision-record.json", record_text(at).encode(), "application/json")).run()
     assert_clean(fresh)
