@@ -153,12 +153,27 @@ def server(request, browser):
         yield request.getfixturevalue("_shared_server")
 
 
+@pytest.fixture(scope="session")
+def _process_pages():
+    pages: list = []
+    yield pages
+    for page in pages:
+        if not page.is_closed():
+            page.close()
+
+
 @pytest.fixture(scope="module")
-def page(browser):
-    """One user's session for a module of steps (``STEPS = True``): one browser page that every step continues."""
-    page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
-    yield page
-    page.close()
+def page(browser, _process_pages):
+    """One user's session for a module of steps (``STEPS = True``): a browser page that every step continues.
+
+    The modules of a test process take turns with one page: each module's first step opens its own address,
+    which starts a new Streamlit session (the Studio keeps nothing in cookies or browser storage, and a session is
+    found again only by the ``sid`` in its address). Keeping the page keeps its renderer with the frontend's
+    compiled scripts: about 3 CPU seconds of Chromium per module on the 2-core machine. A page a module closed
+    (or whose renderer crashed) is replaced for the next module."""
+    if not _process_pages or _process_pages[-1].is_closed():
+        _process_pages.append(browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True))
+    yield _process_pages[-1]
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,8 @@ pytestmark = pytest.mark.e2e
 FRESH_SERVER = True  # the first request after start-up must be the deep link
 
 
-def test_deep_link_as_first_request_runs_through_the_app(browser, server):
+def test_deep_link_as_first_request_runs_through_the_app(page, server):
     url, _, _ = server
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url + "feasibility")
     page.wait_for_selector("h1", timeout=120_000)
     idle(page)
@@ -27,4 +26,3 @@ def test_deep_link_as_first_request_runs_through_the_app(browser, server):
     assert "Accuracy targets & feasibility" in nav and "Per-record" in nav  # the app's titles, not file names
     assert "per record" not in nav and "app" not in nav.split()  # legacy mode would list the files
     assert page.get_by_text("Dataset", exact=True).count() >= 1  # the shared sidebar drawn by app.py
-    page.close()
