@@ -331,15 +331,17 @@ def choose(page, label: str, option: str) -> None:
 
 
 def upload_on_data_page(page, url: str, path) -> None:
-    """Open the Data page in its upload mode and upload the file at ``path``.
+    """Open the Data page, switch it to "Upload a file" and upload the file at ``path``.
 
-    The page is opened by the link a session on uploaded data shares (``data?data=upload:0``), not by the Start
-    page, the demo's Data page and the "Upload a file" switch: those cost Chromium about 5 CPU seconds per module
-    and are walked in the workflow test (``test_data_page_keeps_the_demo_after_a_malformed_upload``). The shared
-    server has run a session before (``_shared_server``), so a deep link is not its first request."""
-    page.goto(url + "data?data=upload:0")
+    The page is opened by its address, not through the Start page (which the workflow test walks): about 2 CPU
+    seconds of Chromium per module. (A link with ``data=upload:…`` would skip the switch too, but it is a link made
+    on another file, and the page rightly says so above the upload.) The shared server has served a session
+    before (``_shared_server``), so the address is not its first request."""
+    page.goto(url + "data")
     idle(page)
     assert heading(page) == PAGES["data"]
+    page.get_by_text("Upload a file", exact=True).click()
+    idle(page)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
     idle(page)
     no_exception(page)
