@@ -171,8 +171,10 @@ def page(browser, _process_pages):
     found again only by the ``sid`` in its address). Keeping the page keeps its renderer with the frontend's
     compiled scripts: about 3 CPU seconds of Chromium per module on the 2-core machine. A page a module closed
     (or whose renderer crashed) is replaced for the next module."""
-    if not _process_pages or _process_pages[-1].is_closed():
-        _process_pages.append(browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True))
+    if not _process_pages or _process_pages[-1].is_closed() or getattr(_process_pages[-1], "_studio_crashed", False):
+        page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
+        page.on("crash", lambda crashed: setattr(crashed, "_studio_crashed", True))
+        _process_pages.append(page)
     yield _process_pages[-1]
 
 

@@ -76,6 +76,7 @@ class StreamlitSession:
                          timeout=timeout)
 
     async def close(self) -> None:
+        """Close the connection (the server ends the session); a session never opened or closed already: nothing."""
         if self._websocket is not None:
             await self._websocket.close()
         if self._reader is not None:

@@ -88,9 +88,10 @@ def _files_holding(markers: list[str], paths: list[Path]) -> list[str]:
     return hits
 
 
-async def _ten_sessions(url: str, markers: list[str], values: list[int], peak: list[float]) -> list[StreamlitSession]:
+async def _ten_sessions(sessions: list[StreamlitSession], markers: list[str], values: list[int],
+                        peak: list[float]) -> None:
     """Open the sessions together, then upload every table before awaiting any; the sessions stay open."""
-    sessions = [StreamlitSession(url, "data", "data=upload:0") for _ in markers]
+    url = sessions[0].url
     await asyncio.gather(*(s.open() for s in sessions))
     uploads = [asyncio.create_task(s.upload(f"session-{m}.csv", _table(m, v)))
                for s, m, v in zip(sessions, markers, values, strict=True)]
@@ -100,7 +101,6 @@ async def _ten_sessions(url: str, markers: list[str], values: list[int], peak: l
     for upload in uploads:
         upload.result()
     peak[0] = max(peak[0], _server_rss_mb(url))
-    return sessions
 
 
 async def _close_all(sessions: list[StreamlitSession]) -> None:
@@ -119,14 +119,16 @@ def sessions(server):
         "before": _server_rss_mb(url),  # the server before these sessions
     }
     peak = [state["before"]]
+    state["sessions"] = [StreamlitSession(url, "data", "data=upload:0") for _ in range(SESSIONS)]
     loop = EventLoopThread()
+    state["close"] = lambda: loop.run(_close_all(state["sessions"]))
     try:
-        state["sessions"] = loop.run(_ten_sessions(url, state["markers"], state["values"], peak))
+        loop.run(_ten_sessions(state["sessions"], state["markers"], state["values"], peak))
         state["peak"] = peak[0]
-        state["close"] = lambda: loop.run(_close_all(state["sessions"]))
         yield state
-        state["close"]()  # again if a test stopped before it closed them: closing a closed session does nothing
     finally:
+        # every session, also when opening or uploading failed: none may stay on the shared server with its upload
+        state["close"]()  # closing a closed session does nothing
         loop.close()
 
 

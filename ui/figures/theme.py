@@ -163,7 +163,8 @@ def _white_template() -> go.layout.Template:
 
 WHITE_TEMPLATE = _white_template()
 # Every figure gets the template when it is constructed (plotly copies the default template into each new figure,
-# without validating it again): the Studio's own figures are the only ones these processes draw.
+# without validating it again): the Studio's own figures are the only ones these processes draw. Importing
+# streamlit sets plotly's default to its own theme; apply_theme puts ours back (and on the figure) if so.
 pio.templates["studio_white"] = WHITE_TEMPLATE
 pio.templates.default = "studio_white"
 
@@ -177,6 +178,9 @@ def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None =
     settings cost about 22 ms of CPU per figure in plotly's property-path machinery, attributes about 7 ms
     (several figures per page, at every click)."""
     layout = fig.layout
+    if pio.templates.default != "studio_white":  # streamlit was imported after this module and set its own
+        pio.templates.default = "studio_white"
+        layout.template = WHITE_TEMPLATE
     layout.font.family = FONT_FAMILY
     layout.font.size = FONT_SIZE
     layout.font.color = COLORS["text"]
@@ -202,6 +206,7 @@ def vline(x: float, *, line: dict, text: str | None = None, position: str = "top
           font: dict | None = None) -> Line:
     """A vertical line at ``x`` across the plot, labelled ``text`` at ``position``: what plotly's ``add_vline``
     makes on a figure without subplots (the same shape and annotation; a test compares them)."""
+    _check_position(position)
     shape = {"type": "line", "x0": x, "x1": x, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain", "line": line}
     if text is None:
         return shape, None
@@ -214,6 +219,7 @@ def vline(x: float, *, line: dict, text: str | None = None, position: str = "top
 def hline(y: float, *, line: dict, text: str | None = None, position: str = "top right",
           font: dict | None = None) -> Line:
     """A horizontal line at ``y`` across the plot, labelled like plotly's ``add_hline`` (see :func:`vline`)."""
+    _check_position(position)
     shape = {"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": y, "y1": y, "yref": "y", "line": line}
     if text is None:
         return shape, None
@@ -221,6 +227,11 @@ def hline(y: float, *, line: dict, text: str | None = None, position: str = "top
     return shape, _label(text, font, x=1 if right else 0, xref="x domain", y=y, yref="y",
                          xanchor="right" if right else "left",
                          yanchor="bottom" if position.startswith("top") else "top")
+
+
+def _check_position(position: str) -> None:
+    if position not in ("top right", "top left", "bottom right", "bottom left"):
+        raise ValueError(f"label position {position!r}: vline/hline place labels at the four corners only")
 
 
 def _label(text: str, font: dict | None, **where) -> dict:
