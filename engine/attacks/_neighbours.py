@@ -7,9 +7,10 @@ known columns, the released row v nearest to t on S. The distance is the CANONIC
           \quad k_1 < k_2 < \dots < k_h,
 
 and the nearest row is the one with the smallest :math:`D_S`, the LOWEST row index on exact ties
-(:func:`canonical_nearest`). Every fast path below returns exactly that row: it computes the same terms but
-may sum them in another order (a few ulps apart), so a query whose best and second-best rows are within a
-relative slack (:data:`SLACK`, many times any summation-order rounding) is re-solved with the canonical sum.
+(:func:`canonical_nearest`). Every fast path below returns exactly that row: the scans compute the canonical
+sums themselves (compiled, :mod:`engine.attacks._l1`); the one-column search re-solves the queries whose best
+and second-best rows are within a relative slack (:data:`SLACK`, many times any rounding), and every bound that
+drops rows is widened by it.
 
 Speed (:func:`nearest_on_column_sets`): the targets are split into a few compact groups (median splits). For a
 group g with bounding box [lo_g, hi_g], the L1 distance on S from any target of the group to a row v is at
@@ -44,8 +45,6 @@ from scipy.spatial.distance import cdist
 SLACK = 1e-9
 #: Query rows × release rows per block of the canonical (reference) search: 8 MB of float64.
 _BLOCK = 1 << 20
-#: Query rows × candidate rows per cdist block of a scan (2 MB of float64).
-_SCAN_BLOCK = 1 << 18
 #: Targets per group (median splits until groups are at most this big).
 _GROUP_SIZE = 64
 #: Rows with the smallest bound whose exact distances give each target its upper bound U(t).
@@ -105,85 +104,35 @@ def nearest_1d(values: np.ndarray, queries: np.ndarray, order: np.ndarray | None
     return nearest
 
 
-def _best_two(sub_queries: np.ndarray, sub_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index of the cdist-nearest row per query and whether its runner-up is within the slack (near tie)."""
-    dist = cdist(sub_queries, sub_rows, "cityblock")
-    at = np.arange(dist.shape[0])
-    best = np.argmin(dist, axis=1)
-    best_dist = dist[at, best]
-    if dist.shape[1] == 1:
-        return best, np.zeros(dist.shape[0], dtype=bool)
-    dist[at, best] = np.inf
-    second = np.min(dist, axis=1)
-    return best, second <= best_dist * (1.0 + SLACK)
-
-
 def _scan(rows: np.ndarray, queries: np.ndarray, known: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
     """Canonical nearest row (an index into ``rows``) for every query, scanning ``candidates`` (default: all).
 
-    ``candidates`` must be ascending and hold every row within the slack of each query's nearest distance.
+    ``candidates`` must be ascending and hold every row that can be nearest for each query. The compiled scan
+    (:func:`engine.attacks._l1.scan_nearest`) computes the canonical sums themselves.
     """
-    cand_rows = rows if candidates is None else rows[candidates]
-    sub_rows = np.ascontiguousarray(cand_rows[:, known])
-    sub_queries = np.ascontiguousarray(queries[:, known])
-    out = np.empty(queries.shape[0], dtype=np.intp)
-    step = max(1, _SCAN_BLOCK // max(1, sub_rows.shape[0]))
-    for start in range(0, queries.shape[0], step):
-        best, unsure = _best_two(sub_queries[start : start + step], sub_rows)
-        redo = np.flatnonzero(unsure)
-        if redo.size:
-            best[redo] = canonical_nearest(cand_rows, queries[start + redo], known)
-        out[start : start + step] = best
-    return out if candidates is None else candidates[out]
+    # numba: loaded when a scan runs, not when this module is imported
+    from engine.attacks._l1 import scan_nearest
+
+    return scan_nearest(rows, queries, known, candidates)
 
 
-def nearest_all_but_one(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
+def nearest_all_but_one(rows: np.ndarray, queries: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
     """Canonical nearest row on every column but j, for every secret column j at once: shape (q, d).
 
     With t(i) the L1 distance on all d columns and m(i) the largest single-column term (Chebyshev distance),
     the distance without column j is t(i) − |t_j − v_ij| ≥ t(i) − m(i) for every j, while the best distance
-    without column j is at most min_i t(i). So only rows with t(i) − m(i) ≤ min_i t(i) can be nearest for any j
-    (a handful per query on real releases); their canonical distances are computed exactly. Two distance
-    passes instead of d.
+    without column j is at most min_i t(i). So only rows with t(i) − m(i) ≤ min_i t(i) (widened by the slack) can
+    be nearest for any j (a handful per query on real releases); their canonical distances are computed exactly.
+    Two passes over the rows per query (:func:`engine.attacks._l1.all_but_one_nearest`) instead of d.
+    ``candidates`` (ascending) restricts the rows searched.
 
     >>> rows = np.array([[0.0, 0.0, 9.0], [0.0, 5.0, 0.0], [1.0, 1.0, 1.0]])
     >>> nearest_all_but_one(rows, np.array([[0.0, 0.0, 0.0]])).tolist()
     [[2, 1, 0]]
     """
-    n, d = rows.shape
-    out = np.empty((queries.shape[0], d), dtype=np.intp)
-    # Every term |t_k − v_k| is at most this: an absolute scale for the slack.
-    term_bound = float(np.max(np.abs(rows))) + float(np.max(np.abs(queries)))
-    step = max(1, _BLOCK // max(1, n))
-    for start in range(0, queries.shape[0], step):
-        block = queries[start : start + step]
-        total = cdist(block, rows, "cityblock")
-        t_min = np.min(total, axis=1)
-        bound = np.subtract(total, cdist(block, rows, "chebyshev"), out=total)
-        threshold = t_min + SLACK * (t_min + term_bound)
-        qi, ii = np.nonzero(bound <= threshold[:, None])  # sorted by query, then by row index
-        terms = np.abs(block[qi] - rows[ii])
-        pair_total = terms.sum(axis=1)
-        starts = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # every query has ≥ 1 candidate (its argmin t)
-        sizes = np.diff(np.r_[starts, qi.size])
-        for j in range(d):
-            # Total minus column j approximates the distance without j to a few ulps of the total; only the
-            # candidates within the slack of their query's approximate minimum need the canonical sum.
-            approx = pair_total - terms[:, j]
-            approx_min = np.repeat(np.minimum.reduceat(approx, starts), sizes)
-            near = np.flatnonzero(approx <= approx_min + SLACK * (approx_min + term_bound))
-            dist = np.zeros(near.size)
-            for k in range(d):
-                if k != j:
-                    dist += terms[near, k]
-            q_near = qi[near]
-            near_starts = np.flatnonzero(np.r_[True, q_near[1:] != q_near[:-1]])
-            near_sizes = np.diff(np.r_[near_starts, near.size])
-            is_min = dist == np.repeat(np.minimum.reduceat(dist, near_starts), near_sizes)
-            first = near[is_min]
-            keep = np.r_[True, qi[first[1:]] != qi[first[:-1]]]  # first (lowest row index) per query
-            out[start + qi[first[keep]], j] = ii[first[keep]]
-    return out
+    from engine.attacks._l1 import all_but_one_nearest
+
+    return all_but_one_nearest(rows, queries, SLACK, candidates)
 
 
 def _unbounded(rows, queries, subset, sets, multi, joint, results) -> None:
@@ -321,8 +270,7 @@ def nearest_on_column_sets(
                 continue
             results[i][group] = _scan(rows, block, known, np.flatnonzero(keep))
         if joint:
-            candidates = np.flatnonzero(union)
-            every = candidates[nearest_all_but_one(rows[candidates], block)]
+            every = nearest_all_but_one(rows, block, np.flatnonzero(union))
             for i in joint:
                 secret = int(np.setdiff1d(np.arange(d), sets[i])[0])
                 results[i][group] = every[:, secret]

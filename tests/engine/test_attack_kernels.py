@@ -211,3 +211,28 @@ def test_search_over_repeated_rows_returns_the_lowest_index_of_the_canonical_nea
             np.array([1, 2, 3, 4, 5])]
     for found, known in zip(nearest_on_column_sets(rows, queries, sets), sets, strict=True):
         np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_l1_scans_equal_the_canonical_brute_force_on_ties(seed):
+    """The compiled scans (:mod:`engine.attacks._l1`) sum the canonical way themselves: on coarse grids (many rows
+    at exactly the same distance, duplicates, sums whose rounding depends on the order) they return the canonical
+    brute force's rows, lowest index on ties, with and without a candidate subset."""
+    from engine.attacks._l1 import all_but_one_nearest, scan_nearest
+
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(2, 600)), int(rng.integers(3, 9))
+    rows = np.round(rng.normal(size=(n, d)), seed % 3) * 0.1  # 0.1 steps: sums that round differently by order
+    rows[rng.integers(0, n, size=n // 4)] = rows[0]  # duplicates of one row, at random places
+    queries = np.vstack([rows[: min(n, 40)], np.round(rng.normal(size=(60, d)), 1) * 0.1])
+    every = all_but_one_nearest(rows, queries, _neighbours.SLACK)
+    for j in range(d):
+        known = np.delete(np.arange(d), j)
+        canonical = canonical_nearest(rows, queries, known)
+        np.testing.assert_array_equal(every[:, j], canonical)
+        np.testing.assert_array_equal(scan_nearest(rows, queries, known), canonical)
+    # Restricted to candidates that contain every canonical answer: the same rows.
+    known = np.sort(rng.choice(d, size=2, replace=False))
+    canonical = canonical_nearest(rows, queries, known)
+    candidates = np.union1d(canonical, rng.choice(n, size=n // 2, replace=False))
+    np.testing.assert_array_equal(scan_nearest(rows, queries, known, candidates), canonical)
