@@ -111,3 +111,34 @@ def test_apply_theme_restores_the_white_template_after_streamlit_set_its_own():
     assert fig.layout.template.layout.plot_bgcolor == "white" and pio.templates.default == "studio_white"
     with pytest.raises(ValueError, match="four corners"):
         theme.vline(1.0, line={}, text="x", position="middle right")
+
+
+def test_themed_figure_is_the_step_by_step_figure_with_apply_theme():
+    """themed_figure builds in one go.Figure call what adding traces, update_layout, add_lines, add_annotation and
+    apply_theme build step by step: the same JSON (axis titles given as text, ranges, extra axes, shapes before the
+    lines' shapes, the lines' labels before further annotations)."""
+    import json
+
+    import plotly.io as pio
+
+    traces = [go.Scatter(x=[1, 2], y=[3, 4], name="a"), go.Bar(x=[1, 2], y=[1, 2], name="b", yaxis="y2")]
+    lines = [theme.hline(2.0, line={"color": "red"}, text="two", position="bottom left"), theme.vline(1.5, line={})]
+    rect = {"type": "rect", "x0": 0, "x1": 1, "y0": 0, "y1": 1, "line": {"width": 0}}
+    note = {"x": 1, "xref": "paper", "y": 1, "yref": "paper", "showarrow": False, "text": "note"}
+    for legend_title in (None, "method"):
+        step = go.Figure()
+        for trace in traces:
+            step.add_trace(trace)
+        step.add_shape(**rect)
+        theme.add_lines(step, lines)
+        step.add_annotation(**note)
+        step.update_layout(title="t", xaxis_title="ε", yaxis_title="B", legend={"orientation": "h"},
+                           yaxis2={"overlaying": "y", "visible": False}, barmode="overlay")
+        step.update_xaxes(range=[0, 3])
+        theme.apply_theme(step, height=300, legend_title=legend_title)
+        one = theme.themed_figure(traces, height=300, legend_title=legend_title, title="t",
+                                  xaxis={"title": "ε", "range": [0, 3]}, yaxis={"title": "B"},
+                                  yaxis2={"overlaying": "y", "visible": False}, legend={"orientation": "h"},
+                                  barmode="overlay", shapes=[rect], lines=lines, annotations=[note])
+        assert json.loads(pio.to_json(one)) == json.loads(pio.to_json(step))
+        assert one.layout.yaxis2.gridcolor == theme.COLORS["grid"] and one.layout.xaxis.title.font.size

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.theme import AXIS, COLORS, add_lines, apply_theme, vline
+from ui.figures.theme import AXIS, COLORS, themed_figure, vline
 
 
 def row_norm_figure(input_norms: np.ndarray, prepared_norms: np.ndarray, *, method: str) -> go.Figure:
@@ -13,7 +13,7 @@ def row_norm_figure(input_norms: np.ndarray, prepared_norms: np.ndarray, *, meth
 
     The vertical line at 1 is the unit ball every prepared row must lie in.
     """
-    fig = go.Figure()
+    traces = []
     largest = float(np.max(input_norms, initial=1.0))
     # A few extreme rows would squeeze everything else into one bar: cut the axis at the 99.5th percentile.
     upper = max(1.05, 1.05 * float(np.quantile(input_norms, 0.995))) if len(input_norms) else 1.05
@@ -29,24 +29,19 @@ def row_norm_figure(input_norms: np.ndarray, prepared_norms: np.ndarray, *, meth
         (prepared_norms, "prepared (‖x‖ ≤ 1)", COLORS["private"], 0.75, "‖x‖"),
     ):
         counts, _ = np.histogram(np.asarray(norms, dtype=float), bins=edges)
-        fig.add_trace(
+        traces.append(
             go.Bar(
                 x=centres, y=counts, width=width, name=name, marker_color=color, opacity=opacity,
                 customdata=ranges,
                 hovertemplate=symbol + " in [%{customdata[0]:.3g}, %{customdata[1]:.3g}]<br>%{y} rows<extra></extra>",
             )
         )
-    add_lines(fig, [vline(1.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2}, text="unit ball")])
-    if beyond:
-        fig.add_annotation(x=1, xref="paper", y=1, yref="paper", xanchor="right", showarrow=False,
-                           text=f"{beyond} row(s) beyond the axis, up to ‖z‖ = {largest:.3g}")
-    fig.update_xaxes(range=[0, upper])
-    fig.update_layout(
-        barmode="overlay",
-        bargap=0,
-        title=f"Row norms before and after preparation ({method})",
-        xaxis_title=AXIS["row_norm"],
-        yaxis_title="rows",
+    beyond_note = [{"x": 1, "xref": "paper", "y": 1, "yref": "paper", "xanchor": "right", "showarrow": False,
+                    "text": f"{beyond} row(s) beyond the axis, up to ‖z‖ = {largest:.3g}"}] if beyond else []
+    return themed_figure(
+        traces, height=400, barmode="overlay", bargap=0, title=f"Row norms before and after preparation ({method})",
+        xaxis={"title": AXIS["row_norm"], "range": [0, upper]}, yaxis={"title": "rows"},
         legend={"orientation": "h", "y": -0.25},
+        lines=[vline(1.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2}, text="unit ball")],
+        annotations=beyond_note,
     )
-    return apply_theme(fig, height=400)

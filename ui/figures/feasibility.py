@@ -17,10 +17,9 @@ from ui.figures.theme import (
     LINE_WIDTH,
     MARKER_SIZE,
     SEQUENCE,
-    add_lines,
-    apply_theme,
     fmt,
     hline,
+    themed_figure,
 )
 
 
@@ -70,13 +69,13 @@ def region_figure(
         ``(eps, b, gamma_max, verdict)`` flattened arrays of a grid drawn as nearly invisible markers: clicking
         picks the nearest grid point, and their hover text carries the exact values and the verdict per γ.
     """
-    fig = go.Figure()
+    traces = []
     eps = surface.epsilon
-    fig.add_shape(type="rect", x0=0, x1=float(eps[-1]), y0=0, y1=2, layer="below", line={"width": 0},
-                  fillcolor=COLORS["infeasible"], opacity=0.55)
+    ruled_out = {"type": "rect", "x0": 0, "x1": float(eps[-1]), "y0": 0, "y1": 2, "layer": "below",
+                 "line": {"width": 0}, "fillcolor": COLORS["infeasible"], "opacity": 0.55}
     ordered = sorted(surface.gammas)  # weakest first: its region is the largest, stricter ones drawn on top
     for i, g in enumerate(ordered):
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=np.concatenate([[0.0], eps]),
                 y=np.concatenate([[0.0], surface.b_sup[g]]),
@@ -88,11 +87,9 @@ def region_figure(
                 hovertemplate=f"γ = {g:g}: every B below %{{y:.6g}} passes at ε = %{{x:.6g}}<extra></extra>",
             )
         )
-    add_lines(fig, [hline(2.0, line={"color": COLORS["classic_dp"], "width": LINE_WIDTH, "dash": "dash"},
-                          text="B = 2: classic DP", position="bottom left", font={"color": COLORS["classic_dp"]})])
     if click_grid is not None:
         ce, cb, cg, verdict = click_grid
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=ce,
                 y=cb,
@@ -110,7 +107,7 @@ def region_figure(
         )
     if candidate is not None:
         c_eps, c_b = candidate
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[c_eps],
                 y=[c_b],
@@ -121,23 +118,21 @@ def region_figure(
                 hovertemplate="candidate<br>ε = %{x:.6g}<br>B = %{y:.6g}<extra></extra>",
             )
         )
-    fig.update_layout(
-        title=f"Feasible (B, ε) at δ = {fmt(surface.delta)}; grey: ruled out",
-        xaxis_title=AXIS["epsilon"],
-        yaxis_title=AXIS["b"],
-        legend={"orientation": "h", "y": -0.22},
+    return themed_figure(
+        traces, height=520, title=f"Feasible (B, ε) at δ = {fmt(surface.delta)}; grey: ruled out",
+        xaxis={"title": AXIS["epsilon"], "range": [0, float(eps[-1])]}, yaxis={"title": AXIS["b"], "range": [0, 2.06]},
+        legend={"orientation": "h", "y": -0.22}, shapes=[ruled_out],
+        lines=[hline(2.0, line={"color": COLORS["classic_dp"], "width": LINE_WIDTH, "dash": "dash"},
+                     text="B = 2: classic DP", position="bottom left", font={"color": COLORS["classic_dp"]})],
     )
-    fig.update_xaxes(range=[0, float(eps[-1])])
-    fig.update_yaxes(range=[0, 2.06])
-    return apply_theme(fig, height=520)
 
 
 def b_max_figure(surface: FeasibilitySurface, *, candidate: tuple[float, float] | None = None) -> go.Figure:
     """Largest feasible B against ε for each γ: 2/m (2/B whole, solid) and the supremum 2/(m − 1) (dotted)."""
-    fig = go.Figure()
+    traces = []
     for i, g in enumerate(sorted(surface.gammas, reverse=True)):
         color = _gamma_color(i)
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=surface.epsilon,
                 y=surface.b_max_integer[g],
@@ -147,7 +142,7 @@ def b_max_figure(surface: FeasibilitySurface, *, candidate: tuple[float, float] 
                 hovertemplate=f"γ = {g:g}<br>ε = %{{x:.6g}}<br>B ≤ %{{y:.6g}}<extra></extra>",
             )
         )
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=surface.epsilon,
                 y=surface.b_sup[g],
@@ -157,22 +152,20 @@ def b_max_figure(surface: FeasibilitySurface, *, candidate: tuple[float, float] 
                 hovertemplate=f"γ = {g:g}<br>ε = %{{x:.6g}}<br>every B < %{{y:.6g}}<extra></extra>",
             )
         )
-    add_lines(fig, [hline(2.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": LINE_WIDTH - 1},
-                          text="classic DP (B = 2)", position="bottom right")])
     if candidate is not None:
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[candidate[0]], y=[candidate[1]], mode="markers", name="candidate",
                 marker={"symbol": "star", "size": MARKER_SIZE + 7, "color": COLORS["candidate"]},
                 hovertemplate="candidate<br>ε = %{x:.6g}<br>B = %{y:.6g}<extra></extra>",
             )
         )
-    fig.update_layout(
-        title="Largest B not ruled out", xaxis_title=AXIS["epsilon"], yaxis_title=AXIS["b_max"],
-        legend={"orientation": "h", "y": -0.25},
+    return themed_figure(
+        traces, height=480, title="Largest B not ruled out", xaxis={"title": AXIS["epsilon"]},
+        yaxis={"title": AXIS["b_max"], "range": [0, 2.06]}, legend={"orientation": "h", "y": -0.25},
+        lines=[hline(2.0, line={"color": COLORS["classic_dp"], "dash": "dash", "width": LINE_WIDTH - 1},
+                     text="classic DP (B = 2)", position="bottom right")],
     )
-    fig.update_yaxes(range=[0, 2.06])
-    return apply_theme(fig, height=480)
 
 
 def gamma_max_figure(
@@ -183,12 +176,12 @@ def gamma_max_figure(
     candidate_b: float | None = None,
 ) -> go.Figure:
     """The accuracy ceiling γ_max against ε for several B; the targets γ as horizontal lines."""
-    fig = go.Figure()
+    traces = []
     for i, (b, values) in enumerate(sorted(curves.items())):
         is_candidate = candidate_b is not None and abs(b - candidate_b) < 1e-12
         color = COLORS["classic_dp"] if b == 2.0 else (COLORS["candidate"] if is_candidate else _gamma_color(i))
         label = "B = 2 (classic DP)" if b == 2.0 else f"B = {b:g}" + (" (candidate)" if is_candidate else "")
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=epsilon,
                 y=values,
@@ -199,11 +192,9 @@ def gamma_max_figure(
                 hovertemplate=f"B = {b:g}<br>ε = %{{x:.6g}}<br>γ_max = %{{y:.6f}}<extra></extra>",
             )
         )
-    add_lines(fig, [hline(g, line={"color": COLORS["text"], "dash": "dot", "width": 1.5}, text=f"target γ = {g:g}",
-                          position="bottom right") for g in gammas])
-    fig.update_layout(
-        title="Accuracy ceiling γ_max", xaxis_title=AXIS["epsilon"],
-        yaxis_title=AXIS["gamma_max"], legend={"orientation": "h", "y": -0.25},
+    return themed_figure(
+        traces, height=480, title="Accuracy ceiling γ_max", xaxis={"title": AXIS["epsilon"]},
+        yaxis={"title": AXIS["gamma_max"], "range": [0.49, 1.01]}, legend={"orientation": "h", "y": -0.25},
+        lines=[hline(g, line={"color": COLORS["text"], "dash": "dot", "width": 1.5}, text=f"target γ = {g:g}",
+                     position="bottom right") for g in gammas],
     )
-    fig.update_yaxes(range=[0.49, 1.01])
-    return apply_theme(fig, height=480)

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.theme import COLORS, SEQUENCE, apply_theme, fmt, plain_label
+from ui.figures.theme import COLORS, SEQUENCE, apply_theme, fmt, plain_label, themed_figure
 
 __all__ = ["guarantee_caption", "sensitivity_heatmap", "release_boxplots", "error_distribution", "contraction_bars",
            "posterior_draws"]
@@ -149,14 +149,12 @@ def contraction_bars(results, caption: str, regions: Sequence[str] | None = None
 
 def posterior_draws(draws: np.ndarray, exact_mean: float, alg2_mean: float, caption: str) -> go.Figure:
     """Inference demo: Algorithm 1's posterior draws of θ with the exact posterior mean and Algorithm 2's estimate."""
-    fig = go.Figure(go.Histogram(x=np.asarray(draws, dtype=float), nbinsx=40, name="Algorithm 1 draws",
-                                 histnorm="probability density", marker={"color": SEQUENCE[0]}))
+    traces = [go.Histogram(x=np.asarray(draws, dtype=float), nbinsx=40, name="Algorithm 1 draws",
+                           histnorm="probability density", marker={"color": SEQUENCE[0]})]
     for x, name, color in ((exact_mean, "exact posterior mean", "black"), (alg2_mean, "Algorithm 2 estimate",
                                                                               SEQUENCE[1])):
-        fig.add_trace(go.Scatter(x=[x, x], y=[0, 1], yaxis="y2", mode="lines", name=f"{name} = {fmt(x, 4)}",
+        traces.append(go.Scatter(x=[x, x], y=[0, 1], yaxis="y2", mode="lines", name=f"{name} = {fmt(x, 4)}",
                                  line={"color": color, "width": 3, "dash": "dash"}))
-    fig.update_layout(yaxis2={"overlaying": "y", "range": [0, 1], "visible": False})
-    fig.update_xaxes(title="θ", range=[0, 1])
-    fig.update_yaxes(title="density")
-    apply_theme(fig, height=400)
+    fig = themed_figure(traces, height=400, yaxis2={"overlaying": "y", "range": [0, 1], "visible": False},
+                        xaxis={"title": "θ", "range": [0, 1]}, yaxis={"title": "density"})
     return _title(fig, "Posterior of θ given the release and Z (k-anonymity)", caption)

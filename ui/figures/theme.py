@@ -1,6 +1,7 @@
 """One look for every chart: colours, fonts legible on a projector, units and number formats.
 
-Every figure builder calls :func:`apply_theme` last. Colours have a fixed meaning across pages so a workshop
+Every figure builder makes its figure with :func:`themed_figure` (one ``go.Figure`` call, the cheapest) or calls
+:func:`apply_theme` last (figures with subplots). Colours have a fixed meaning across pages so a workshop
 audience learns them once:
 
 * ``COLORS["feasible"]`` / ``COLORS["infeasible"]`` — Theorem 1's feasible and ruled-out regions;
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -196,6 +199,56 @@ def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None =
         axis.zeroline = False
         axis.title.font.size = FONT_SIZE
     return fig
+
+
+def _theme_layout(height: int, legend_title: str | None, axes: tuple[str, ...]) -> dict:
+    """The settings :func:`apply_theme` assigns, as one layout dict (the axes named in ``axes``)."""
+    axis = {"gridcolor": COLORS["grid"], "zeroline": False, "title": {"font": {"size": FONT_SIZE}}}
+    return {
+        "font": {"family": FONT_FAMILY, "size": FONT_SIZE, "color": COLORS["text"]},
+        "title": {"font": {"size": TITLE_SIZE}},
+        "height": height,
+        "margin": {"l": 70, "r": 30, "t": 60, "b": 60},
+        "hoverlabel": {"font": {"size": FONT_SIZE - 1}},
+        "legend": {"title": {"text": legend_title or None}, "font": {"size": FONT_SIZE - 2}},
+        "colorway": list(SEQUENCE),
+        **{name: axis for name in axes},
+    }
+
+
+def _merged(mine: dict, theirs: dict) -> dict:
+    """``mine`` with ``theirs`` merged in, ``theirs`` winning on a conflict; a title given as text becomes
+    ``{"text": ...}`` (plotly's own shorthand)."""
+    out = dict(mine)
+    for key, value in theirs.items():
+        current = out.get(key)
+        if key == "title" and isinstance(current, str):
+            current = {"text": current}
+        out[key] = _merged(current, value) if isinstance(value, dict) and isinstance(current, dict) else value
+    return out
+
+
+def themed_figure(traces: Sequence[Any], *, height: int = 460, legend_title: str | None = None,
+                  lines: Sequence[Line] = (), annotations: Sequence[dict] = (), **layout: Any) -> go.Figure:
+    """A themed figure made in ONE ``go.Figure(data, layout)`` call: ``traces``, the figure's own ``layout``
+    settings (``title``, ``xaxis``, ``legend``, ``shapes``, …; a title may be given as text), reference ``lines``
+    (:func:`vline`, :func:`hline`) and ``annotations``, with the settings of :func:`apply_theme` merged in.
+
+    The same figure as adding the traces one by one, ``update_layout(**layout)``, :func:`add_lines` and
+    :func:`apply_theme` (a test compares their JSON), at about a third of the CPU: plotly validates each property
+    once instead of at every assignment (the figures are rebuilt at every click).
+    """
+    layout = {key: ({"text": value} if key == "title" and isinstance(value, str) else value)
+              for key, value in layout.items()}
+    axes = tuple(sorted({"xaxis", "yaxis"} | {key for key in layout if key.startswith(("xaxis", "yaxis"))}))
+    merged = _merged(layout, _theme_layout(height, legend_title, axes))
+    shapes = [*layout.get("shapes", ()), *(shape for shape, _ in lines)]
+    labels = [*layout.get("annotations", ()), *(label for _, label in lines if label is not None), *annotations]
+    if shapes:
+        merged["shapes"] = shapes
+    if labels:
+        merged["annotations"] = labels
+    return go.Figure(data=traces, layout=merged)
 
 
 #: A reference line: plotly's layout shape and, when it is labelled, its annotation (see :func:`add_lines`).

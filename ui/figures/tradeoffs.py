@@ -42,11 +42,13 @@ from ui.figures.theme import (
     MARKER_SIZE,
     MECHANISM_COLORS,
     SEQUENCE,
+    Line,
     add_lines,
     apply_theme,
     fmt,
     hline,
     plain_label,
+    themed_figure,
 )
 
 #: Marker role → (colour, symbol, legend text prefix).
@@ -130,12 +132,11 @@ def flag_text(rule: str) -> str:
     return f"no better than '{plain_label(rule)}'" if rule else ""
 
 
-def _add_trivial_line(fig: go.Figure, trivial: tuple[str, float] | None, position: str = "bottom left") -> None:
+def _trivial_lines(trivial: tuple[str, float] | None, position: str = "bottom left") -> list[Line]:
     if trivial is None or not _finite(trivial[1]):
-        return
-    add_lines(fig, [hline(float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2},
-                          text=trivial_label(*trivial), position=position,
-                          font={"color": COLORS["trivial"], "size": 13})])
+        return []
+    return [hline(float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2},
+                  text=trivial_label(*trivial), position=position, font={"color": COLORS["trivial"], "size": 13})]
 
 
 @dataclass(frozen=True)
@@ -163,12 +164,13 @@ def _error(frame: pd.DataFrame, column: str) -> dict | None:
     return {"type": "data", "array": frame[column].fillna(0.0).to_numpy(float), "visible": True, "thickness": 1.2}
 
 
-def _add_markers(fig: go.Figure, markers: Sequence[Marker]) -> None:
+def _marker_traces(markers: Sequence[Marker]) -> list[go.Scatter]:
+    traces = []
     for marker in markers:
         if not (_finite(marker.x) and _finite(marker.y)):
             continue
         color, symbol = ROLE_STYLE.get(marker.role, (COLORS["text"], "star"))
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[marker.x],
                 y=[marker.y],
@@ -178,6 +180,7 @@ def _add_markers(fig: go.Figure, markers: Sequence[Marker]) -> None:
                 hovertemplate=f"{marker.label}<br>x = %{{x:.6g}}<br>y = %{{y:.6g}}<extra></extra>",
             )
         )
+    return traces
 
 
 def tradeoff_figure(
@@ -200,10 +203,10 @@ def tradeoff_figure(
     ``trivial`` = (rule, value) of the best rule that uses no data on the y quantity: a dashed horizontal line.
     Points whose ``no_better_than`` is set are hollow with an ✕ (one legend entry, :data:`FLAGGED_NAME`).
     """
-    fig = go.Figure()
+    traces = []
     if show_pareto and "pareto" in points and points["pareto"].any():
         front = points[points["pareto"].astype(bool)].sort_values("x")
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=front["x"],
                 y=front["y"],
@@ -222,7 +225,7 @@ def tradeoff_figure(
             "<br>".join(t for t in (str(h), flag_text(f)) if t)
             for h, f in zip(group["hover"] if "hover" in group else [""] * len(group), flags, strict=True)
         ]
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=group["x"],
                 y=group["y"],
@@ -252,7 +255,7 @@ def tradeoff_figure(
     if "no_better_than" in points:
         flagged = points[points["no_better_than"].fillna("").astype(str) != ""]
         if not flagged.empty:
-            fig.add_trace(
+            traces.append(
                 go.Scatter(
                     x=flagged["x"],
                     y=flagged["y"],
@@ -265,11 +268,10 @@ def tradeoff_figure(
                     hovertemplate="B = %{customdata[1]:.4g}<br>%{customdata[2]}<extra></extra>",
                 )
             )
-    _add_trivial_line(fig, trivial)
     if selected is not None and "point_id" in points:
         chosen = points[points["point_id"].astype(str) == str(selected)]
         if not chosen.empty:
-            fig.add_trace(
+            traces.append(
                 go.Scatter(
                     x=chosen["x"],
                     y=chosen["y"],
@@ -284,9 +286,9 @@ def tradeoff_figure(
                     hoverinfo="skip",
                 )
             )
-    _add_markers(fig, markers)
-    fig.update_layout(title=title, xaxis_title=x_label, yaxis_title=y_label, clickmode="event+select")
-    return apply_theme(fig, height=height)
+    traces += _marker_traces(markers)
+    return themed_figure(traces, height=height, title=title, xaxis={"title": x_label}, yaxis={"title": y_label},
+                         clickmode="event+select", lines=_trivial_lines(trivial))
 
 
 def privacy_privacy_figure(
@@ -341,7 +343,7 @@ def privacy_privacy_figure(
                 ),
             )
         )
-    _add_markers(fig, markers)
+    fig.add_traces(_marker_traces(markers))
     fig.update_layout(
         title="Privacy against privacy: the two attacks need not agree",
         xaxis_title=x_label,
