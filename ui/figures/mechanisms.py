@@ -19,11 +19,11 @@ from ui.figures.theme import (
     COLORS,
     MECHANISM_COLORS,
     SEQUENCE,
-    add_lines,
     apply_theme,
     fmt,
     hline,
     plain_label,
+    themed_figure,
 )
 
 #: Most points drawn per trace in the scatter (every point is an SVG element; thousands make the page slow).
@@ -62,13 +62,13 @@ def original_vs_private_figure(
     x_priv = np.asarray(x_priv, dtype=float)
     name_i, name_j = plain_label(feature_names[i]), plain_label(feature_names[j])
     rows = display_rows(x.shape[0], max_points)
-    fig = go.Figure()
+    traces = []
     # The private release first, the original on top: the original is often a small cloud inside the noise.
     for label, data, color, opacity in (
         (private_label, x_priv, COLORS["private"], 0.5),
         ("original (prepared)", x, COLORS["original"], 0.7),
     ):
-        fig.add_trace(
+        traces.append(
             go.Scattergl(
                 x=data[rows, i],
                 y=data[rows, j],
@@ -83,13 +83,12 @@ def original_vs_private_figure(
             )
         )
     shown = "" if rows.size == x.shape[0] else f"{rows.size:,} of {x.shape[0]:,} rows shown"
-    fig.update_layout(
+    return themed_figure(
+        traces, height=480,
         title={"text": "Original vs private", "subtitle": {"text": shown}} if shown else "Original vs private",
-        legend={"orientation": "h", "y": -0.2, "x": 0.0},
-        xaxis_title=f"{name_i} (prepared scale)",
-        yaxis_title=f"{name_j} (prepared scale)",
+        legend={"orientation": "h", "y": -0.2, "x": 0.0}, xaxis={"title": f"{name_i} (prepared scale)"},
+        yaxis={"title": f"{name_j} (prepared scale)"},
     )
-    return apply_theme(fig, height=480)
 
 
 def noise_by_coordinate_figure(
@@ -113,7 +112,7 @@ def noise_by_coordinate_figure(
         label → per-coordinate sd of other mechanisms at the same (B, ε, δ) (e.g. the Gaussian mechanism),
         drawn as dotted lines.
     """
-    fig = go.Figure(
+    bars = (
         go.Bar(
             x=[plain_label(name) for name in feature_names],
             y=list(measured_sd),
@@ -131,15 +130,9 @@ def noise_by_coordinate_figure(
             continue
         lines.append(hline(float(sd), line={"color": SEQUENCE[(index + 2) % len(SEQUENCE)], "dash": "dot", "width": 2},
                            text=f"{label}: {fmt(sd)}", position="bottom right"))
-    add_lines(fig, lines)
-    fig.update_layout(
-        title="Noise per coordinate (prepared scale)",
-        xaxis_title="",
-        yaxis_title="standard deviation",
-        showlegend=True,
-        legend={"orientation": "h", "y": -0.35, "x": 0.0},
-    )
-    return apply_theme(fig, height=420)
+    return themed_figure([bars], height=420, title="Noise per coordinate (prepared scale)", xaxis={"title": ""},
+                         yaxis={"title": "standard deviation"}, showlegend=True,
+                         legend={"orientation": "h", "y": -0.35, "x": 0.0}, lines=lines)
 
 
 def comparison_figure(
@@ -227,7 +220,7 @@ def projected_columns_figure(
     one = z.shape[1] == 1
     xs = rows.astype(float) if one else z[rows, i]
     ys = z[rows, 0] if one else z[rows, j]
-    fig = go.Figure()
+    traces = []
     groups = [(None, np.ones(rows.size, dtype=bool))]
     if labels is not None:
         lab = np.asarray(labels)[rows]
@@ -236,7 +229,7 @@ def projected_columns_figure(
             groups = [(c, lab == c) for c in classes]
     for index, (cls, mask) in enumerate(groups):
         name = "released rows" if cls is None else f"outcome = {fmt(float(cls))}"
-        fig.add_trace(
+        traces.append(
             go.Scattergl(
                 x=xs[mask],
                 y=ys[mask],
@@ -250,13 +243,12 @@ def projected_columns_figure(
         )
     shown = "" if rows.size == z.shape[0] else f"{rows.size:,} of {z.shape[0]:,} rows shown"
     title = "The release: projected columns (P is secret)"
-    fig.update_layout(
-        title={"text": title, "subtitle": {"text": shown}} if shown else title,
+    return themed_figure(
+        traces, height=480, title={"text": title, "subtitle": {"text": shown}} if shown else title,
         legend={"orientation": "h", "y": -0.2, "x": 0.0},
-        xaxis_title="row" if one else f"projected column z{i + 1}",
-        yaxis_title="projected column z1" if one else f"projected column z{j + 1}",
+        xaxis={"title": "row" if one else f"projected column z{i + 1}"},
+        yaxis={"title": "projected column z1" if one else f"projected column z{j + 1}"},
     )
-    return apply_theme(fig, height=480)
 
 
 def distance_recovery_figure(true: np.ndarray, estimate: np.ndarray, sd: np.ndarray) -> go.Figure:
@@ -269,12 +261,9 @@ def distance_recovery_figure(true: np.ndarray, estimate: np.ndarray, sd: np.ndar
     estimate = np.asarray(estimate, dtype=float)
     sd = np.asarray(sd, dtype=float)
     top = float(max(true.max(initial=0.0), 1e-9))
-    fig = go.Figure()
-    fig.add_trace(
+    traces = [
         go.Scatter(x=[0.0, top], y=[0.0, top], mode="lines", name="perfect recovery",
-                   line={"color": COLORS["nonprivate"], "dash": "dash", "width": 1.5}, hoverinfo="skip")
-    )
-    fig.add_trace(
+                   line={"color": COLORS["nonprivate"], "dash": "dash", "width": 1.5}, hoverinfo="skip"),
         go.Scatter(
             x=true,
             y=estimate,
@@ -284,12 +273,10 @@ def distance_recovery_figure(true: np.ndarray, estimate: np.ndarray, sd: np.ndar
             error_y={"type": "data", "array": sd.tolist(), "visible": True, "thickness": 0.6,
                      "color": "rgba(120,120,120,0.35)"},
             hovertemplate="true ‖x_i − x_j‖² = %{x:.4g}<br>estimate = %{y:.4g}<extra></extra>",
-        )
+        ),
+    ]
+    return themed_figure(
+        traces, height=480, title="Distance recovery from the release (Algorithm 2)",
+        xaxis={"title": "true squared distance ‖x_i − x_j‖² (prepared scale)"},
+        yaxis={"title": "estimate ‖z_i − z_j‖² − 2kσ²"}, legend={"orientation": "h", "y": -0.2, "x": 0.0},
     )
-    fig.update_layout(
-        title="Distance recovery from the release (Algorithm 2)",
-        xaxis_title="true squared distance ‖x_i − x_j‖² (prepared scale)",
-        yaxis_title="estimate ‖z_i − z_j‖² − 2kσ²",
-        legend={"orientation": "h", "y": -0.2, "x": 0.0},
-    )
-    return apply_theme(fig, height=480)

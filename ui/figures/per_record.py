@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.theme import COLORS, LINE_WIDTH, SEQUENCE, Line, add_lines, apply_theme, fmt, hline, vline
+from ui.figures.theme import COLORS, LINE_WIDTH, SEQUENCE, Line, fmt, hline, themed_figure, vline
 
 #: Dash pattern of curves that are our own additions (not in the paper), so they stand out as such.
 OURS_DASH = "dash"
@@ -70,11 +70,11 @@ def policy_figure(
     threshold
         An acceptable loss, drawn as a horizontal dashed line.
     """
-    fig = go.Figure()
+    traces = []
     for index, curve in enumerate(curves):
         x, y = _positive(curve.x, curve.loss)
         label = curve.label + (" [ours]" if curve.ours else "")
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=x,
                 y=y,
@@ -95,11 +95,8 @@ def policy_figure(
     if threshold is not None and np.isfinite(threshold) and threshold > 0:
         lines.append(hline(float(threshold), line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
                            text=f"acceptable loss {fmt(threshold)}", position="bottom right"))
-    add_lines(fig, lines)
-    fig.update_layout(title=title, xaxis_title=value_label, yaxis_title=f"per-record loss, {unit_label}")
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return apply_theme(fig, height=height)
+    return themed_figure(traces, height=height, title=title, xaxis={"title": value_label, "type": "log"},
+                         yaxis={"title": f"per-record loss, {unit_label}", "type": "log"}, lines=lines)
 
 
 def loss_ecdf_figure(
@@ -123,7 +120,7 @@ def loss_ecdf_figure(
     if log_x:
         keep = values > 0
         values, share = values[keep], share[keep]
-    fig = go.Figure(
+    trace = (
         go.Scatter(
             x=values,
             y=share,
@@ -140,17 +137,10 @@ def loss_ecdf_figure(
     if threshold is not None and np.isfinite(threshold) and (threshold > 0 or not log_x):
         lines.append(_vline(threshold, text=f"acceptable {fmt(threshold)}", color=COLORS["classic_dp"], dash="dash",
                             log_x=log_x, top=False))
-    add_lines(fig, lines)
-    fig.update_layout(
-        title=title,
-        xaxis_title=f"per-record loss, {unit_label}",
-        yaxis_title="share of records with at most this loss",
-        yaxis={"range": [0, 1.02]},
-        showlegend=False,
-    )
-    if log_x:
-        fig.update_xaxes(type="log")
-    return apply_theme(fig, height=height)
+    xaxis = {"title": f"per-record loss, {unit_label}", **({"type": "log"} if log_x else {})}
+    return themed_figure([trace], height=height, title=title, xaxis=xaxis,
+                         yaxis={"title": "share of records with at most this loss", "range": [0, 1.02]},
+                         showlegend=False, lines=lines)
 
 
 def tdp_policy_figure(
@@ -167,7 +157,7 @@ def tdp_policy_figure(
     ``distances``/``epsilons`` come from the engine (a step function); ``marks`` are distances to draw (e.g. the
     median nearest-neighbour distance of the data, and t = 2).
     """
-    fig = go.Figure(
+    trace = (
         go.Scatter(
             x=list(distances),
             y=list(epsilons),
@@ -177,20 +167,17 @@ def tdp_policy_figure(
             hovertemplate="distance t = %{x:.4g}<br>ε(t) = %{y:.6g}<extra></extra>",
         )
     )
-    add_lines(fig, [
+    lines = [
         vline(float(b), line={"color": COLORS["candidate"], "dash": "dash", "width": 2}, text=f"B = {fmt(b)}",
               position="top left"),
         *(vline(float(value), line={"color": SEQUENCE[(index + 1) % len(SEQUENCE)], "dash": "dot", "width": 1.5},
                 text=f"{label} {fmt(value)}", position="bottom right")
           for index, (label, value) in enumerate((marks or {}).items()) if value is not None and np.isfinite(value)),
-    ])
-    fig.update_layout(
-        title="Targeted DP's policy function ε(t)",
-        xaxis_title="L2 distance t between the two records (prepared units)",
-        yaxis_title="privacy loss ε(t) of (ε, δ)-DP (switch lemma)",
-        showlegend=False,
-    )
-    return apply_theme(fig, height=height)
+    ]
+    return themed_figure([trace], height=height, title="Targeted DP's policy function ε(t)",
+                         xaxis={"title": "L2 distance t between the two records (prepared units)"},
+                         yaxis={"title": "privacy loss ε(t) of (ε, δ)-DP (switch lemma)"}, showlegend=False,
+                         lines=lines)
 
 
 def distance_loss_histogram(
@@ -204,7 +191,7 @@ def distance_loss_histogram(
     """Histogram of per-record losses (e.g. ε at each record's nearest-neighbour distance), worst case marked."""
     values = np.asarray(losses, dtype=float)
     values = values[np.isfinite(values)]
-    fig = go.Figure(
+    trace = (
         go.Histogram(
             x=values,
             marker_color=COLORS["primary"],
@@ -212,14 +199,8 @@ def distance_loss_histogram(
             hovertemplate="loss %{x}<br>%{y} records<extra></extra>",
         )
     )
-    if worst_case is not None and np.isfinite(worst_case):
-        add_lines(fig, [vline(float(worst_case), line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
-                              text=f"worst case (t = 2): {fmt(worst_case)}", position="top left")])
-    fig.update_layout(
-        title=title,
-        xaxis_title=f"per-record loss, {unit_label}",
-        yaxis_title="number of records",
-        showlegend=False,
-        bargap=0.05,
-    )
-    return apply_theme(fig, height=height)
+    lines = [vline(float(worst_case), line={"color": COLORS["classic_dp"], "dash": "dash", "width": 2},
+                   text=f"worst case (t = 2): {fmt(worst_case)}", position="top left")
+             ] if worst_case is not None and np.isfinite(worst_case) else []
+    return themed_figure([trace], height=height, title=title, xaxis={"title": f"per-record loss, {unit_label}"},
+                         yaxis={"title": "number of records"}, showlegend=False, bargap=0.05, lines=lines)

@@ -304,7 +304,7 @@ def privacy_privacy_figure(
     The two protections need not move together (attribute inference is neither monotone in B nor tends to 1),
     which is what this plot shows. Series are told apart by marker symbol.
     """
-    fig = go.Figure()
+    traces = []
     symbols = ("circle", "square", "diamond", "triangle-up", "cross", "x")
     b_all = points["b"].to_numpy(float) if not points.empty else np.array([1.0])
     cmin, cmax = float(np.log10(b_all.min())), float(np.log10(b_all.max()))
@@ -313,7 +313,7 @@ def privacy_privacy_figure(
     ticks = np.array([0.05, 0.1, 0.25, 0.5, 1.0, 2.0])
     for index, (series, group) in enumerate(points.groupby("series", sort=False)):
         group = group.sort_values("b")
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=group["x"],
                 y=group["y"],
@@ -343,14 +343,10 @@ def privacy_privacy_figure(
                 ),
             )
         )
-    fig.add_traces(_marker_traces(markers))
-    fig.update_layout(
-        title="Privacy against privacy: the two attacks need not agree",
-        xaxis_title=x_label,
-        yaxis_title=y_label,
-        legend={"x": 0.0, "y": -0.25, "orientation": "h"},
-    )
-    return apply_theme(fig, height=height)
+    traces += _marker_traces(markers)
+    return themed_figure(traces, height=height, title="Privacy against privacy: the two attacks need not agree",
+                         xaxis={"title": x_label}, yaxis={"title": y_label},
+                         legend={"x": 0.0, "y": -0.25, "orientation": "h"})
 
 
 def comparison_bars_figure(
@@ -419,8 +415,7 @@ def hypothesis_testing_figure(
     Gaussian). The diagonal β = 1 − α is a coin flip: a curve on it means perfect protection; a curve at the
     axes means the two records can be told apart without error.
     """
-    fig = go.Figure()
-    fig.add_trace(
+    traces = [
         go.Scatter(
             x=[0.0, 1.0],
             y=[1.0, 0.0],
@@ -429,9 +424,9 @@ def hypothesis_testing_figure(
             line={"color": COLORS["infeasible"], "dash": "dash", "width": 2},
             hoverinfo="skip",
         )
-    )
+    ]
     for index, (label, kind, alphas, betas) in enumerate(curves):
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=list(alphas),
                 y=list(betas),
@@ -443,14 +438,10 @@ def hypothesis_testing_figure(
                 + "</extra>",
             )
         )
-    fig.update_layout(
-        title=f"What a distinguishing attacker can do (two records {fmt(distance)} apart)",
-        xaxis_title="false-positive rate α",
-        yaxis_title="smallest false-negative rate β",
-        xaxis={"range": [0, 1]},
-        yaxis={"range": [0, 1.02]},
-    )
-    return apply_theme(fig, height=height)
+    return themed_figure(traces, height=height,
+                         title=f"What a distinguishing attacker can do (two records {fmt(distance)} apart)",
+                         xaxis={"title": "false-positive rate α", "range": [0, 1]},
+                         yaxis={"title": "smallest false-negative rate β", "range": [0, 1.02]})
 
 
 #: Line dash per δ_fail quantity of :func:`delta_fail_figure`.
@@ -479,10 +470,10 @@ def delta_fail_figure(
     above the axis (the paper's bound is not capped and is infinite where it gives no bound) are drawn at the top,
     values below ``floor`` at the floor (hover shows the exact value).
     """
-    fig = go.Figure()
+    traces = []
     eps_all = [float(e) for _, _, c in curves for e in c["epsilon"]] or [0.0, 1.0]
     top = 10.0
-    fig.add_trace(
+    traces.append(
         go.Scatter(
             x=[min(eps_all), max(eps_all), max(eps_all), min(eps_all), min(eps_all)],
             y=[1.0, 1.0, top, top, 1.0],
@@ -502,7 +493,7 @@ def delta_fail_figure(
                 continue
             raw = np.asarray(curve[key], dtype=float)
             shown = np.clip(np.where(np.isfinite(raw), raw, top), floor, top)
-            fig.add_trace(
+            traces.append(
                 go.Scatter(
                     x=eps,
                     y=shown,
@@ -514,14 +505,13 @@ def delta_fail_figure(
                     + "</extra>",
                 )
             )
-    fig.update_layout(
-        title=title,
-        xaxis_title="ε claimed (the noise stays the same: c = ε × Laplace scale)",
-        yaxis_title="δ_fail (log scale)",
-        yaxis={"type": "log", "range": [float(np.log10(floor)), float(np.log10(top))], "exponentformat": "power"},
+    return themed_figure(
+        traces, height=height, title=title,
+        xaxis={"title": "ε claimed (the noise stays the same: c = ε × Laplace scale)"},
+        yaxis={"title": "δ_fail (log scale)", "type": "log", "range": [float(np.log10(floor)), float(np.log10(top))],
+               "exponentformat": "power"},
         legend={"x": 0.0, "y": -0.3, "orientation": "h"},
     )
-    return apply_theme(fig, height=height)
 
 
 def sweep_report_figures(result: Any) -> list[tuple[str, go.Figure]]:
