@@ -27,10 +27,10 @@ import pandas as pd
 
 from engine.accounting.tdp import tdp_to_dp
 from engine.analysis import (
-    AnalysisConfig,
     AnalysisData,
     PointAnalysis,
     analyse,
+    clear_analysis_cache,
 )
 from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
@@ -79,10 +79,10 @@ def clear_cache() -> None:
     """Forget every cached sweep (and the analysis inputs kept for them)."""
     with _CACHE_LOCK:
         _CACHE.clear()
-        _BUILT.clear()
+    clear_analysis_cache()
 
 
-def _cache_key(fingerprint: str, config: SweepConfig | AnalysisConfig) -> str:
+def _cache_key(fingerprint: str, config: SweepConfig) -> str:
     return hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
 
 
@@ -157,30 +157,12 @@ def _worker_cell(token: int, payload: bytes | None, cell: int, point_index: int,
     return _run_cell(_WORKER_CONTEXT, cell, point_index, rep, seed)
 
 
-#: Analysis inputs (holdout split, non-private program and singling-out references) kept for the last few
-#: (data, analysis configuration) pairs: a sweep, its time estimate and its reference markers build them once.
-_BUILT: collections.OrderedDict[str, AnalysisData] = collections.OrderedDict()
-_BUILT_SIZE = 4
-
-
 def _analysis_data(data: Any, config: SweepConfig, use_cache: bool = True) -> AnalysisData:
-    """``AnalysisData.build(data, config.analysis_config())``, computed once per data fingerprint and analysis
-    configuration (it depends on nothing else: the holdout comes from the configuration's ``holdout_seed``)."""
+    """The sweep's analysis inputs (holdout split, non-private program and singling-out references):
+    :meth:`AnalysisData.cached`, so a sweep, its time estimate, its reference markers and the Mechanisms page's runs
+    on the same data build them once."""
     analysis = config.analysis_config()
-    if not use_cache:
-        return AnalysisData.build(data, analysis)
-    key = _cache_key(_data_fingerprint(data), analysis)
-    with _CACHE_LOCK:
-        built = _BUILT.get(key)
-        if built is not None:
-            _BUILT.move_to_end(key)
-            return built
-    built = AnalysisData.build(data, analysis)
-    with _CACHE_LOCK:
-        _BUILT[key] = built
-        while len(_BUILT) > _BUILT_SIZE:
-            _BUILT.popitem(last=False)
-    return built
+    return AnalysisData.cached(data, analysis) if use_cache else AnalysisData.build(data, analysis)
 
 
 def _build_context(data: Any, config: SweepConfig, use_cache: bool) -> _Context:

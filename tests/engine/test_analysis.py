@@ -272,3 +272,30 @@ def test_page_run_reports_progress_and_can_be_cancelled(togo):
     with pytest.raises(CancelledError):
         analyse_mechanisms(togo, mechanisms, AnalysisConfig(attacks=()), seed=2, repetitions=3,
                            progress=stop_after_two, cancel=token)
+
+
+def test_analysis_inputs_are_built_once_per_data_and_configuration(monkeypatch):
+    """AnalysisData.cached returns build's inputs, made once per (data fingerprint, configuration) for the last four
+    pairs: a page's second run on the same data reuses the holdout split and the non-private references."""
+    import engine.analysis as analysis_module
+
+    analysis_module.clear_analysis_cache()
+    built = []
+    original = AnalysisData.build.__func__
+    monkeypatch.setattr(AnalysisData, "build", classmethod(lambda cls, *a, **k: built.append(1) or original(cls, *a, **k)))
+    demo = load_demo("togo-demo")
+    data = prepare(demo.frame.head(600), demo.spec)
+    config = AnalysisConfig(program=demo.program_config(), attacks=("singling_out",))
+    first = AnalysisData.cached(data, config)
+    assert AnalysisData.cached(data, config) is first and len(built) == 1
+    fresh = original(AnalysisData, data, config)
+    np.testing.assert_array_equal(first.x_rel, fresh.x_rel)
+    np.testing.assert_array_equal(first.x_hold, fresh.x_hold)
+    assert first.baseline.metrics == fresh.baseline.metrics
+    other = AnalysisData.cached(data, AnalysisConfig(program=demo.program_config(), attacks=("singling_out",),
+                                                     holdout_seed=config.holdout_seed + 1))
+    assert other is not first and len(built) == 2
+    for seed in range(2, 6):  # four more configurations push the first one out
+        AnalysisData.cached(data, AnalysisConfig(attacks=("singling_out",), holdout_seed=seed))
+    assert AnalysisData.cached(data, config) is not first and len(built) == 7
+    analysis_module.clear_analysis_cache()
