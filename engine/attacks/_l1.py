@@ -91,8 +91,7 @@ def _all_but_one(block: np.ndarray, candidates: np.ndarray, queries: np.ndarray,
             for i in range(c):
                 v = abs(t - column[i])
                 total[i] += v
-                if v > largest[i]:
-                    largest[i] = v
+                largest[i] = max(largest[i], v)  # branch-free: the loop vectorises
         t_min = total[0]
         for i in range(1, c):
             if total[i] < t_min:
