@@ -55,19 +55,18 @@ def _cell_name(cell) -> str:
 def sensitivity_heatmap(z: Sequence[float], grid: np.ndarray, n: int, marked: tuple[float, float] | None = None,
                         marked_value: int | None = None) -> go.Figure:
     """Figure 4: Δ_z(n, z0, z1) over z0 (rows) and z1 (columns); blank where z0 > z1."""
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         x=list(map(float, z)), y=list(map(float, z)), z=grid, colorscale="Viridis", zmin=1, zmax=n,
         colorbar={"title": {"text": "Δ_z"}},
         hovertemplate="z0 = %{y:.3g}, z1 = %{x:.3g}<br>Δ_z = %{z}<extra></extra>",
-    ))
+    )]
     if marked is not None:
-        fig.add_trace(go.Scatter(x=[marked[1]], y=[marked[0]], mode="markers+text", name="your model",
+        traces.append(go.Scatter(x=[marked[1]], y=[marked[0]], mode="markers+text", name="your model",
                                  text=[f"Δ_z = {marked_value}"], textposition="top right",
                                  marker={"symbol": "x", "size": 14, "color": COLORS.get("text", "#222")}))
-    fig.update_xaxes(title="z1 (upper bound on P(others = 1 | secret 1))", range=[-0.03, 1.03])
-    fig.update_yaxes(title="z0 (lower bound on P(others = 1 | secret 0))", range=[-0.03, 1.03])
-    apply_theme(fig, height=480)
-    fig.update_layout(showlegend=False)
+    fig = themed_figure(traces, height=480, showlegend=False,
+                        xaxis={"title": "z1 (upper bound on P(others = 1 | secret 1))", "range": [-0.03, 1.03]},
+                        yaxis={"title": "z0 (lower bound on P(others = 1 | secret 0))", "range": [-0.03, 1.03]})
     return _title(fig, f"Δ_z of one count for groups of n = {n} correlated people (Figure 4)",
                   "Exact W∞(1 + Bin(n−1, z1), Bin(n−1, z0)); z0 = z1 is independence (Δ_z = 1)")
 
@@ -76,23 +75,22 @@ def release_boxplots(results, region: str, epsilon: float, caption: str, *, rate
     """Figure 1: released counts (or rates per 100,000) of ``region`` against period, boxes over replicates, one
     colour per method at ``epsilon``, with the truth line."""
     k = results.regions.index(region)
-    fig = go.Figure()
+    traces = []
     periods = list(results.periods)
     cells = [c for c in results.cells if c.epsilon == epsilon]
     for i, cell in enumerate(cells):
         values = cell.released_rates if rates and cell.released_rates is not None else cell.released
         v = values[:, k, :]  # (R, T)
-        fig.add_trace(go.Box(
+        traces.append(go.Box(
             x=np.tile(periods, v.shape[0]), y=v.ravel(), name=cell.label, boxpoints=False,
             marker={"color": SEQUENCE[i % len(SEQUENCE)]}, line={"width": 1.5},
         ))
     truth = results.truth_rates if rates and results.truth_rates is not None else results.truth
-    fig.add_trace(go.Scatter(x=periods, y=truth[k], mode="lines+markers", name="truth (confidential)",
+    traces.append(go.Scatter(x=periods, y=truth[k], mode="lines+markers", name="truth (confidential)",
                              line={"color": "black", "width": 2}, marker={"size": 6}))
-    fig.update_layout(boxmode="group")
-    fig.update_xaxes(title="period", type="category")
-    fig.update_yaxes(title="released rate per 100,000" if rates else "released count")
-    apply_theme(fig, height=460, legend_title="method")
+    fig = themed_figure(traces, height=460, legend_title="method", boxmode="group",
+                        xaxis={"title": "period", "type": "category"},
+                        yaxis={"title": "released rate per 100,000" if rates else "released count"})
     title = f"{plain_label(region)}: release against period at ε = {fmt(epsilon)} (boxes over replicates)"
     return _title(fig, title, caption)
 
@@ -107,20 +105,19 @@ def error_distribution(results, caption: str) -> go.Figure:
     """Figure 2: relative error |ŷ − x| / x over all cells with x > 0, by method (colour) and ε (x axis); boxes are
     5–25–50–75–95 % quantiles (precomputed, so the page never ships millions of points). A linear axis: many
     errors are exactly 0, which a log axis cannot show."""
-    fig = go.Figure()
+    traces = []
     methods = list(dict.fromkeys(c.label for c in results.cells))
     for i, label in enumerate(methods):
         cells = [c for c in results.cells if c.label == label]
         stats = [_box_stats(c.relative_error) for c in cells]
-        fig.add_trace(go.Box(
+        traces.append(go.Box(
             x=[f"ε = {fmt(c.epsilon)}" for c in cells], name=label, marker={"color": SEQUENCE[i % len(SEQUENCE)]},
             q1=[s["q1"] for s in stats], median=[s["median"] for s in stats], q3=[s["q3"] for s in stats],
             lowerfence=[s["lowerfence"] for s in stats], upperfence=[s["upperfence"] for s in stats],
         ))
-    fig.update_layout(boxmode="group")
-    fig.update_yaxes(title="relative error |ŷ − x| / x", rangemode="tozero")
-    fig.update_xaxes(title="privacy loss ε per period")
-    apply_theme(fig, height=460, legend_title="method")
+    fig = themed_figure(traces, height=460, legend_title="method", boxmode="group",
+                        yaxis={"title": "relative error |ŷ − x| / x", "rangemode": "tozero"},
+                        xaxis={"title": "privacy loss ε per period"})
     return _title(fig, "Relative error over every region × period (5/25/50/75/95 % quantiles)", caption)
 
 

@@ -43,8 +43,6 @@ from ui.figures.theme import (
     MECHANISM_COLORS,
     SEQUENCE,
     Line,
-    add_lines,
-    apply_theme,
     fmt,
     hline,
     plain_label,
@@ -374,7 +372,7 @@ def comparison_bars_figure(
     if errors is not None:
         arr = [0.0 if e is None or not np.isfinite(e) else float(e) for e in errors]
         error_y = {"type": "data", "array": arr, "visible": True}
-    fig = go.Figure(
+    traces = [
         go.Bar(
             x=list(labels),
             y=[float(v) for v in values],
@@ -387,17 +385,18 @@ def comparison_bars_figure(
             hovertemplate="%{x}<br>" + y_label + " = %{y:.6g}<br>%{customdata[0]}<extra></extra>",
             showlegend=False,  # the bars are named on the axis; the legend names only the dashed line
         )
-    )
+    ]
     legend = False
+    lines = []
     if trivial is not None and _finite(trivial[1]):
         # The line's label goes in the legend above the plot: written on the line it overlapped the bars' values.
-        add_lines(fig, [hline(float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2})])
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=trivial_label(*trivial), hoverinfo="skip",
+        lines.append(hline(float(trivial[1]), line={"color": COLORS["trivial"], "dash": "dash", "width": 2}))
+        traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=trivial_label(*trivial), hoverinfo="skip",
                                  line={"color": COLORS["trivial"], "dash": "dash", "width": 2}))
         legend = True
-    fig.update_layout(title=title, yaxis_title=y_label, xaxis_title="", bargap=0.35, showlegend=legend,
-                      legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
-    apply_theme(fig, height=440)
+    fig = themed_figure(traces, height=440, title=title, yaxis={"title": y_label}, xaxis={"title": ""}, bargap=0.35,
+                        showlegend=legend, lines=lines,
+                        legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
     if legend:  # room for the legend's line between the title and the plot (in a half-width column they overlapped)
         fig.update_layout(margin_t=100)
     return fig

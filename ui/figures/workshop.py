@@ -9,12 +9,12 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from engine.workshop import ComparisonRow
-from ui.figures.theme import COLORS, MARKER_SIZE, SEQUENCE, apply_theme, plain_label
+from ui.figures.theme import COLORS, MARKER_SIZE, SEQUENCE, plain_label, themed_figure
 
 
 def workshop_figure(rows: Sequence[ComparisonRow], *, height: int = 460) -> go.Figure:
     """Program metric ± interval against ε' per candidate; the chosen one outlined; the metric's name on the y axis."""
-    fig = go.Figure()
+    traces = []
     metrics = {r.evidence.metric for r in rows if r.evidence is not None and r.evidence.value is not None}
     measured = [r for r in rows if r.evidence is not None and r.evidence.value is not None]
     floor = min((r.evidence.value.mean for r in measured), default=0.0)  # type: ignore[union-attr]
@@ -27,7 +27,7 @@ def workshop_figure(rows: Sequence[ComparisonRow], *, height: int = 460) -> go.F
         if value is not None and value.low is not None and value.high is not None:
             error = {"type": "data", "symmetric": False, "array": [value.high - value.mean],
                      "arrayminus": [value.mean - value.low], "thickness": 2}
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=[r.implied_epsilon], y=[value.mean if value is not None else floor], mode="markers+text", name=name,
             text=[f"{r.index + 1}" + (" ✓" if r.chosen else "")], textposition="top center", error_y=error,
             marker={"size": MARKER_SIZE + (6 if r.chosen else 2), "color": colour,
@@ -36,10 +36,13 @@ def workshop_figure(rows: Sequence[ComparisonRow], *, height: int = 460) -> go.F
             hovertemplate=f"{name}<br>ε' = %{{x:.4g}}<br>metric = %{{y:.4g}}"
             + ("" if value is not None else " (not measured yet)") + "<extra></extra>",
         ))
-    fig.update_xaxes(type="log", tickformat=".3g", title_text="privacy loss for any two records ε' (implied classic DP, log)")
-    fig.update_yaxes(title_text=plain_label(" / ".join(sorted(m for m in metrics if m)) or "program metric")
-                     + " [95 % interval]")
-    apply_theme(fig, height=height, legend_title="Candidate")
+    fig = themed_figure(
+        traces, height=height, legend_title="Candidate",
+        xaxis={"type": "log", "tickformat": ".3g",
+               "title": "privacy loss for any two records ε' (implied classic DP, log)"},
+        yaxis={"title": plain_label(" / ".join(sorted(m for m in metrics if m)) or "program metric")
+               + " [95 % interval]"},
+    )
     # below the plot: a side-by-side column at 1280 px is too narrow for a legend beside it
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0},
                       margin={"l": 70, "r": 20, "t": 30, "b": 40})
