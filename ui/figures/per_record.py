@@ -159,8 +159,8 @@ def tdp_policy_figure(
     """
     trace = (
         go.Scatter(
-            x=list(distances),
-            y=list(epsilons),
+            x=np.asarray(distances, dtype=float),
+            y=np.asarray(epsilons, dtype=float),
             mode="lines",
             line={"shape": "hv", "color": COLORS["primary"], "width": LINE_WIDTH},
             name=f"(B = {fmt(b)}, ε = {fmt(epsilon)})-TDP",

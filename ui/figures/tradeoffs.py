@@ -427,8 +427,8 @@ def hypothesis_testing_figure(
     for index, (label, kind, alphas, betas) in enumerate(curves):
         traces.append(
             go.Scatter(
-                x=list(alphas),
-                y=list(betas),
+                x=np.asarray(alphas, dtype=float),
+                y=np.asarray(betas, dtype=float),
                 mode="lines",
                 name=label,
                 line={"color": series_color(kind, index), "width": LINE_WIDTH},
