@@ -16,9 +16,10 @@ from tests.e2e.conftest import (
     idle,
     import_record,
     no_exception,
+    open_upload_on_data_page,
     run_sweep_with_one_repetition,
     shoot,
-    upload_on_data_page,
+    upload_file,
 )
 
 pytestmark = pytest.mark.e2e
@@ -30,13 +31,17 @@ def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("hmda")
 
 
-def test_upload_the_loan_book(page, sidebar, server, folder):
+def test_open_the_data_page_to_upload(page, server):
+    url, _, _ = server
+    open_upload_on_data_page(page, url)
+
+
+def test_upload_the_loan_book(page, sidebar, folder):
     from playwright.sync_api import expect
 
     from tests.real_data import write_csv
 
-    url, _, _ = server
-    upload_on_data_page(page, url, write_csv("hmda", folder))
+    upload_file(page, write_csv("hmda", folder))
     expect(sidebar).to_contain_text("hmda.csv")
 
 

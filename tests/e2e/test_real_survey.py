@@ -9,19 +9,32 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import choose, click_button, go, idle, no_exception, shoot, upload_on_data_page
+from tests.e2e.conftest import (
+    choose,
+    click_button,
+    go,
+    idle,
+    no_exception,
+    open_upload_on_data_page,
+    shoot,
+    upload_file,
+)
 
 pytestmark = pytest.mark.e2e
 STEPS = True
 
 
-def test_upload_the_survey(page, sidebar, server, tmp_path_factory):
+def test_open_the_data_page_to_upload(page, server):
+    url, _, _ = server
+    open_upload_on_data_page(page, url)
+
+
+def test_upload_the_survey(page, sidebar, tmp_path_factory):
     from playwright.sync_api import expect
 
     from tests.real_data import write_csv
 
-    url, _, _ = server
-    upload_on_data_page(page, url, write_csv("slid", tmp_path_factory.mktemp("slid")))
+    upload_file(page, write_csv("slid", tmp_path_factory.mktemp("slid")))
     expect(sidebar).to_contain_text("slid.csv")
 
 
