@@ -150,9 +150,9 @@ def test_per_record_policy_functions(page):
     shoot(page, "6-per-record")
 
 
-def test_workshop_pins_three_candidates_compares_exports_and_reimports(page):
-    """Pin the Mechanisms run, the swept point and the feasibility candidate; the Workshop compares them; the exported
-    record carries them and importing it restores them (presenter mode: tests/app/test_workshop_page.py)."""
+def test_workshop_pins_three_candidates_and_compares_them(page):
+    """Pin the Mechanisms run, the swept point and the feasibility candidate; the Workshop compares them (presenter
+    mode: tests/app/test_workshop_page.py)."""
     from playwright.sync_api import expect
 
     go(page, "mechanisms")
@@ -170,6 +170,10 @@ def test_workshop_pins_three_candidates_compares_exports_and_reimports(page):
     expect(table).to_contain_text("Attacker's odds from 50:50")
     expect(table).to_contain_text("3. B = ")
     no_exception(page)
+
+
+def test_the_exported_record_carries_the_workshop_and_importing_it_restores_it(page):
+    from playwright.sync_api import expect
 
     go(page, "export")
     record_path = ARTIFACTS / "decision-record-workshop.json"
