@@ -21,6 +21,17 @@ setup_python() {
   fi
 }
 
+compile_kernels() {
+  # The attacks' numba kernels, compiled once per installation (cached in engine/attacks/__pycache__) instead of
+  # by the first attack of every new process: engine/attacks/precompile.py. Again only when their source changed.
+  local want stamp="$VENV/.compiled-kernels"
+  want=$(cat engine/attacks/_l1.py engine/attacks/_chebyshev.py requirements.txt | sha256sum)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    "$PY" -m engine.attacks.precompile
+    echo "$want" > "$stamp"
+  fi
+}
+
 ensure_chromium() {
   if command -v chromium >/dev/null 2>&1; then return; fi
   echo "Installing Chromium (Debian package) for the browser test..." >&2
@@ -34,11 +45,13 @@ case "${1:-}" in
   app)
     shift
     setup_python requirements.txt
+    compile_kernels
     exec "$VENV/bin/streamlit" run app.py "$@"
     ;;
   test)
     shift
     setup_python requirements-test.txt
+    compile_kernels
     ensure_chromium
     # Both cores; tests of one module share a worker, so module-scoped fixtures (the browser test's server) run once.
     exec "$PY" -m pytest -n auto --dist loadscope "$@"
@@ -46,6 +59,7 @@ case "${1:-}" in
   bench)
     shift
     setup_python requirements-test.txt
+    compile_kernels
     exec "$PY" benchmarks/run.py "$@"
     ;;
   *)
