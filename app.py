@@ -17,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import session_store
-from ui.common import PageStop, freeze_new_imports, render_sidebar, show_notices, wait_for_warm_up, warm_up
+from ui.common import PageStop, render_sidebar, show_notices, wait_for_warm_up, warm_up
 from ui.links import apply_scenario_params, scenario_params
 from ui.state import STATE_KEY, get_state, keep_widget_values
 
@@ -82,4 +82,3 @@ finally:
         st.query_params.from_dict(wanted)
     session_store.save(st.session_state[SESSION_KEY], state, st.session_state)
     warm_up()  # after the first page is drawn: import what the later pages need in the background
-    freeze_new_imports()  # modules a page imported since: out of the collector's walk after every run

@@ -255,6 +255,9 @@ class AnalysisData:
             from engine.attacks.singling_out import singling_out_baseline
 
             so_baseline = singling_out_baseline(x_rel, config.attack_configs()[0])
+        for array in (x_rel, y_rel, x_hold, *extras_rel.values()):  # shared by every run (and :meth:`cached`)
+            if array is not None:
+                array.setflags(write=False)
         return cls(config, x_rel, y_rel, extras_rel, x_hold, baseline, so_baseline, classes, fingerprint)
 
     @classmethod

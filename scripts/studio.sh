@@ -25,7 +25,9 @@ compile_kernels() {
   # The attacks' numba kernels, compiled once per installation (cached in engine/attacks/__pycache__) instead of
   # by the first attack of every new process: engine/attacks/precompile.py. Again only when their source changed.
   local want stamp="$VENV/.compiled-kernels"
-  want=$(cat engine/attacks/_l1.py engine/attacks/_chebyshev.py requirements.txt | sha256sum)
+  # numba's cache is keyed on the source files' times too: a checkout that rewrites them is compiled again.
+  want=$( (cat engine/attacks/_l1.py engine/attacks/_chebyshev.py requirements.txt;
+           stat -c %Y engine/attacks/_l1.py engine/attacks/_chebyshev.py) | sha256sum)
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "$PY" -m engine.attacks.precompile
     echo "$want" > "$stamp"

@@ -13,7 +13,6 @@ import contextlib
 import gc
 import importlib
 import re
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -116,22 +115,33 @@ WARM_MODULES: tuple[str, ...] = (
     "engine.sweeps",
     "engine.per_record",
     "engine.decision_record",
+    "engine.release_analysis",
+    "engine.recommend",
+    "engine.public_info.results",
+    "engine.export_csv",
+    "sklearn.metrics",
+    "ui.figures.data",
+    "ui.figures.feasibility",
+    "ui.figures.mechanisms",
+    "ui.figures.tradeoffs",
+    "ui.figures.per_record",
+    "ui.figures.public_info",
+    "ui.figures.workshop",
 )
+#: plotly's trace types the figures draw (plotly imports each on first use).
+WARM_TRACES: tuple[str, ...] = ("Scatter", "Scattergl", "Bar", "Histogram", "Box", "Heatmap")
 _warm_started = threading.Event()
 _frozen = threading.Event()
 _warm_thread: list[threading.Thread] = []
-#: Modules loaded when the garbage collector's frozen set was last extended (:func:`freeze_new_imports`).
-_modules_at_freeze = [0]
-_freeze_lock = threading.Lock()
-#: New modules since the last freeze that make another one worth a full collection (one import of scikit-learn,
-#: numba or a page's figures brings hundreds).
-FREEZE_AFTER_NEW_MODULES = 25
 #: Longest a script run waits for the warm-up (it only ever waits for imports the page would do itself).
 WARM_UP_WAIT_SECONDS = 120.0
 
 
 def warm_up() -> None:
-    """Import :data:`WARM_MODULES` once per server process, in a daemon thread (idempotent, never raises)."""
+    """Import :data:`WARM_MODULES` (and plotly's :data:`WARM_TRACES`, and load the attacks' compiled kernels) once per
+    server process, in a daemon thread (idempotent, never raises), then freeze what they made
+    (:func:`freeze_imported_objects`): what the pages load later is then small, and Streamlit's full collection
+    after every run stays cheap."""
     if _warm_started.is_set():
         return
     _warm_started.set()
@@ -142,6 +152,16 @@ def warm_up() -> None:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - a page importing it later reports the real error
                 return
+        try:
+            import plotly.graph_objects as go
+
+            from engine.attacks.precompile import compile_kernels
+
+            for trace in WARM_TRACES:
+                getattr(go, trace)
+            compile_kernels()  # numba and the attacks' compiled scans, from the cache scripts/studio.sh fills
+        except Exception:  # noqa: BLE001 - the first attack or figure would meet the same error and report it
+            return
         freeze_imported_objects()
 
     thread = threading.Thread(target=run, name="studio-warm-up", daemon=True)
@@ -161,29 +181,7 @@ def freeze_imported_objects() -> None:
     if _frozen.is_set():
         return
     _frozen.set()
-    _modules_at_freeze[0] = len(sys.modules)
     gc.freeze()
-
-
-def freeze_new_imports() -> None:
-    """After a script run: when the pages have imported many modules since the last freeze (numba and its compiled
-    kernels at the first attack, scikit-learn's metrics, the public-information engine, the pages' figures),
-    collect once and freeze again, so that Streamlit's full collection after every run walks only what the sessions
-    made (measured in one process: the imports after the warm-up made each collection cost about 40 ms of CPU;
-    frozen, well under 1 ms).
-
-    Runs only after the warm-up's freeze, and then only when :data:`FREEZE_AFTER_NEW_MODULES` modules have appeared:
-    a handful of times per server process. The objects the sessions hold at that moment are frozen with the
-    modules; they are still freed by reference counting when dropped (only a reference cycle among them would
-    outlive its use, and only those of these few moments)."""
-    if not _frozen.is_set():
-        return
-    with _freeze_lock:
-        if len(sys.modules) < _modules_at_freeze[0] + FREEZE_AFTER_NEW_MODULES:
-            return
-        gc.collect()
-        _modules_at_freeze[0] = len(sys.modules)
-        gc.freeze()
 
 
 def wait_for_warm_up() -> None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from engine.errors import InvalidParameterError
+
 
 @numba.njit(cache=True, nogil=True)
 def _scan(block: np.ndarray, candidates: np.ndarray, queries: np.ndarray) -> np.ndarray:  # pragma: no cover
@@ -68,6 +70,8 @@ def scan_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray,
     if candidates is None:
         candidates = np.arange(rows.shape[0], dtype=np.intp)
     candidates = np.asarray(candidates, dtype=np.intp)
+    if candidates.size == 0 or known.size == 0:
+        raise InvalidParameterError("the nearest-row scan needs at least one candidate row and one known column")
     block = np.ascontiguousarray(rows[np.ix_(candidates, known)].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries[:, known], dtype=np.float64)
     return _scan(block, candidates, sub)
@@ -131,6 +135,8 @@ def all_but_one_nearest(rows: np.ndarray, queries: np.ndarray, slack: float,
     if candidates is None:
         candidates = np.arange(rows.shape[0], dtype=np.intp)
     candidates = np.asarray(candidates, dtype=np.intp)
+    if candidates.size == 0 or rows.shape[1] == 0:
+        raise InvalidParameterError("the nearest-row scan needs at least one candidate row and one column")
     block = np.ascontiguousarray(rows[candidates].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries, dtype=np.float64)
     # Every term |t_k − v_k| is at most this: an absolute scale for the slack.

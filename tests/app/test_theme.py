@@ -101,13 +101,16 @@ def test_vline_and_hline_are_plotlys_add_vline_and_add_hline(position):
         assert json.loads(pio.to_json(drawn)) == json.loads(pio.to_json(expected))
 
 
-def test_apply_theme_restores_the_white_template_after_streamlit_set_its_own():
+def test_apply_theme_and_themed_figure_restore_the_white_template_after_streamlit_set_its_own():
     """Importing streamlit sets plotly's default template to Streamlit's; a figure themed after that still gets
     the white template (figures drawn with theme=None and the HTML report use it as it is)."""
     import plotly.io as pio
 
     pio.templates.default = "plotly"  # what an import of streamlit after ui.figures.theme does, in effect
     fig = theme.apply_theme(go.Figure(go.Scatter(x=[1], y=[1])))
+    assert fig.layout.template.layout.plot_bgcolor == "white" and pio.templates.default == "studio_white"
+    pio.templates.default = "plotly"
+    fig = theme.themed_figure([go.Scatter(x=[1], y=[1])])
     assert fig.layout.template.layout.plot_bgcolor == "white" and pio.templates.default == "studio_white"
     with pytest.raises(ValueError, match="four corners"):
         theme.vline(1.0, line={}, text="x", position="middle right")

@@ -236,3 +236,34 @@ def test_compiled_l1_scans_equal_the_canonical_brute_force_on_ties(seed):
     canonical = canonical_nearest(rows, queries, known)
     candidates = np.union1d(canonical, rng.choice(n, size=n // 2, replace=False))
     np.testing.assert_array_equal(scan_nearest(rows, queries, known, candidates), canonical)
+    # The all-but-one scan on a subset holding every secret column's canonical rows (the joint per-group path).
+    subset = np.union1d(every.ravel(), rng.choice(n, size=n // 3, replace=False))
+    np.testing.assert_array_equal(all_but_one_nearest(rows, queries, _neighbours.SLACK, subset), every)
+
+
+def test_the_precompiled_kernels_are_the_ones_the_attacks_run():
+    """``python -m engine.attacks.precompile`` (run by scripts/studio.sh) compiles each kernel for the argument types
+    the attacks pass: after it and after real attacks, each kernel holds exactly one compiled signature (a second
+    one would mean the attacks compile again at their first use in every new process)."""
+    from engine.attacks import _chebyshev, _l1
+    from engine.attacks.precompile import compile_kernels
+
+    compile_kernels()
+    rng = np.random.default_rng(4)
+    x = _unit_ball(rng, 3000, 6)
+    released = x[:2500] + rng.normal(scale=0.05, size=(2500, 6))
+    attribute_inference(x[:2500], released, x[2500:], rng=rng)
+    singling_out(x[:2500], released, SinglingOutConfig(), release_scale=1.0)
+    for kernel in (_l1._scan, _l1._all_but_one, _chebyshev._two_nearest):
+        assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
+
+
+def test_compiled_scans_refuse_an_empty_candidate_set():
+    from engine.attacks._l1 import all_but_one_nearest, scan_nearest
+    from engine.errors import InvalidParameterError
+
+    rows, queries = np.zeros((3, 3)), np.zeros((1, 3))
+    with pytest.raises(InvalidParameterError, match="at least one candidate"):
+        scan_nearest(rows, queries, np.array([0, 1]), np.array([], dtype=np.intp))
+    with pytest.raises(InvalidParameterError, match="at least one candidate"):
+        all_but_one_nearest(rows, queries, 1e-9, np.array([], dtype=np.intp))

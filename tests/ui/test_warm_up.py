@@ -61,18 +61,3 @@ def test_a_failed_warm_up_import_freezes_nothing(monkeypatch, fresh_warm_up):
     common.wait_for_warm_up()
     assert fresh_warm_up == []
 
-
-def test_modules_imported_after_the_warm_up_are_frozen_after_a_run_once_there_are_many(monkeypatch, fresh_warm_up):
-    """After a script run, many new modules since the last freeze (numba, scikit-learn, a page's figures) are
-    collected once and frozen too; a few new modules, or a run before the warm-up's own freeze, freeze nothing."""
-    common.freeze_new_imports()  # before the warm-up froze: nothing
-    assert fresh_warm_up == []
-    common._frozen.set()
-    monkeypatch.setattr(common, "_modules_at_freeze", [len(sys.modules) - common.FREEZE_AFTER_NEW_MODULES + 1])
-    common.freeze_new_imports()  # one module short of the threshold
-    assert fresh_warm_up == []
-    common._modules_at_freeze[0] -= 1
-    common.freeze_new_imports()
-    assert fresh_warm_up == [True] and common._modules_at_freeze == [len(sys.modules)]
-    common.freeze_new_imports()  # nothing new since
-    assert fresh_warm_up == [True]

@@ -172,6 +172,15 @@ pio.templates["studio_white"] = WHITE_TEMPLATE
 pio.templates.default = "studio_white"
 
 
+def _restore_white_template() -> bool:
+    """Make the white template plotly's default again if streamlit, imported after this module, set its own; True
+    when it did (the figure at hand was then made with streamlit's and needs ours)."""
+    if pio.templates.default == "studio_white":
+        return False
+    pio.templates.default = "studio_white"
+    return True
+
+
 def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None = None) -> go.Figure:
     """Apply the Studio's layout (fonts, margins, grid, hover) to ``fig`` in place and return it.
 
@@ -181,8 +190,7 @@ def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None =
     settings cost about 22 ms of CPU per figure in plotly's property-path machinery, attributes about 7 ms
     (several figures per page, at every click)."""
     layout = fig.layout
-    if pio.templates.default != "studio_white":  # streamlit was imported after this module and set its own
-        pio.templates.default = "studio_white"
+    if _restore_white_template():
         layout.template = WHITE_TEMPLATE
     layout.font.family = FONT_FAMILY
     layout.font.size = FONT_SIZE
@@ -241,6 +249,7 @@ def themed_figure(traces: Sequence[Any], *, height: int = 460, legend_title: str
     layout = {key: ({"text": value} if key == "title" and isinstance(value, str) else value)
               for key, value in layout.items()}
     axes = tuple(sorted({"xaxis", "yaxis"} | {key for key in layout if key.startswith(("xaxis", "yaxis"))}))
+    _restore_white_template()  # before the figure is made: it then gets the white template as every figure does
     merged = _merged(layout, _theme_layout(height, legend_title, axes))
     shapes = [*layout.get("shapes", ()), *(shape for shape, _ in lines)]
     labels = [*layout.get("annotations", ()), *(label for _, label in lines if label is not None), *annotations]
