@@ -342,7 +342,9 @@ def privacy_privacy_figure(
             )
         )
     traces += _marker_traces(markers)
-    return themed_figure(traces, height=height, title="Privacy against privacy: the two attacks need not agree",
+    # The subtitle keeps the title inside a half-width column (as one line it was cut off there).
+    return themed_figure(traces, height=height,
+                         title={"text": "Privacy against privacy", "subtitle": {"text": "the two attacks need not agree"}},
                          xaxis={"title": x_label}, yaxis={"title": y_label},
                          legend={"x": 0.0, "y": -0.25, "orientation": "h"})
 
