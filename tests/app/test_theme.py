@@ -79,7 +79,7 @@ def test_every_new_figure_has_the_white_template_and_apply_theme_merges_like_upd
 
 @pytest.mark.parametrize("position", ["top right", "top left", "bottom right", "bottom left"])
 def test_vline_and_hline_are_plotlys_add_vline_and_add_hline(position):
-    """The reference lines drawn in one assignment (theme.add_lines) are the shapes and annotations plotly's own
+    """The reference lines themed_figure draws (theme.vline/hline) are the shapes and annotations plotly's own
     add_vline/add_hline make, labelled or not, with or without a label font."""
     import json
 
@@ -93,12 +93,13 @@ def test_vline_and_hline_are_plotlys_add_vline_and_add_hline(position):
         expected.add_hline(y=0.3, line=line, annotation_text="h", annotation_position=position,
                            **({"annotation_font": font} if font else {}))
         expected.add_vline(x=0.7, line=line)
-        drawn = theme.add_lines(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), [
+        drawn = theme.themed_figure([go.Scatter(x=[0, 1], y=[0, 1])], lines=[
             theme.vline(0.5, line=line, text="v", position=position, font=font),
             theme.hline(0.3, line=line, text="h", position=position, font=font),
             theme.vline(0.7, line=line),
         ])
-        assert json.loads(pio.to_json(drawn)) == json.loads(pio.to_json(expected))
+        shown, wanted = json.loads(pio.to_json(drawn))["layout"], json.loads(pio.to_json(expected))["layout"]
+        assert shown["shapes"] == wanted["shapes"] and shown.get("annotations") == wanted.get("annotations")
 
 
 def test_apply_theme_and_themed_figure_restore_the_white_template_after_streamlit_set_its_own():
@@ -117,7 +118,7 @@ def test_apply_theme_and_themed_figure_restore_the_white_template_after_streamli
 
 
 def test_themed_figure_is_the_step_by_step_figure_with_apply_theme():
-    """themed_figure builds in one go.Figure call what adding traces, update_layout, add_lines, add_annotation and
+    """themed_figure builds in one go.Figure call what adding traces, update_layout, add_shape, add_annotation and
     apply_theme build step by step: the same JSON (axis titles given as text, ranges, extra axes, shapes before the
     lines' shapes, the lines' labels before further annotations)."""
     import json
@@ -133,7 +134,10 @@ def test_themed_figure_is_the_step_by_step_figure_with_apply_theme():
         for trace in traces:
             step.add_trace(trace)
         step.add_shape(**rect)
-        theme.add_lines(step, lines)
+        for shape, label in lines:
+            step.add_shape(**shape)
+            if label is not None:
+                step.add_annotation(**label)
         step.add_annotation(**note)
         step.update_layout(title="t", xaxis_title="ε", yaxis_title="B", legend={"orientation": "h"},
                            yaxis2={"overlaying": "y", "visible": False}, barmode="overlay")

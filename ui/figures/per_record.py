@@ -20,7 +20,7 @@ OURS_DASH = "dash"
 
 
 def _vline(x: float, *, text: str, color: str, dash: str, log_x: bool, top: bool = True) -> Line:
-    """Vertical line with a label (for :func:`~ui.figures.theme.add_lines`). On a log axis plotly places
+    """Vertical line with a label (for ``themed_figure(lines=…)``). On a log axis plotly places
     ``add_vline`` labels wrongly, so the label is an annotation at log10(x) (annotations on log axes use exponent
     coordinates)."""
     shape, _ = vline(float(x), line={"color": color, "dash": dash, "width": 2})

@@ -182,30 +182,19 @@ def _restore_white_template() -> bool:
 
 
 def apply_theme(fig: go.Figure, *, height: int = 460, legend_title: str | None = None) -> go.Figure:
-    """Apply the Studio's layout (fonts, margins, grid, hover) to ``fig`` in place and return it.
+    """Apply the Studio's layout (fonts, margins, grid, hover) to ``fig`` in place and return it: the settings of
+    :func:`_theme_layout`, for figures with subplots (every other figure is made by :func:`themed_figure`).
 
     The settings are the figure's own, not the template's: Streamlit's chart theme rewrites a figure's template
     (fonts, palette, grid) but leaves the figure's own settings alone. The white template itself is plotly's
-    default in this process (above). Each setting is assigned as an attribute: ``update_layout`` with the same
-    settings cost about 22 ms of CPU per figure in plotly's property-path machinery, attributes about 7 ms
-    (several figures per page, at every click)."""
-    layout = fig.layout
+    default in this process (above)."""
+    settings = _theme_layout(height, legend_title, ())
     if _restore_white_template():
-        layout.template = WHITE_TEMPLATE
-    layout.font.family = FONT_FAMILY
-    layout.font.size = FONT_SIZE
-    layout.font.color = COLORS["text"]
-    layout.title.font.size = TITLE_SIZE
-    layout.height = height
-    layout.margin.l, layout.margin.r, layout.margin.t, layout.margin.b = 70, 30, 60, 60
-    layout.hoverlabel.font.size = FONT_SIZE - 1
-    layout.legend.title.text = legend_title or None
-    layout.legend.font.size = FONT_SIZE - 2
-    layout.colorway = SEQUENCE
-    for axis in (*fig.select_xaxes(), *fig.select_yaxes()):
-        axis.gridcolor = COLORS["grid"]
-        axis.zeroline = False
-        axis.title.font.size = FONT_SIZE
+        settings["template"] = WHITE_TEMPLATE
+    fig.update_layout(settings)
+    axis = _theme_layout(height, legend_title, ("xaxis",))["xaxis"]
+    fig.update_xaxes(axis)
+    fig.update_yaxes(axis)
     return fig
 
 
@@ -242,7 +231,7 @@ def themed_figure(traces: Sequence[Any], *, height: int = 460, legend_title: str
     settings (``title``, ``xaxis``, ``legend``, ``shapes``, …; a title may be given as text), reference ``lines``
     (:func:`vline`, :func:`hline`) and ``annotations``, with the settings of :func:`apply_theme` merged in.
 
-    The same figure as adding the traces one by one, ``update_layout(**layout)``, :func:`add_lines` and
+    The same figure as adding the traces one by one, ``update_layout(**layout)``, the lines' shapes and labels and
     :func:`apply_theme` (a test compares their JSON), at about a third of the CPU: plotly validates each property
     once instead of at every assignment (the figures are rebuilt at every click).
     """
@@ -260,7 +249,7 @@ def themed_figure(traces: Sequence[Any], *, height: int = 460, legend_title: str
     return go.Figure(data=traces, layout=merged)
 
 
-#: A reference line: plotly's layout shape and, when it is labelled, its annotation (see :func:`add_lines`).
+#: A reference line: plotly's layout shape and, when it is labelled, its annotation (``themed_figure(lines=…)``).
 Line = tuple[dict, "dict | None"]
 
 
@@ -298,18 +287,3 @@ def _check_position(position: str) -> None:
 
 def _label(text: str, font: dict | None, **where) -> dict:
     return {"text": text, "showarrow": False, **where, **({"font": font} if font is not None else {})}
-
-
-def add_lines(fig: go.Figure, lines: list[Line]) -> go.Figure:
-    """Add reference lines (and their labels) to ``fig`` in one assignment each for shapes and annotations.
-
-    plotly's ``add_vline``/``add_hline`` add one shape at a time and validate every shape already there again:
-    eleven labelled lines took 153 ms of CPU, the same lines added here 4 ms (the per-record page draws that many
-    at every click)."""
-    shapes = [shape for shape, _ in lines]
-    labels = [label for _, label in lines if label is not None]
-    if shapes:
-        fig.layout.shapes = (*fig.layout.shapes, *shapes)
-    if labels:
-        fig.layout.annotations = (*fig.layout.annotations, *labels)
-    return fig
