@@ -137,6 +137,21 @@ def test_a_reload_keeps_the_upload_and_the_results_and_a_shared_link_does_not():
     assert "sid=" not in share_link(studio(at), "data")
 
 
+def test_the_share_toggle_shows_the_scenario_link_without_the_private_key():
+    """The sidebar's link is drawn only when asked for (its code block costs the browser's first paint); it is the
+    engine-free ``share_link`` of the session, and never holds the address's private key."""
+    from ui.common import share_link
+
+    at = start_on("feasibility")
+    assert not [c for c in at.sidebar.code]
+    at.toggle(key="sidebar.share").set_value(True).run()
+    assert_clean(at)
+    shown = [c.value for c in at.sidebar.code]
+    assert shown == [share_link(studio(at), "feasibility")]
+    assert "sid=" not in shown[0] and "data=togo-demo" in shown[0]
+    assert "sid" in dict(at.query_params)  # the address bar keeps it: a reload finds the session again
+
+
 def test_a_page_that_ends_early_still_draws_the_sidebar_and_writes_the_address():
     """The Mechanisms page before a run ends early; with st.stop() Streamlit dropped the shell's sidebar and the
     address-bar update (so a reload lost the session). ui.common.stop_page ends the page and keeps both."""
