@@ -205,7 +205,7 @@ class AnalysisData:
         return 0 if self.x_hold is None else int(self.x_hold.shape[0])
 
     @classmethod
-    def build(cls, data: Any, config: AnalysisConfig, *, holdout_seed: Any = None) -> AnalysisData:
+    def build(cls, data: Any, config: AnalysisConfig, *, holdout_seed: Any = None, workers: int = 1) -> AnalysisData:
         """Split off the holdout and compute the non-private references.
 
         Parameters
@@ -215,6 +215,8 @@ class AnalysisData:
         config : AnalysisConfig
         holdout_seed : int or numpy.random.SeedSequence, optional
             Seed of the holdout draw; default ``config.holdout_seed`` (what every caller of the Studio uses).
+        workers : int
+            Threads for the singling-out reference's nearest-row queries (default 1); the result does not depend on it.
 
         Raises
         ------
@@ -225,6 +227,7 @@ class AnalysisData:
 
         if not isinstance(config, AnalysisConfig):
             raise InvalidParameterError(f"config must be an AnalysisConfig; got {type(config).__name__}")
+        n_workers = check_integer("workers", workers, 1, 16)
         x, y, extras, fingerprint = _data_arrays(data, need_outcome=config.program is not None)
         n, d = x.shape
         if "attribute_inference" in config.attacks and d < 2:
@@ -254,19 +257,19 @@ class AnalysisData:
         if "singling_out" in config.attacks:
             from engine.attacks.singling_out import singling_out_baseline
 
-            so_baseline = singling_out_baseline(x_rel, config.attack_configs()[0])
+            so_baseline = singling_out_baseline(x_rel, config.attack_configs()[0], workers=n_workers)
         for array in (x_rel, y_rel, x_hold, *extras_rel.values()):  # shared by every run (and :meth:`cached`)
             if array is not None:
                 array.setflags(write=False)
         return cls(config, x_rel, y_rel, extras_rel, x_hold, baseline, so_baseline, classes, fingerprint)
 
     @classmethod
-    def cached(cls, data: Any, config: AnalysisConfig) -> AnalysisData:
+    def cached(cls, data: Any, config: AnalysisConfig, *, workers: int = 1) -> AnalysisData:
         """:meth:`build` with the configuration's own holdout seed, computed once per (data fingerprint, configuration)
         for the last :data:`_BUILT_SIZE` pairs in this process: a page's runs, a sweep, its time estimate and its
         reference markers on the same data share the holdout split and the non-private references (on nigeria-demo
         the non-private program and singling-out baseline are about 0.7 s of CPU). The result depends on nothing
-        else, so a cached one is the one :meth:`build` would return."""
+        else, so a cached one is the one :meth:`build` would return (``workers`` as in :meth:`build`)."""
         if not isinstance(config, AnalysisConfig):
             raise InvalidParameterError(f"config must be an AnalysisConfig; got {type(config).__name__}")
         fingerprint = _data_arrays(data, need_outcome=config.program is not None)[3]
@@ -276,7 +279,7 @@ class AnalysisData:
             if built is not None:
                 _BUILT.move_to_end(key)
                 return built
-        built = cls.build(data, config)
+        built = cls.build(data, config, workers=workers)
         with _BUILT_LOCK:
             _BUILT[key] = built
             while len(_BUILT) > _BUILT_SIZE:
@@ -659,7 +662,7 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
         return getattr(type(mechanism), "LABEL", type(mechanism).__name__)
 
     step("holding out the attack's control group")
-    built = AnalysisData.cached(data, config)
+    built = AnalysisData.cached(data, config, workers=n_workers)
     results: dict[tuple[int, int], AnalysisResult] = {}
     tasks = [(m, r) for m in range(len(mechanisms)) for r in range(reps)]  # the first release of each carries attacks
 

@@ -48,7 +48,7 @@ from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_vie
 from engine.constraints import Choice, Constraint, Each, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_array_interval, check_interval, check_matrix, check_rng
+from engine.validation import check_array_interval, check_integer, check_interval, check_matrix, check_rng
 
 #: k-d tree layout: sliding-midpoint splits and larger leaves answer the box queries ~30 % faster than scipy's
 #: defaults on the demos (the answers do not depend on the layout: boxes are decided by distances, ambiguous
@@ -280,13 +280,13 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
 
 
 def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...],
-                      search: str = "auto") -> list[np.ndarray]:
+                      search: str = "auto", workers: int = 1) -> list[np.ndarray]:
     """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE nearest-row search.
 
     ``search``: ``"scan"`` (the compiled column scan; fastest on a noisy release, whose centres lie away from the
     rows), ``"tree"`` (a k-d tree; fastest when every centre has rows close by, e.g. the data themselves as the
     release) or ``"auto"`` (the faster on a sample, see :func:`_two_nearest`). All return the same distances,
-    hence the same rows.
+    hence the same rows. ``workers`` threads answer the k-d tree's queries (each query on its own: the same answers).
 
     The boxes of every net size are balls of the same L∞ metric on the coordinates x / sd (radius c), so the two
     nearest rows of each centre, found once, settle every net size; boxes with a row within τ of their
@@ -324,7 +324,7 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     near = np.flatnonzero(np.max(gap, axis=1, initial=-np.inf) <= reach)
     tree = None
     if near.size:
-        tree, d_near, i_near = _two_nearest(xs, zs[near], reach, k, search)
+        tree, d_near, i_near = _two_nearest(xs, zs[near], reach, k, search, workers)
         dist[near] = d_near
         nearest[near] = i_near
     second = dist[:, 1] if k == 2 else np.full(zs.shape[0], np.inf)
@@ -356,7 +356,7 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     return out
 
 
-def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: str
+def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: str, workers: int = 1
                  ) -> tuple[cKDTree | None, np.ndarray, np.ndarray]:
     """The k ≤ 2 nearest rows (L∞, up to ``reach``) of every centre: by the column scan or the k-d tree (``search``),
     or ``"auto"``: on many centres, both are timed on the same evenly spaced sample of them and the faster one
@@ -382,7 +382,7 @@ def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: s
         search = "tree" if tree_seconds < time.perf_counter() - started else "scan"
     if search == "tree":
         assert tree is not None
-        dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach)
+        dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach, workers=workers)
         return tree, dist.reshape(zs.shape[0], k), nearest.reshape(zs.shape[0], k)
     dist, nearest = two_nearest_chebyshev(xs, zs, reach, index)
     return tree, dist[:, :k], nearest[:, :k]
@@ -395,10 +395,11 @@ def _net_attack(
     release_scale: float,
     non_unique: float | None = None,
     search: str = "auto",
+    workers: int = 1,
 ) -> SinglingOutResult:
     n = x.shape[0]
     sd = np.std(view, axis=0, ddof=1) if view.shape[0] > 1 else np.zeros(view.shape[1])
-    counts = [int(rows.size) for rows in _singled_out_nets(x, view, sd, tuple(config.net_sizes), search)]
+    counts = [int(rows.size) for rows in _singled_out_nets(x, view, sd, tuple(config.net_sizes), search, workers)]
     risks = tuple(count / n for count in counts)
     worst = int(np.argmax(risks))
     return SinglingOutResult(
@@ -488,8 +489,11 @@ def singling_out(
     return dataclasses.replace(result, chance_risk=chance.risk)
 
 
-def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None) -> SinglingOutResult:
+def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None, *, workers: int = 1
+                          ) -> SinglingOutResult:
     """Non-private baseline: the net attack run with X itself as the release (plus the share of non-unique rows).
+
+    ``workers`` threads (in [1, 16]) share the nearest-row queries; the result does not depend on it.
 
     Examples
     --------
@@ -502,7 +506,9 @@ def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None
     if not isinstance(config, SinglingOutConfig):
         raise InvalidParameterError(f"config must be a SinglingOutConfig; got {type(config).__name__}")
     xa = check_matrix("x", x, min_rows=2)
-    return _net_attack(xa, xa, config, 1.0, search="tree")  # every box holds its own row: the tree is faster
+    n_workers = check_integer("workers", workers, 1, 16)
+    # Every box holds its own row: the tree is faster.
+    return _net_attack(xa, xa, config, 1.0, search="tree", workers=n_workers)
 
 
 __all__ = [

@@ -334,3 +334,11 @@ def test_analysis_threads_use_one_blas_thread_each_and_give_the_same_numbers(tog
     assert blas_threads() == before
     for a, b in zip(threaded, serial, strict=True):
         assert a.runs == b.runs
+
+
+def test_references_built_in_two_threads_are_the_same(togo):
+    config = AnalysisConfig(attacks=("singling_out",))
+    one, two = AnalysisData.build(togo, config), AnalysisData.build(togo, config, workers=2)
+    assert two.so_baseline == one.so_baseline and np.array_equal(two.x_rel, one.x_rel)
+    with pytest.raises(InvalidParameterError, match="workers"):
+        AnalysisData.build(togo, config, workers=0)

@@ -282,3 +282,19 @@ def test_precomputed_non_unique_share_is_used_and_validated():
         singling_out(x, release, non_unique=float("nan"))
     with pytest.raises(InvalidParameterError, match="rng must be a numpy.random.Generator"):
         singling_out(x, release, rng=1)
+
+
+def test_baseline_threads_give_the_same_result_and_bad_thread_counts_are_refused():
+    """The reference's k-d tree queries may run in several threads (the Mechanisms page's first run): each query is
+    answered on its own, so the rows singled out are the same; rows repeated and near-equal cover the exact ties."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(3000, 6))
+    x[100:140] = x[:40]  # exact duplicates: never singled out
+    x[200:240] = x[:40] + 1e-12  # near duplicates: boxes decided at their boundary
+    one = singling_out_baseline(x)
+    two = singling_out_baseline(x, workers=2)
+    assert two == one
+    assert one.n_singled_out[0] < 3000 - 80  # the duplicates and near-duplicates are not isolated at c = 0.1
+    for bad in (0, 17, 1.5):
+        with pytest.raises(InvalidParameterError, match="workers"):
+            singling_out_baseline(x, workers=bad)
