@@ -110,20 +110,22 @@ _TOTALS_LOCK = threading.Lock()
 _INSIDE = threading.local()  # a part measured inside another one (the references' attacks) counts only there
 
 
-def _timed(module, name: str, totals: dict[str, float], part: str | None = None):
+def _timed(module, name: str, totals: dict[str, float], part: str | None = None, clock=time.thread_time):
+    """``clock``: this thread's CPU (the attacks, in the page's analysis threads) or, for work that runs before those
+    threads start and may use threads of its own (the references' k-d tree queries), the process's."""
     original = getattr(module, name)
 
     def wrapper(*args, **kwargs):
         if getattr(_INSIDE, "part", None) is not None:
             return original(*args, **kwargs)
         _INSIDE.part = part or name
-        started = time.thread_time()  # this thread's CPU: the page's run analyses in several threads
+        started = clock()
         try:
             return original(*args, **kwargs)
         finally:
             _INSIDE.part = None
             with _TOTALS_LOCK:
-                totals[part or name] = totals.get(part or name, 0.0) + time.thread_time() - started
+                totals[part or name] = totals.get(part or name, 0.0) + clock() - started
 
     return original, wrapper
 
@@ -142,7 +144,8 @@ def mechanisms_run(label: str, frame: pd.DataFrame, spec, program, target: float
     analysis = AnalysisConfig(program=program)
     totals: dict[str, float] = {}
     build = AnalysisData.__dict__["build"]  # the classmethod object, restored as it was
-    _, build_wrapper = _timed(AnalysisData, "build", totals, "non-private references")
+    _, build_wrapper = _timed(AnalysisData, "build", totals, "non-private references",
+                              time.process_time)
     patched = [(so, "singling_out", *_timed(so, "singling_out", totals)),
                (ai, "attribute_inference", *_timed(ai, "attribute_inference", totals))]
     for module, name, _, wrapper in patched:
