@@ -107,12 +107,13 @@ def _generated_table(n: int = 25_000, d: int = 30, seed: int = 0) -> tuple[pd.Da
 
 
 _TOTALS_LOCK = threading.Lock()
-_INSIDE = threading.local()  # a part measured inside another one (the references' attacks) counts only there
+_INSIDE = threading.local()  # a part called inside another measured part (in the same thread) counts only there
 
 
 def _timed(module, name: str, totals: dict[str, float], part: str | None = None, clock=time.thread_time):
-    """``clock``: this thread's CPU (the attacks, in the page's analysis threads) or, for work that runs before those
-    threads start and may use threads of its own (the references' k-d tree queries), the process's."""
+    """``clock``: this thread's CPU (the attacks, in the page's analysis threads) or the process's, for work that
+    runs BEFORE those threads start and may use threads of its own (the references' k-d tree queries); if it
+    overlapped the analysis threads, their CPU would be counted twice."""
     original = getattr(module, name)
 
     def wrapper(*args, **kwargs):

@@ -272,6 +272,7 @@ class AnalysisData:
         else, so a cached one is the one :meth:`build` would return (``workers`` as in :meth:`build`)."""
         if not isinstance(config, AnalysisConfig):
             raise InvalidParameterError(f"config must be an AnalysisConfig; got {type(config).__name__}")
+        check_integer("workers", workers, 1, 16)  # on a cache hit too
         fingerprint = _data_arrays(data, need_outcome=config.program is not None)[3]
         key = hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
         with _BUILT_LOCK:
@@ -685,12 +686,11 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
         def guarded(m: int, r: int) -> AnalysisResult | None:
             return None if stop or (cancel is not None and cancel.cancelled) else one(m, r)
 
-        from threadpoolctl import threadpool_limits
-
         step(f"{label(mechanisms[0])}: release 1 of {reps} with the attacks ({n_workers} at once)")
-        # One BLAS thread per analysis thread: with BLAS's own threads as well, the threads outnumber the cores and
-        # BLAS's waiting threads spin (generated 25,000 × 30: about 6 of 30 CPU s, 15 % of the wall time).
-        limits = threadpool_limits(1)
+        # BLAS keeps its own threads here, although with them the threads outnumber the cores (about 6 of 30 CPU s
+        # on a generated 25,000 × 30 table). A BLAS limit (threadpoolctl, or OpenBLAS's "local" one, which is
+        # process-wide too in the wheels' build) is one setting for the whole server: sessions that overlap would
+        # restore each other's, and could leave BLAS at one thread for good. That costs time, not correctness.
         pool = cf.ThreadPoolExecutor(n_workers, thread_name_prefix="analysis")
         futures = {pool.submit(guarded, m, r): (m, r) for m, r in tasks}
         try:
@@ -705,8 +705,6 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
             stop = True  # releases not started yet are skipped; the running ones finish in the background
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-        finally:
-            limits.restore_original_limits()
         pool.shutdown()
     out = []
     for m, mechanism in enumerate(mechanisms):

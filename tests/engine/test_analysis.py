@@ -301,44 +301,28 @@ def test_analysis_inputs_are_built_once_per_data_and_configuration(monkeypatch):
     analysis_module.clear_analysis_cache()
 
 
-def test_analysis_threads_use_one_blas_thread_each_and_give_the_same_numbers(togo, monkeypatch, request):
-    """With several analysis threads, BLAS's own threads would outnumber the cores (and spin while they wait): each
-    analysis thread runs with one, the process's setting is restored afterwards, and the numbers are those of one
-    thread (every release has its own seed)."""
-    from threadpoolctl import threadpool_info, threadpool_limits
+def test_references_built_in_two_threads_are_the_same_and_the_page_uses_its_threads(togo, monkeypatch):
+    import engine.attacks.singling_out as so_module
+    from engine.analysis import clear_analysis_cache
 
-    import engine.analysis as analysis_module
+    asked: list[int] = []
 
-    def blas_threads() -> set[int]:
-        return {info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+    class RecordingTree(so_module.cKDTree):
+        def query(self, *args, workers=1, **kwargs):
+            asked.append(workers)
+            return super().query(*args, workers=workers, **kwargs)
 
-    mechanisms = [GaussianMechanism.from_budget(0.25, 3.0, 1e-4), PrivateProjection.from_budget(0.25, 3.0, 1e-4)]
-    config = AnalysisConfig(attacks=("singling_out",))
-    # One thread first: it also loads every BLAS library the analysis uses, so that the limits below cover them.
-    _, serial = analyse_mechanisms(togo, mechanisms, config, seed=5, repetitions=2, workers=1)
-    limits = threadpool_limits(2)  # the tests run with one BLAS thread (tests/conftest.py); the app has one per core
-    request.addfinalizer(limits.restore_original_limits)
-    before = blas_threads()
-    if before != {2}:  # pragma: no cover - a one-core machine's BLAS may not start a second thread
-        pytest.skip(f"BLAS runs {before} threads here, not 2")
-    seen: list[set[int]] = []
-    original = analysis_module.analyse
-
-    def recording(*args, **kwargs):
-        seen.append(blas_threads())
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(analysis_module, "analyse", recording)
-    _, threaded = analyse_mechanisms(togo, mechanisms, config, seed=5, repetitions=2, workers=2)
-    assert len(seen) == 4 and all(s == {1} for s in seen)
-    assert blas_threads() == before
-    for a, b in zip(threaded, serial, strict=True):
-        assert a.runs == b.runs
-
-
-def test_references_built_in_two_threads_are_the_same(togo):
+    monkeypatch.setattr(so_module, "cKDTree", RecordingTree)
     config = AnalysisConfig(attacks=("singling_out",))
     one, two = AnalysisData.build(togo, config), AnalysisData.build(togo, config, workers=2)
+    assert asked == [1, 2]
     assert two.so_baseline == one.so_baseline and np.array_equal(two.x_rel, one.x_rel)
-    with pytest.raises(InvalidParameterError, match="workers"):
-        AnalysisData.build(togo, config, workers=0)
+    clear_analysis_cache()
+    asked.clear()
+    analyse_mechanisms(togo, [GaussianMechanism.from_budget(0.25, 3.0, 1e-4)], config, seed=1, workers=2)
+    assert asked[0] == 2  # the references of the page's first run (the release's own attack may use the scan)
+    for bad in (0, 17):
+        with pytest.raises(InvalidParameterError, match="workers"):
+            AnalysisData.build(togo, config, workers=bad)
+        with pytest.raises(InvalidParameterError, match="workers"):
+            AnalysisData.cached(togo, config, workers=bad)  # a cache hit checks it too
