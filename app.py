@@ -1,8 +1,9 @@
-"""Privacy Parameter Studio — the Streamlit entry point (``streamlit run app.py``).
+"""Privacy Parameter Studio — the Streamlit entry point (``python -m ui.serve``, i.e. ``streamlit run app.py``).
 
 The page scripts live in ``pages/studio/``, one level below ``pages/``: Streamlit's legacy multipage mechanism
 only picks up Python files directly in ``pages/``, so a deep link opened as the first request after a server
-start (e.g. ``/feasibility``) still runs through this file's ``st.navigation`` and shared sidebar.
+start (e.g. ``/feasibility``) still runs through this file's ``st.navigation`` and shared sidebar. (``ui/serve.py``
+also switches that legacy router off, which would otherwise show a "Page not found" dialog over such a first page.)
 
 Routes the nine pages with ``st.navigation``, keeps one :class:`ui.state.StudioState` per session (kept in memory
 under the address's session key, so a reload restores it: :mod:`ui.session_store`), restores a shared scenario link

@@ -63,7 +63,7 @@ def first_paint() -> list[dict]:
         browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
         started = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless",
+            [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.headless",
              "true", "--server.address", "127.0.0.1"],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
             env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})

@@ -48,7 +48,7 @@ case "${1:-}" in
     shift
     setup_python requirements.txt
     compile_kernels
-    exec "$VENV/bin/streamlit" run app.py "$@"
+    exec "$PY" -m ui.serve "$@"  # streamlit run app.py, without the legacy page router (ui/serve.py)
     ;;
   test)
     shift

@@ -68,7 +68,8 @@ def browser():
 
 @contextlib.contextmanager
 def _streamlit_server():
-    """``streamlit run app.py`` on a free port; yields (url, process start time, health-ready seconds)."""
+    """The app's server (``python -m ui.serve``, i.e. ``streamlit run app.py``) on a free port; yields (url, process
+    start time, health-ready seconds)."""
     port = free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     ARTIFACTS.mkdir(exist_ok=True)
@@ -76,7 +77,7 @@ def _streamlit_server():
     log = open(log_path, "wb")  # noqa: SIM115 - closed at teardown
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+        [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
