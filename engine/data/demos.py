@@ -291,12 +291,12 @@ def _replication_frame(path: str, mtime_ns: int) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _togo() -> DemoDataset:
+def _togo(title: str) -> DemoDataset:
     frame = _togo_frame()
     features = tuple(c for c in frame.columns if c != "consumption")
     return DemoDataset(
         name="togo-demo",
-        title="Togo cash transfers (synthetic)",
+        title=title,
         description=(
             "SYNTHETIC stand-in for the Novissi targeting study: 4,201 subscribers, 10 monthly phone-use "
             "features and daily consumption scaled to [0.005, 1] (mean 0.073, sd 0.068, as the paper's "
@@ -318,13 +318,13 @@ def _togo() -> DemoDataset:
     )
 
 
-def _nigeria() -> DemoDataset:
+def _nigeria(title: str) -> DemoDataset:
     frame = _nigeria_frame()
     extra = {"low_risk", "loan_amount", "interest"}
     features = tuple(c for c in frame.columns if c not in extra)
     return DemoDataset(
         name="nigeria-demo",
-        title="Nigeria micro-loans (synthetic)",
+        title=title,
         description=(
             "SYNTHETIC stand-in for the phone-data lending study: 20,788 borrowers, 15 phone and mobile-money "
             "features, a low-risk label (mean 0.633, sd 0.482, as the paper's Table S1), loan amounts and the "
@@ -351,13 +351,13 @@ def _nigeria() -> DemoDataset:
     )
 
 
-def _replication() -> DemoDataset:
+def _replication(title: str) -> DemoDataset:
     path = replication_path()
     frame = _replication_frame(str(path), path.stat().st_mtime_ns)
     features = tuple(c for c in frame.columns if c != "targeting_variable")
     return DemoDataset(
         name="replication",
-        title="Authors' demo input (synthetic)",
+        title=title,
         description=(
             "The demo input shipped with the targeted-DP authors' replication code (4,201 rows, features "
             "'0'–'9', target 'targeting_variable' in [0, 1]). Their script draws it at random; it is not the "
@@ -386,11 +386,11 @@ def _establishments_frame() -> pd.DataFrame:
     return importlib.import_module("engine.data.establishments").make_establishments()
 
 
-def _establishments() -> DemoDataset:
+def _establishments(title: str) -> DemoDataset:
     est = importlib.import_module("engine.data.establishments")
     return DemoDataset(
         name=est.DEMO_NAME,
-        title=est.TITLE,
+        title=title,
         description=est.DESCRIPTION,
         frame=_establishments_frame().copy(),
         spec=DataSpec(features=tuple(est.VALUE_COLUMNS)),
@@ -416,21 +416,25 @@ def _module_has(module: str, attribute: str) -> Callable[[], bool]:
 
 @dataclass(frozen=True)
 class _Entry:
-    build: Callable[[], DemoDataset]
+    #: Shown in the dashboard's demo list without building the data; says "synthetic" for generated data.
+    title: str
+    build: Callable[[str], DemoDataset]
     available: Callable[[], bool] = _always
     unavailable_hint: str = ""
 
 
 _DEMOS: dict[str, _Entry] = {
-    "togo-demo": _Entry(_togo),
-    "nigeria-demo": _Entry(_nigeria),
+    "togo-demo": _Entry("Togo cash transfers (synthetic)", _togo),
+    "nigeria-demo": _Entry("Nigeria micro-loans (synthetic)", _nigeria),
     "replication": _Entry(
+        "Authors' demo input (synthetic)",
         _replication,
         lambda: replication_path().is_file(),
         "it reads the authors' demo input from shared/reference/tdp-replication/ — set STUDIO_SHARED to the "
         "folder that holds reference/",
     ),
     "establishments-demo": _Entry(
+        "Establishment payroll (synthetic, long-tailed)",
         _establishments,
         _module_has("engine.data.establishments", "make_establishments"),
         "its generator (engine/data/establishments.py) is not installed",
@@ -441,6 +445,17 @@ _DEMOS: dict[str, _Entry] = {
 def demo_names() -> list[str]:
     """Names of the demo datasets available here (``replication`` only when the shared folder is present)."""
     return [name for name, entry in _DEMOS.items() if entry.available()]
+
+
+def demo_label(name: str) -> str:
+    """How a demo dataset is listed: its title, then the name the command line and shared links use; without
+    building the data (an unknown name is returned as it is).
+
+    >>> demo_label("nigeria-demo")
+    'Nigeria micro-loans (synthetic) (nigeria-demo)'
+    """
+    entry = _DEMOS.get(name)
+    return f"{entry.title} ({name})" if entry is not None else str(name)
 
 
 def load_demo(name: str) -> DemoDataset:
@@ -460,12 +475,13 @@ def load_demo(name: str) -> DemoDataset:
             f"the demo dataset {name!r} is not available here: {entry.unavailable_hint}; available: "
             f"{', '.join(demo_names())}"
         )
-    return entry.build()
+    return entry.build(entry.title)
 
 
 __all__ = [
     "DemoDataset",
     "demo_names",
+    "demo_label",
     "load_demo",
     "replication_path",
     "shared_dir",

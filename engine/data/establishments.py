@@ -15,7 +15,7 @@ Registering the demo (for the data engineer, ``engine/data/demos.py``)::
     from engine.data import establishments as est
     DemoDataset(
         name=est.DEMO_NAME,                 # "establishments-demo"
-        title=est.TITLE,
+        title=title,                        # the registry's (demos._DEMOS), listed without building the data
         description=est.DESCRIPTION,
         frame=est.make_establishments(),    # default seed and size
         spec=...,                           # features: est.VALUE_COLUMNS; no target; no normalisation needed
@@ -37,7 +37,6 @@ from engine.validation import check_integer
 
 DEMO_NAME = "establishments-demo"
 PROGRAM = "sums"
-TITLE = "Establishment payroll (synthetic, long-tailed)"
 DESCRIPTION = (
     "Synthetic establishments with industry and county, long-tailed employment and annual payroll (thousands of "
     "dollars): a few very large employers dominate some cells, as in business statistics. Use it to release "

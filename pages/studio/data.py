@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from engine.data.demos import demo_names
+from engine.data.demos import demo_label, demo_names
 from engine.data.preparation import Normalization, preparation_notes, privacy_note, table_problems
 from engine.errors import EngineError
 from ui.cached import (
@@ -95,7 +95,9 @@ if st.session_state["data.source"] == DEMO:
     names = demo_names()
     seed_widget("data.demo", state.demo_name if state.demo_name in names else names[0])
     st.selectbox("Demo dataset", names, key="data.demo", on_change=on_demo_change,
-                 help="Built-in datasets. All except 'replication' are synthetic: generated, not real people.")
+                 format_func=demo_label,
+                 help="Built-in datasets, all synthetic: generated, not real people. The name in brackets is the "
+                 "one the command line and shared links use.")
     with user_errors():
         demo = demo_dataset(st.session_state["data.demo"])
         badge = ":violet-badge[synthetic]" if demo.synthetic else ":blue-badge[real data — authors' replication input]"

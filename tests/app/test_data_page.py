@@ -42,6 +42,9 @@ def test_demo_is_prepared_by_the_engine():
 
 def test_switching_demo_resets_the_spec_and_results():
     at = start_on("data")
+    # The list shows each demo's title with the name links and the command line use.
+    assert at.selectbox(key="data.demo").options[:2] == ["Togo cash transfers (synthetic) (togo-demo)",
+                                                         "Nigeria micro-loans (synthetic) (nigeria-demo)"]
     studio(at).selected_point = {"stale": True}
     at.selectbox(key="data.demo").set_value("nigeria-demo").run()
     assert_clean(at)
