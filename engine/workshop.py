@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
+from engine.attacks.threat_model import protection_in_words
 from engine.constraints import Constraint, Integer, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee
@@ -675,7 +676,11 @@ def comparison_cells(row: ComparisonRow) -> dict[str, str]:
     def protection(name: str) -> str:
         if name not in protections:
             return "not measured"
-        return f"{protections[name]:.3f} ({row.protection_basis(name)})"
+        value = protections[name]
+        text = f"{value:.3f} ({row.protection_basis(name)})"
+        if 0.0 <= value <= 1.0:  # the scores' range; words for a reader who should not have to interpret 0.013
+            text += ": " + protection_in_words(value, records=name == "distinguishing")
+        return text
 
     if ev is None:
         status = "not measured yet — measure it on the data"

@@ -45,6 +45,12 @@ def test_pin_compare_choose_export_and_import():
     assert [shown(c) for c in table.columns] == list(expected.columns)
     assert [[shown(v) for v in table[c]] for c in table.columns] == [list(expected[c]) for c in expected.columns]
     assert "2.72:1" in expected.iloc[:, 0]["Attacker's odds from 50:50 — bound"]
+    # The protections are explained under the table, and the seeded run's score comes with its words.
+    from ui.sections.workshop_view import PROTECTIONS_NOTE
+
+    assert PROTECTIONS_NOTE in [c.value for c in at.caption]
+    assert expected.iloc[:, 2]["Distinguishing protection"] == "0.400 (exact): partial — telling two records apart " \
+        "errs often"
     assert any("simulation — not private" in w.value for w in at.warning)  # the seeded run's evidence
     # 0.74 [0.72, 0.76] never reaches target nobody's 0.77: flagged in its cell and in a message under the table
     assert "NO BETTER than 'target nobody' (0.77)" in expected.iloc[:, 2]["Program metric [95 % interval]"]

@@ -129,6 +129,11 @@ def test_evidence_from_runs_is_the_mean_and_interval_of_the_rows():
     assert ev.value.high - ev.value.mean == pytest.approx(0.049683, abs=1e-6)
     assert ev.protections == {"distinguishing": 0.5} and ev.distinguishing_exact is False
     assert ev.extra_exclusion_errors is None and not ev.seeded and ev.repetitions == 3
+    # The comparison says what a score means: 0.5 is in the band [0.25, 0.75) of threat_model.PROTECTION_BANDS.
+    cells = comparison_cells(comparison_rows((Candidate.of("run", "mechanisms", GaussianMechanism(0.5, 1.0, 1e-4),
+                                                           ev),))[0])
+    assert cells["Distinguishing protection"] == "0.500 (bound): partial — telling two records apart errs often"
+    assert cells["Singling-out protection"] == "not measured"
 
 
 def test_a_candidate_no_better_than_a_rule_that_uses_no_data_is_flagged_in_the_comparison():

@@ -45,9 +45,21 @@ def plain_table(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: What the comparison's three protection lines mean (their numbers come with words from the engine's bands).
+PROTECTIONS_NOTE = (
+    "**Protections** run from 0 (the attack always succeeds) to 1 (the release gives the attacker nothing). "
+    "*Singling out*: the share of people an attacker cannot isolate from the release; *attribute inference*: how "
+    "much worse a nearest-neighbour attacker guesses a hidden column for released people than for held-out ones "
+    "(1 = no better); both are *measured* by running the attacks on the candidate's releases. *Distinguishing*: the "
+    "smallest total error of the best test telling two records apart (1 = a coin flip), computed from the "
+    "mechanism: *exact*, or a worst-case *bound*."
+)
+
+
 def draw_table(rows: Sequence[ComparisonRow]) -> None:
     """The comparison: one column per candidate, the lines of :data:`engine.workshop.COMPARISON_LINES`."""
     st.table(plain_table(comparison_frame(rows)))
+    st.caption(PROTECTIONS_NOTE)
     for r in rows:
         weak = r.evidence.no_better_than if r.evidence is not None else []
         if weak:
