@@ -240,8 +240,9 @@ else:
     with norm_box:
         chosen = spec if spec is not None else active_spec
         if not bounds_from_data:  # otherwise the warning under the bounds says what matters
-            (st.success if chosen.data_independent else st.warning)(
-                " ".join(preparation_notes(chosen)) or privacy_note(chosen.normalization))
+            notes = [plain(note) for note in preparation_notes(chosen)] or [plain(privacy_note(chosen.normalization))]
+            (st.success if chosen.data_independent else st.warning)(  # one point per column or rule, data escaped
+                notes[0] if len(notes) == 1 else "\n".join(f"- {note}" for note in notes))
         if not chosen.normalization.data_independent:
             st.caption(DATA_DEPENDENT_NOTE)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from tests.app.conftest import assert_clean, element_after, flat, open_page, shown, start_on, studio
@@ -128,3 +130,22 @@ def test_markdown_in_column_and_file_names_is_shown_literally():
     from ui.common import plain
 
     assert plain(MARKDOWN_COLUMNS[0]) in joined or plain("**Approved by** ![f](http://127.0.0.1:9/f.png).csv") in joined
+
+
+def test_text_levels_read_from_the_data_are_listed_escaped_one_note_per_column():
+    """A text feature's levels read from the data are quoted in the normalisation's privacy notes: as text (a level
+    ``![f](http://127.0.0.1:9/f.png)`` is no image), one point per column."""
+    frame = pd.DataFrame({"income": np.arange(30.0), "town": ["![f](http://127.0.0.1:9/f.png)", "**b**", "c"] * 10,
+                          "tenure": ["own", "rent", "rent"] * 10})
+    at = start_on("data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    _upload(at, "levels.csv", frame.to_csv(index=False).encode())
+    assert_clean(at)
+    notes = [w.value for w in at.warning if "Not private by itself" in w.value]
+    assert len(notes) == 1
+    points = [line for line in notes[0].splitlines() if line.startswith("- ")]
+    assert [p.count("Not private by itself") for p in points] == [1, 1]  # town, tenure: a point each
+    assert not re.search(r"(?<!\\)\]\(|(?<!\\)\*(?<!\\)\*b", notes[0]), notes[0]
+    from ui.common import plain
+
+    assert plain("![f](http://127.0.0.1:9/f.png)") in notes[0]

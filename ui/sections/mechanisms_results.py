@@ -28,6 +28,7 @@ from ui.common import (
     distinguishing_basis,
     distinguishing_note,
     gamma_verdicts,
+    plain,
     program_table,
 )
 from ui.figures.mechanisms import (
@@ -313,7 +314,7 @@ def draw_download(run: ReleaseAnalysis, prepared: PreparedData) -> None:
     st.markdown("**What this file protects:**\n" + "\n".join(f"- {line}" for line in run.describe))
     st.caption(
         "Values are on the prepared scale (each row of the input mapped into the unit ball as set on the Data page), "
-        "not in the data's original units. " + prepared.privacy_note()
+        "not in the data's original units. " + plain(prepared.privacy_note())
     )
     if run.projected:
         release_frame = pd.DataFrame(run.value, columns=[f"z{i + 1}" for i in range(run.value.shape[1])])
