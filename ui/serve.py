@@ -12,11 +12,15 @@ by ``st.navigation``, so the legacy mode is never wanted: it is switched off her
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
 #: The entry point, wherever the server is started from.
 APP = Path(__file__).resolve().parent.parent / "app.py"
+#: What ``app.py`` and the Start page import (pandas, pyarrow, the session state, the cached engine calls): imported
+#: before the server answers, so the first visitor's page does not wait for them.
+FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.links", "ui.state", "ui.cached")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -26,6 +30,8 @@ def main(argv: list[str] | None = None) -> None:
 
     # Read by every session's PagesManager; Streamlit itself sets it to False once a script calls st.navigation.
     PagesManager.uses_pages_directory = False
+    for name in FIRST_PAGE_MODULES:
+        importlib.import_module(name)
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     cli.main()
 
