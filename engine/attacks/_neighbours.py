@@ -233,6 +233,7 @@ def nearest_on_column_sets(
     # the boxes prune little, and the two-pass search beats d separate scans.
     joint = [i for i in multi if sets[i].size == d - 1 and d > 2]
     joint_set = set(joint)
+    secrets = {i: int(np.setdiff1d(np.arange(d), sets[i])[0]) for i in joint}  # the column each leaves out
     membership = np.zeros((len(multi), d), dtype=np.float32)
     for r, i in enumerate(multi):
         membership[r, sets[i]] = 1.0
@@ -272,8 +273,7 @@ def nearest_on_column_sets(
         if joint:
             every = nearest_all_but_one(rows, block, np.flatnonzero(union))
             for i in joint:
-                secret = int(np.setdiff1d(np.arange(d), sets[i])[0])
-                results[i][group] = every[:, secret]
+                results[i][group] = every[:, secrets[i]]
     for i in multi:
         out[i] = results[i]
     return out  # type: ignore[return-value]

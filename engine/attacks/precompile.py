@@ -29,6 +29,9 @@ def compile_kernels() -> float:
     queries = np.array([[0.5, 0.5, 0.5]])
     scan_nearest(rows, queries, np.array([0, 2]))
     all_but_one_nearest(rows, queries, 1e-9)
+    huge = rows * 1e31  # beyond float32's safe range: the float64-only scans
+    scan_nearest(huge, queries, np.array([0, 2]))
+    all_but_one_nearest(huge, queries, 1e-9)
     two_nearest_chebyshev(rows, queries, 1.0)
     return time.perf_counter() - started
 

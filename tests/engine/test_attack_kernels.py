@@ -241,6 +241,39 @@ def test_compiled_l1_scans_equal_the_canonical_brute_force_on_ties(seed):
     np.testing.assert_array_equal(all_but_one_nearest(rows, queries, _neighbours.SLACK, subset), every)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_float32_first_passes_keep_the_canonical_rows_when_float32_cannot_tell_them_apart(seed):
+    """The float32 pass of the scans (:func:`engine.attacks._l1.float32_error`) cannot separate distances that
+    differ below float32's resolution, at any magnitude: rows that differ from each other by 10⁻¹² … 10⁻⁵ of their
+    size, so that many float32 sums are equal or in the wrong order. The float64 canonical sums of the survivors
+    must still decide: the same rows as the brute force, the lowest index on exact ties; and beyond
+    ``FLOAT32_LIMIT`` the float64-only scans give them too."""
+    from engine.attacks import _l1
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 12))
+    scale = 10.0 ** rng.uniform(-3, 3)
+    base = rng.normal(size=(1, d)) * scale
+    eps = scale * 10.0 ** rng.uniform(-12, -5, size=(400, 1))
+    rows = base + eps * rng.normal(size=(400, d))  # a tight cloud: float32 sees most of it as one point
+    rows[rng.integers(0, 400, size=40)] = rows[7]  # exact duplicates, at random places
+    queries = base + scale * 1e-6 * rng.normal(size=(30, d))
+    for current in (rows, rows * 1e31 / scale):  # float32 first; then too large for float32
+        q = queries if current is rows else queries * 1e31 / scale
+        every = _l1.all_but_one_nearest(current, q, _neighbours.SLACK)
+        for j in range(d):
+            known = np.delete(np.arange(d), j)
+            canonical = canonical_nearest(current, q, known)
+            np.testing.assert_array_equal(_l1.scan_nearest(current, q, known), canonical)
+            np.testing.assert_array_equal(every[:, j], canonical)
+    # The bound itself: the float32 sums of these rows are within it of the float64 sums.
+    exact = np.abs(queries[:, None, :] - rows[None, :, :]).sum(axis=2)
+    single = np.abs(queries.astype(np.float32)[:, None, :] - rows.astype(np.float32)[None, :, :]).sum(
+        axis=2, dtype=np.float32)
+    magnitude = max(np.abs(rows).max(), np.abs(queries).max())
+    assert np.max(np.abs(single.astype(float) - exact)) <= _l1.float32_error(d, magnitude)
+
+
 def test_the_precompiled_kernels_are_the_ones_the_attacks_run():
     """``python -m engine.attacks.precompile`` (run by scripts/studio.sh) compiles each kernel for the argument types
     the attacks pass: after it and after real attacks, each kernel holds exactly one compiled signature (a second
@@ -254,7 +287,7 @@ def test_the_precompiled_kernels_are_the_ones_the_attacks_run():
     released = x[:2500] + rng.normal(scale=0.05, size=(2500, 6))
     attribute_inference(x[:2500], released, x[2500:], rng=rng)
     singling_out(x[:2500], released, SinglingOutConfig(), release_scale=1.0)
-    for kernel in (_l1._scan, _l1._all_but_one, _chebyshev._two_nearest):
+    for kernel in (_l1._scan, _l1._all_but_one, _l1._scan64, _l1._all_but_one64, _chebyshev._two_nearest):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
 
 
