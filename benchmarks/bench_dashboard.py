@@ -132,6 +132,8 @@ def _timed(module, name: str, totals: dict[str, float], part: str | None = None,
 
 
 def mechanisms_run(label: str, frame: pd.DataFrame, spec, program, target: float) -> dict:
+    from threadpoolctl import threadpool_limits
+
     import engine.attacks.attribute_inference as ai
     import engine.attacks.singling_out as so
     from engine.analysis import AnalysisConfig, AnalysisData, clear_analysis_cache
@@ -154,9 +156,12 @@ def mechanisms_run(label: str, frame: pd.DataFrame, spec, program, target: float
     AnalysisData.build = staticmethod(build_wrapper)  # the wrapper calls the bound classmethod
     clear_analysis_cache()  # a first run on this data, as the page's: the references are built in it
     try:
-        started, started_cpu = time.perf_counter(), time.process_time()
-        analyse_release(frame, config, analysis, mechanism.guarantee(), seed=1, workers=PAGE_THREADS)
-        wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+        # One BLAS/OpenMP thread, as the server has (ui.serve.NATIVE_THREADS; here, where this one thread controls
+        # the process's pools, threadpoolctl sets the same).
+        with threadpool_limits(1):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            analyse_release(frame, config, analysis, mechanism.guarantee(), seed=1, workers=PAGE_THREADS)
+            wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
     finally:
         for module, name, original, _ in patched:
             setattr(module, name, original)
@@ -168,7 +173,8 @@ def mechanisms_run(label: str, frame: pd.DataFrame, spec, program, target: float
              "attribute inference": totals.get("attribute_inference", 0.0)}
     return {"name": f"Mechanisms run ({label})", "seconds": wall, "cpu_seconds": cpu, "target": target,
             "ratio": wall / target, "cpu_by_part": ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()),
-            "note": f"4 mechanisms × 5 releases, attacks on the first, {PAGE_THREADS} threads as the page; dominating: "
+            "note": f"4 mechanisms × 5 releases, attacks on the first, {PAGE_THREADS} threads and 1 BLAS thread as the "
+                    "page's server; dominating: "
                     f"{max(parts, key=parts.get)} ({_load()})"}
 
 

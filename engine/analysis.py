@@ -687,10 +687,10 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
             return None if stop or (cancel is not None and cancel.cancelled) else one(m, r)
 
         step(f"{label(mechanisms[0])}: release 1 of {reps} with the attacks ({n_workers} at once)")
-        # BLAS keeps its own threads here, although with them the threads outnumber the cores (about 6 of 30 CPU s
-        # on a generated 25,000 × 30 table). A BLAS limit (threadpoolctl, or OpenBLAS's "local" one, which is
-        # process-wide too in the wheels' build) is one setting for the whole server: sessions that overlap would
-        # restore each other's, and could leave BLAS at one thread for good. That costs time, not correctness.
+        # No BLAS limit here: a limit (threadpoolctl, or OpenBLAS's "local" one, which is process-wide too in the
+        # wheels' build) is one setting for the whole process, and sessions that overlap would restore each
+        # other's. The Studio's server starts with one BLAS/OpenMP thread instead (ui/serve.py: with BLAS's own
+        # threads on top of these, the threads outnumber the cores); a library caller keeps its own setting.
         pool = cf.ThreadPoolExecutor(n_workers, thread_name_prefix="analysis")
         futures = {pool.submit(guarded, m, r): (m, r) for m, r in tasks}
         try:

@@ -7,17 +7,29 @@ page of that name, and Streamlit (1.67) shows its "Page not found — running th
 page that ``app.py`` then routes and draws correctly. The Studio's pages live in ``pages/studio/`` and are all routed
 by ``st.navigation``, so the legacy mode is never wanted: it is switched off here, before the server starts.
 
-``streamlit run app.py`` works as well; only a page's address as the very first request then shows that dialog.
+It also gives the server's native thread pools (BLAS, OpenMP) one thread each, unless the environment already sets
+them (:data:`NATIVE_THREADS`): the Studio runs its work in parallel itself — a Mechanisms run's releases in
+``PAGE_THREADS`` threads, a sweep's cells in worker processes — and BLAS threads on top of those outnumber the cores.
+Measured on the 2-core machine (``benchmarks/bench_dashboard.py``, Mechanisms run on a generated 25,000 × 30
+table, 4 runs each): 20.5 / 20.2 / 13.6 / 16.7 s with BLAS's own threads, 13.0 / 11.9 / 14.0 / 13.1 s with one;
+nigeria-demo (15 columns) unchanged. One setting for the whole process, made before numpy loads, also means that
+no session can change it under another (a ``threadpoolctl`` limit per run would be process-wide too).
+
+``streamlit run app.py`` works as well; only a page's address as the very first request then shows that dialog,
+and BLAS keeps its own threads.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
 #: The entry point, wherever the server is started from.
 APP = Path(__file__).resolve().parent.parent / "app.py"
+#: The server's native thread pools, one thread each (an operator's own setting in the environment wins).
+NATIVE_THREADS: dict[str, str] = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: What ``app.py`` and the Start page import (pandas, pyarrow, the session state, the cached engine calls): imported
 #: before the server answers, so the first visitor's page does not wait for them.
 FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.links", "ui.state", "ui.cached")
@@ -25,6 +37,8 @@ FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.link
 
 def main(argv: list[str] | None = None) -> None:
     """``streamlit run app.py`` with ``argv`` (default: this process's arguments) as its options."""
+    for name, value in NATIVE_THREADS.items():  # before numpy (imported by streamlit) starts its pools
+        os.environ.setdefault(name, value)
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 

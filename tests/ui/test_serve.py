@@ -4,6 +4,7 @@ modules imported before the server answers (the deep-link dialog it prevents: te
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from pathlib import Path
 
@@ -19,13 +20,19 @@ def test_serve_runs_the_app_with_the_legacy_router_off_and_the_first_page_import
 
     def fake_cli_main() -> None:  # what streamlit's command line would start, and the state it would start in
         seen.append((list(sys.argv), PagesManager.uses_pages_directory,
-                     [name for name in serve.FIRST_PAGE_MODULES if name not in sys.modules]))
+                     [name for name in serve.FIRST_PAGE_MODULES if name not in sys.modules],
+                     {name: os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                              "MKL_NUM_THREADS")}))
 
     monkeypatch.setattr("streamlit.web.cli.main", fake_cli_main)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # an operator's own setting is kept
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     monkeypatch.setattr(PagesManager, "uses_pages_directory", None)  # as in a new server process
     monkeypatch.setattr(sys, "argv", ["serve"])
     serve.main(["--server.port", "8999"])
-    assert seen == [(["streamlit", "run", str(ROOT / "app.py"), "--server.port", "8999"], False, [])]
+    assert seen == [(["streamlit", "run", str(ROOT / "app.py"), "--server.port", "8999"], False, [],
+                     {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "1"})]
 
 
 def test_the_first_page_modules_are_what_the_app_and_the_start_page_import():
