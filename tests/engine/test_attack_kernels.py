@@ -129,8 +129,11 @@ def _rows_and_queries(seed):
     return rng, rows, queries
 
 
+@pytest.mark.parametrize("group_size", [64, None])  # several query groups, and the default (one group here)
 @pytest.mark.parametrize("seed", range(8))
-def test_pruned_search_equals_the_canonical_brute_force(seed):
+def test_pruned_search_equals_the_canonical_brute_force(seed, group_size, monkeypatch):
+    if group_size is not None:
+        monkeypatch.setattr(_neighbours, "_GROUP_SIZE", group_size)
     rng, rows, queries = _rows_and_queries(seed)
     d = rows.shape[1]
     assert rows.shape[0] * queries.shape[0] > _neighbours._SCAN_PAIRS  # the bounded path is the one tested
@@ -141,8 +144,9 @@ def test_pruned_search_equals_the_canonical_brute_force(seed):
         np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
 
 
-def test_pruned_search_resolves_a_tie_across_query_groups_to_the_lowest_row():
+def test_pruned_search_resolves_a_tie_across_query_groups_to_the_lowest_row(monkeypatch):
     # Two identical rows far apart in index, both nearest to every query of one group: the lower index wins.
+    monkeypatch.setattr(_neighbours, "_GROUP_SIZE", 64)  # several groups
     rng = np.random.default_rng(3)
     rows = rng.normal(size=(3000, 5)) * 5.0
     queries = rng.normal(size=(200, 5)) * 0.01
@@ -165,6 +169,7 @@ def test_query_groups_partition_the_queries():
 def test_bounded_and_unbounded_scans_give_the_canonical_rows(seed, fraction, monkeypatch):
     # fraction 0: every group after the first is scanned unbounded; 1: every group is bounded.
     monkeypatch.setattr(_neighbours, "_PRUNE_FRACTION", fraction)
+    monkeypatch.setattr(_neighbours, "_GROUP_SIZE", 64)  # several groups
     calls = []
     original = _neighbours._unbounded
     monkeypatch.setattr(_neighbours, "_unbounded", lambda *a: calls.append(1) or original(*a))
