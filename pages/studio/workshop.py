@@ -13,9 +13,9 @@ import streamlit as st
 from engine.workshop import MAX_PINNED
 from ui.cached import current_data, workshop_comparison
 from ui.common import plain, stop_page, user_errors
-from ui.figures.workshop import workshop_figure
 from ui.sections.workshop_view import (
     PRESENTER_CSS,
+    draw_chart,
     draw_slide,
     draw_table,
     measure,
@@ -79,8 +79,7 @@ if presenter:
         draw_slide(rows[slide])
     else:
         st.header("The comparison")
-        st.plotly_chart(workshop_figure(rows, height=420), key="workshop.chart_presenter", theme=None,
-                        config={"displaylogo": False})
+        draw_chart(rows, "workshop.chart_presenter", height=420)
         draw_table(rows)
     stop_page()
 
@@ -100,9 +99,7 @@ with left:
     draw_table(rows)
 with right:
     st.subheader("Metric against privacy loss")
-    st.plotly_chart(workshop_figure(rows), key="workshop.chart", theme=None, config={"displaylogo": False})
-    st.caption("Up and to the left is better: a higher program metric at a smaller loss for any two records. Open "
-               "markers are not measured yet.")
+    draw_chart(rows, "workshop.chart")
 
 st.subheader("The decision")
 options = [-1, *range(len(workshop.pinned))]

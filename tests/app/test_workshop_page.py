@@ -99,6 +99,11 @@ def test_presenter_mode_and_the_seventh_pin():
     pinned = tuple(Candidate(label=f"c{i}", source="feasibility", guarantee=Guarantee(epsilon=1.0 + i, delta=1e-6,
                                                                                      b=0.4)) for i in range(6))
     studio(at).workshop = Workshop(pinned=pinned)
+    # Budgets only: no program metric to plot, so a note stands where the chart would draw markers on an empty axis.
+    open_page(at, "workshop")
+    assert_clean(at)
+    assert any(i.value.startswith("No program metric to compare yet") for i in at.info)
+    assert not at.get("plotly_chart") and len(at.table) == 1
     open_page(at, "feasibility")
     at.button(key="feasibility.pin.button").click().run()
     assert any("6 candidates are already pinned" in e.value for e in at.error)

@@ -1,6 +1,6 @@
 """The Workshop's chart: each pinned candidate's program metric (with its interval) against the privacy loss for any
-two records (the implied classic-DP ε', log scale) — up and to the left is better. Candidates without measured
-evidence are drawn on the axis' floor as open markers."""
+two records (the implied classic-DP ε', log scale) — up and to the left is better. Candidates without a program
+metric (not measured yet, or no outcome and program) are drawn on the axis' floor as open markers."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def workshop_figure(rows: Sequence[ComparisonRow], *, height: int = 460) -> go.F
                     "line": {"width": 3 if r.chosen else 2, "color": COLORS["text"] if r.chosen else colour},
                     "symbol": "circle" if value is not None else "circle-open"},
             hovertemplate=f"{name}<br>ε' = %{{x:.4g}}<br>metric = %{{y:.4g}}"
-            + ("" if value is not None else " (not measured yet)") + "<extra></extra>",
+            + ("" if value is not None else " (no program metric yet)") + "<extra></extra>",
         ))
     fig = themed_figure(
         traces, height=height, legend_title="Candidate",

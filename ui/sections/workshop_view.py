@@ -15,6 +15,7 @@ from engine.release import ReleaseConfig
 from engine.rng import fresh_seed
 from engine.workshop import SIMULATION_LABEL, ComparisonRow, comparison_cells, comparison_frame
 from ui.common import plain
+from ui.figures.workshop import workshop_figure
 from ui.runs import release_run, run_key
 from ui.state import StudioState
 
@@ -54,6 +55,18 @@ PROTECTIONS_NOTE = (
     "smallest total error of the best test telling two records apart (1 = a coin flip), computed from the "
     "mechanism: *exact*, or a worst-case *bound*."
 )
+
+
+def draw_chart(rows: Sequence[ComparisonRow], key: str, *, height: int = 460) -> None:
+    """The metric-against-privacy-loss chart, or — when no pinned candidate has a program metric (no outcome and
+    program on the Data page, or nothing measured yet) — a line saying so instead of markers on an empty axis."""
+    if not any(r.evidence is not None and r.evidence.value is not None for r in rows):
+        st.info("No program metric to compare yet: measure the candidates on data with an outcome and a program "
+                "(Data page). The table still compares their guarantees and protections.", icon=":material/info:")
+        return
+    st.plotly_chart(workshop_figure(rows, height=height), key=key, theme=None, config={"displaylogo": False})
+    st.caption("Up and to the left is better: a higher program metric at a smaller loss for any two records. Open "
+               "markers have no program metric yet.")
 
 
 def draw_table(rows: Sequence[ComparisonRow]) -> None:
