@@ -17,7 +17,8 @@ canonical ones by construction.
 
 Both first add the terms in float32 (:func:`float32_error`): twice as many terms per vector instruction and half
 the memory, about 2× faster on the 2-core machine. A float32 sum may differ from the exact sum, but by at most a
-bound E computed from the number of columns h and the largest magnitude M of the values (below), so every row
+bound E computed from the number of columns h and the largest magnitude M of the values, each column shifted by
+its midpoint first (:func:`float32_copies`; below), so every row
 whose float32 sum is within 2E of the smallest float32 sum is a survivor (in the all-but-one pass, widened also
 by the largest term's error 2uM(2 + u) and the rounding u·2hM of total − largest), and the canonical float64 sums
 of the survivors (usually one or two rows) decide:
@@ -64,9 +65,32 @@ def float32_error(h: int, magnitude: float) -> float:
     return 1.01 * _U32 * magnitude * (4 * h + 2 * h * h) + 1e-30
 
 
-def _magnitude(*arrays: np.ndarray) -> float:
-    """The largest |value| of the arrays (inf if any is not finite)."""
-    return max((float(np.max(np.abs(a), initial=0.0)) for a in arrays), default=0.0)
+def float32_copies(block: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """float32 copies of ``block`` (columns × rows) and ``queries`` (queries × columns), each column shifted by its
+    midpoint over both, and the largest |shifted value| M for :func:`float32_error` (inf if a value is not finite).
+
+    Distances do not change under a shift common to a column, but the float32 error bound grows with M: shifting
+    makes M half the column's spread instead of its largest value (a column far from 0, such as an income in
+    units, would otherwise let nearly every row survive the float32 pass). The shift is computed in float64 and
+    rounded once more to float32; M is widened by 10⁻¹⁵ relative for the float64 rounding of the shift, which the
+    bound's 1 % margin covers many times over. Only the float32 pass sees shifted values: the canonical float64
+    sums use the values as given.
+
+    >>> b, q, m = float32_copies(np.array([[1e6, 1e6 + 2.0]]), np.array([[1e6 + 1.0]]))
+    >>> b.tolist(), q.tolist(), 1.0 <= m < 1.0 + 1e-12
+    ([[-1.0, 1.0]], [[0.0]], True)
+    """
+    both = np.concatenate([block, queries.T], axis=1) if queries.size else block
+    if both.size == 0:
+        return block.astype(np.float32), queries.astype(np.float32), 0.0
+    middle = (both.min(axis=1) + both.max(axis=1)) / 2.0  # per column; NaN or inf if a value is not finite
+    shifted_block = block - middle[:, None]
+    shifted_queries = queries - middle[None, :]
+    magnitude = max(float(np.max(np.abs(shifted_block), initial=0.0)),
+                    float(np.max(np.abs(shifted_queries), initial=0.0)))
+    if not np.isfinite(magnitude) or not np.all(np.isfinite(middle)):
+        return block.astype(np.float32), queries.astype(np.float32), float("inf")
+    return (shifted_block.astype(np.float32), shifted_queries.astype(np.float32), magnitude * (1.0 + 1e-15))
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
@@ -170,11 +194,11 @@ def scan_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray,
         raise InvalidParameterError("the nearest-row scan needs at least one candidate row and one known column")
     block = np.ascontiguousarray(rows[np.ix_(candidates, known)].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries[:, known], dtype=np.float64)
-    magnitude = _magnitude(block, sub)
+    block32, sub32, magnitude = float32_copies(block, sub)
     if not magnitude < FLOAT32_LIMIT:
         return _scan64(block, candidates, sub)
     margin = 2.0 * float32_error(known.size, magnitude)  # both float32 sums may be off by the bound
-    return _scan(block, block.astype(np.float32), candidates, sub, sub.astype(np.float32), margin)
+    return _scan(block, block32, candidates, sub, sub32, margin)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
@@ -294,7 +318,7 @@ def all_but_one_nearest(rows: np.ndarray, queries: np.ndarray, slack: float,
         raise InvalidParameterError("the nearest-row scan needs at least one candidate row and one column")
     block = np.ascontiguousarray(rows[candidates].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries, dtype=np.float64)
-    magnitude = _magnitude(block, sub)
+    block32, sub32, magnitude = float32_copies(block, sub)
     if not magnitude < FLOAT32_LIMIT:
         # Every term |t_k − v_k| is at most this: an absolute scale for the slack.
         term_bound = float(np.max(np.abs(block), initial=0.0)) + float(np.max(np.abs(sub), initial=0.0))
@@ -303,7 +327,7 @@ def all_but_one_nearest(rows: np.ndarray, queries: np.ndarray, slack: float,
     # Both float32 totals may be off by the bound, the largest term by 2uM(2 + u), and the float32 difference
     # total − largest rounds by u·total ≤ 2duM (1 % over, as the bound): see the module docstring.
     margin = 2.0 * float32_error(d, magnitude) + 1.01 * _U32 * magnitude * (5 + 2 * d)
-    return _all_but_one(block, block.astype(np.float32), candidates, sub, sub.astype(np.float32), margin)
+    return _all_but_one(block, block32, candidates, sub, sub32, margin)
 
 
 __all__ = ["all_but_one_nearest", "scan_nearest"]

@@ -279,6 +279,26 @@ def test_float32_first_passes_keep_the_canonical_rows_when_float32_cannot_tell_t
     assert np.max(np.abs(single.astype(float) - exact)) <= _l1.float32_error(d, magnitude)
 
 
+def test_a_column_far_from_zero_keeps_the_float32_bound_tight_and_the_rows_canonical():
+    """A column offset far from 0 (an income in units next to ratios): the float32 pass works on columns shifted by
+    their midpoints, so its bound follows the spread, not the offset (without the shift nearly every row survived,
+    7× slower), and the rows are still the brute force's."""
+    from engine.attacks import _l1
+
+    rng = np.random.default_rng(5)
+    rows, queries = rng.normal(size=(2000, 6)), rng.normal(size=(40, 6))
+    rows[:, 2] += 1e6
+    queries[:, 2] += 1e6
+    _, _, magnitude = _l1.float32_copies(np.ascontiguousarray(rows.T), queries)
+    assert magnitude < 10.0  # half the largest spread of a column (about 3.5 sd), not 10⁶
+    every = _l1.all_but_one_nearest(rows, queries, _neighbours.SLACK)
+    for j in range(6):
+        known = np.delete(np.arange(6), j)
+        canonical = canonical_nearest(rows, queries, known)
+        np.testing.assert_array_equal(every[:, j], canonical)
+        np.testing.assert_array_equal(_l1.scan_nearest(rows, queries, known), canonical)
+
+
 def test_the_precompiled_kernels_are_the_ones_the_attacks_run():
     """``python -m engine.attacks.precompile`` (run by scripts/studio.sh) compiles each kernel for the argument types
     the attacks pass: after it and after real attacks, each kernel holds exactly one compiled signature (a second
