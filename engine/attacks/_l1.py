@@ -201,6 +201,25 @@ def scan_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray,
     return _scan(block, block32, candidates, sub, sub32, margin)
 
 
+@numba.njit(cache=True, nogil=True)
+def _keep_if_nearest_without_each(queries: np.ndarray, q: int, block: np.ndarray, i: int, terms: np.ndarray,
+                                  best: np.ndarray, index: np.ndarray) -> None:  # pragma: no cover
+    """Row i's canonical float64 distance to query q without column j, for every j: it replaces ``best[j]`` /
+    ``index[j]`` where it is smaller (rows come in ascending order, so the lowest index keeps a tie). No
+    floating-point flags: the canonical sums."""
+    d = block.shape[0]
+    for k in range(d):
+        terms[k] = abs(queries[q, k] - block[k, i])
+    for j in range(d):
+        dist = 0.0
+        for k in range(d):
+            if k != j:
+                dist += terms[k]
+        if dist < best[j]:
+            best[j] = dist
+            index[j] = i
+
+
 @numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
 def _all_but_one(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queries: np.ndarray,
                  queries32: np.ndarray, margin: float) -> np.ndarray:  # pragma: no cover
@@ -240,17 +259,7 @@ def _all_but_one(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray,
         best = np.full(d, np.inf)
         index = np.zeros(d, dtype=np.intp)
         for s in range(kept):  # ascending: the first row at the smallest distance is the lowest index
-            i = survivors[s]
-            for k in range(d):
-                terms[k] = abs(queries[q, k] - block[k, i])
-            for j in range(d):
-                dist = 0.0
-                for k in range(d):  # the canonical float64 sum without column j
-                    if k != j:
-                        dist += terms[k]
-                if dist < best[j]:
-                    best[j] = dist
-                    index[j] = i
+            _keep_if_nearest_without_each(queries, q, block, survivors[s], terms, best, index)
         for j in range(d):
             out[q, j] = candidates[index[j]]
     return out
@@ -283,18 +292,8 @@ def _all_but_one64(block: np.ndarray, candidates: np.ndarray, queries: np.ndarra
         best = np.full(d, np.inf)
         index = np.zeros(d, dtype=np.intp)
         for i in range(c):  # ascending: the first row at the smallest distance is the lowest index
-            if total[i] - largest[i] > threshold:
-                continue
-            for k in range(d):
-                terms[k] = abs(queries[q, k] - block[k, i])
-            for j in range(d):
-                dist = 0.0
-                for k in range(d):
-                    if k != j:
-                        dist += terms[k]
-                if dist < best[j]:
-                    best[j] = dist
-                    index[j] = i
+            if total[i] - largest[i] <= threshold:
+                _keep_if_nearest_without_each(queries, q, block, i, terms, best, index)
         for j in range(d):
             out[q, j] = candidates[index[j]]
     return out
