@@ -251,7 +251,7 @@ def test_float32_first_passes_keep_the_canonical_rows_when_float32_cannot_tell_t
     """The float32 pass of the scans (:func:`engine.attacks._l1.float32_error`) cannot separate distances that
     differ below float32's resolution, at any magnitude: rows that differ from each other by 10⁻¹² … 10⁻⁵ of their
     size, so that many float32 sums are equal or in the wrong order. The float64 canonical sums of the survivors
-    must still decide: the same rows as the brute force, the lowest index on exact ties; and beyond
+    must still decide: the same rows as the brute force, the lowest index on exact ties; and with a spread beyond
     ``FLOAT32_LIMIT`` the float64-only scans give them too."""
     from engine.attacks import _l1
 
@@ -263,8 +263,12 @@ def test_float32_first_passes_keep_the_canonical_rows_when_float32_cannot_tell_t
     rows = base + eps * rng.normal(size=(400, d))  # a tight cloud: float32 sees most of it as one point
     rows[rng.integers(0, 400, size=40)] = rows[7]  # exact duplicates, at random places
     queries = base + scale * 1e-6 * rng.normal(size=(30, d))
-    for current in (rows, rows * 1e31 / scale):  # float32 first; then too large for float32
-        q = queries if current is rows else queries * 1e31 / scale
+    # float32 first (also at 10³¹ / scale: the float32 pass sees the columns shifted by their midpoints, so their
+    # spread, not their size, counts); then a spread beyond FLOAT32_LIMIT, with ties: the float64-only kernels.
+    wide = np.round(rng.normal(size=(300, d)), 1) * 1e31
+    wide_queries = np.vstack([wide[:10], np.round(rng.normal(size=(20, d)), 1) * 1e31])
+    assert not _l1.float32_copies(np.ascontiguousarray(wide.T), wide_queries)[2] < _l1.FLOAT32_LIMIT
+    for current, q in ((rows, queries), (rows * 1e31 / scale, queries * 1e31 / scale), (wide, wide_queries)):
         every = _l1.all_but_one_nearest(current, q, _neighbours.SLACK)
         for j in range(d):
             known = np.delete(np.arange(d), j)
