@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -313,14 +314,20 @@ def test_references_built_in_two_threads_are_the_same_and_the_page_uses_its_thre
             return super().query(*args, workers=workers, **kwargs)
 
     monkeypatch.setattr(so_module, "cKDTree", RecordingTree)
+    # The reference picks the faster of the tree and the column scan on a sample ("auto"): a slowed scan makes that
+    # choice the tree here, whose full query must use the page's threads.
+    import engine.attacks._chebyshev as chebyshev
+
+    scan = chebyshev.two_nearest_chebyshev
+    monkeypatch.setattr(chebyshev, "two_nearest_chebyshev", lambda *a, **k: time.sleep(0.05) or scan(*a, **k))
     config = AnalysisConfig(attacks=("singling_out",))
     one, two = AnalysisData.build(togo, config), AnalysisData.build(togo, config, workers=2)
-    assert asked == [1, 2]
+    assert asked == [1, 1, 1, 2]  # per build: the timed sample (one thread), then every box
     assert two.so_baseline == one.so_baseline and np.array_equal(two.x_rel, one.x_rel)
     clear_analysis_cache()
     asked.clear()
     analyse_mechanisms(togo, [GaussianMechanism.from_budget(0.25, 3.0, 1e-4)], config, seed=1, workers=2)
-    assert asked[0] == 2  # the references of the page's first run (the release's own attack may use the scan)
+    assert asked[:2] == [1, 2]  # the references of the page's first run (the release's own attack comes after)
     for bad in (0, 17):
         with pytest.raises(InvalidParameterError, match="workers"):
             AnalysisData.build(togo, config, workers=bad)
