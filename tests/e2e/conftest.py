@@ -269,6 +269,21 @@ def metric_value(page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
+def settled_click(page, locator, timeout: float = 120_000) -> None:
+    """Click ``locator``, then wait for the run the click starts: until the app reports a running script (at most
+    2 s; a click that starts no run, or a run over before it is seen, passes), then until it is idle. Unlike
+    ``idle``'s fixed 120 ms settle, the next interaction cannot land before this one's run has begun (a fresh-clone
+    CI run lost a radio click made while the run of the checkbox clicked just before had not started yet)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    locator.click()
+    try:
+        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="running"]', timeout=2_000)
+    except PlaywrightTimeoutError:
+        pass
+    idle(page, timeout, settle=False)
+
+
 def click_button(page, name: str) -> None:
     page.get_by_role("button", name=re.compile("^" + re.escape(name))).first.click()
 

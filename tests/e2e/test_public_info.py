@@ -14,6 +14,7 @@ from tests.e2e.conftest import (
     idle,
     import_record,
     no_exception,
+    settled_click,
     shoot,
 )
 
@@ -45,10 +46,8 @@ def test_declare_what_is_public_and_a_correlated_dependence_model(page, server):
     open_public_info(page, url)
     expect(page.get_by_text("SYNTHETIC data: 67 regions").first).to_be_visible()
     # declare: the last period's counts are NOT public; a correlated dependence model
-    page.get_by_text("Last period's counts of every region", exact=True).click()
-    idle(page)
-    page.get_by_text("correlated counts (z0, z1)", exact=True).click()
-    idle(page)
+    settled_click(page, page.get_by_text("Last period's counts of every region", exact=True))
+    settled_click(page, page.get_by_text("correlated counts (z0, z1)", exact=True))
     expect(page.get_by_text("Figure 4")).to_be_visible(timeout=30_000)
     for label, value in (("ε per period (comma-separated)", "0.5, 2"), ("Seed (empty = fresh randomness)", "11")):
         box = page.get_by_role("textbox", name=label)
