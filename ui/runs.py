@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,6 +28,38 @@ from engine.guarantee import Guarantee
 from engine.progress import CancelToken, Progress, format_seconds
 from engine.release import ReleaseConfig
 from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnalysis, analyse_release
+
+# ------------------------------------------------------------------------------------------------ progress bars
+#: Shortest time between two redraws of a progress bar (seconds). Every redraw is a message to the browser, which
+#: then renders the page again: a quick sweep finishing 15–20 cells a second kept Chromium's renderer as busy as the
+#: server for as long as it ran (measured on the 2-core machine; the live curves are throttled separately).
+PROGRESS_REDRAW_SECONDS = 0.5
+
+
+class ProgressBar:
+    """A progress bar in ``slot`` (an ``st.empty()``), drawn at once and then redrawn at most every
+    :data:`PROGRESS_REDRAW_SECONDS` — always when the work is done (``fraction`` 1). A skipped update costs nothing:
+    the next drawn one carries the newer count and time estimate. ``clock`` is for tests."""
+
+    def __init__(self, slot: Any, text: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._slot = slot
+        self._clock = clock
+        self._slot.progress(0.0, text=text)
+        self._last = clock()
+
+    def update(self, fraction: float, text: str) -> bool:
+        """Draw ``fraction`` (clipped to [0, 1]) with ``text`` unless the last drawing is too recent; return
+        whether it was drawn."""
+        now = self._clock()
+        if fraction < 1.0 and now - self._last < PROGRESS_REDRAW_SECONDS:
+            return False
+        self._last = now
+        self._slot.progress(min(1.0, max(0.0, fraction)), text=text)
+        return True
+
+    def empty(self) -> None:
+        self._slot.empty()
+
 
 # --------------------------------------------------------------------------------------------- Mechanisms page
 #: Runs one session keeps (the current one and the last good one), newest last.
@@ -59,13 +92,13 @@ def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConf
     stored = remembered_run(session, key)
     if stored is not None:
         return stored
-    stop_slot, bar = st.empty(), st.empty()
+    stop_slot = st.empty()
     stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
                      help="Stops before the next release; the previous run stays.")
-    bar.progress(0.0, text="Releasing the data…")
+    bar = ProgressBar(st.empty(), "Releasing the data…")
 
     def on_progress(p: Progress) -> None:
-        bar.progress(p.fraction, text=f"Scoring the program ({PAGE_REPETITIONS} releases per mechanism) and running "
+        bar.update(p.fraction, f"Scoring the program ({PAGE_REPETITIONS} releases per mechanism) and running "
                      f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
 
     try:
@@ -136,13 +169,13 @@ def recommendation(session: Any, prepared: PreparedData, program_json: str, conf
     kept = session.get("feasibility.recommendation")
     if kept is not None and kept[0] == key:
         return kept[1]
-    stop_slot, bar = st.empty(), st.empty()
+    stop_slot = st.empty()
     stop_slot.button("Stop the search", key="feasibility.rec_stop", icon=":material/stop_circle:",
                      help="Stops at the next evaluated point; nothing of the search is kept.")
-    bar.progress(0.0, text="Searching the frontier…")
+    bar = ProgressBar(st.empty(), "Searching the frontier…")
 
     def on_progress(p: Progress) -> None:
-        bar.progress(p.fraction, text=f"Searching the frontier: {p.describe()}")
+        bar.update(p.fraction, f"Searching the frontier: {p.describe()}")
 
     try:
         result = recommend(prepared, ProgramConfig.from_json(program_json), RecommendConfig.from_json(config_json),

@@ -183,10 +183,10 @@ if st.session_state.get("public_info.pending"):
     stop_slot = st.empty()
     stop_slot.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=runs.stop_run, args=(run_id,),
               help="Stops after the period that is running; finished (method, ε) cells are kept.")
-    bar = st.progress(0.0, text="Starting…")
+    bar = runs.ProgressBar(st.empty(), "Starting…")
 
     def on_progress(p: Progress) -> None:
-        bar.progress(p.fraction, text=p.describe())
+        bar.update(p.fraction, p.describe())
 
     def on_cell(partial) -> None:
         st.session_state["public_info_results"] = (partial, seed)

@@ -1,8 +1,8 @@
-"""The session's runs (``ui.runs``): the public-information study's cancel tokens."""
+"""The session's runs (``ui.runs``): the public-information study's cancel tokens, the throttled progress bar."""
 
 from __future__ import annotations
 
-from ui.runs import cancel_token, forget_run, stop_run
+from ui.runs import PROGRESS_REDRAW_SECONDS, ProgressBar, cancel_token, forget_run, stop_run
 
 
 def test_stop_button_cancels_the_runs_token():
@@ -13,3 +13,37 @@ def test_stop_button_cancels_the_runs_token():
     forget_run("run-1")
     assert not cancel_token("run-1").cancelled
     forget_run("run-1")
+
+
+class _Slot:
+    """Stands in for ``st.empty()``: records what is drawn."""
+
+    def __init__(self):
+        self.drawn: list[tuple[float, str]] = []
+
+    def progress(self, value, text):
+        self.drawn.append((value, text))
+
+    def empty(self):
+        self.drawn.append((None, ""))
+
+
+def test_progress_bar_redraws_at_most_every_half_second_and_always_when_done():
+    now = [100.0]
+    slot = _Slot()
+    bar = ProgressBar(slot, "Starting…", clock=lambda: now[0])
+    assert slot.drawn == [(0.0, "Starting…")]  # drawn at once
+    assert not bar.update(0.1, "1 of 10")  # too soon after the first drawing
+    now[0] += PROGRESS_REDRAW_SECONDS - 0.01
+    assert not bar.update(0.2, "2 of 10")
+    now[0] += 0.02
+    assert bar.update(0.3, "3 of 10")  # the newest count is what is drawn
+    assert not bar.update(0.4, "4 of 10")
+    assert bar.update(1.0, "10 of 10")  # the end is always drawn, however soon
+    now[0] += 10
+    assert bar.update(1.7, "over")  # clipped to [0, 1]
+    now[0] += 10
+    assert bar.update(-1.0, "under")
+    bar.empty()
+    assert slot.drawn == [(0.0, "Starting…"), (0.3, "3 of 10"), (1.0, "10 of 10"), (1.0, "over"), (0.0, "under"),
+                          (None, "")]

@@ -20,7 +20,7 @@ from ui.cached import sweep_estimate
 from ui.common import user_errors
 from ui.compute_target import cluster_caption, sweep_client
 from ui.figures.tradeoffs import points_frame, tradeoff_figure
-from ui.runs import run_sweeps
+from ui.runs import ProgressBar, run_sweeps
 from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.state import StudioState
 
@@ -79,14 +79,14 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         stop_slot = st.empty()
         stop_slot.button("Stop the sweep", key="tradeoffs.stop", icon=":material/stop_circle:",
                          help="Stops after the cell that is running; finished points are kept.")
-        bar = st.progress(0.0, text=f"Starting {total} cells…")
+        bar = ProgressBar(st.empty(), f"Starting {total} cells…")
         live = st.empty()
         partial: dict[int, list] = {}
         draws = [0]
         last_draw = [0.0]
 
         def on_progress(done: int, total_: int, message: str) -> None:
-            bar.progress(min(1.0, done / max(total_, 1)), text=f"{done} of {total_} cells — {message}")
+            bar.update(done / max(total_, 1), f"{done} of {total_} cells — {message}")
 
         def on_rows(index: int, rows: list) -> None:
             partial[index] = rows
