@@ -37,6 +37,15 @@ PAGES = {
 }
 
 
+#: Screenshots are taken only when asked for (``STUDIO_SCREENSHOTS=1``): each costs Chromium a full render and a PNG
+#: encode plus a settle wait, about 25 of them a run, so the default test command leaves them out. The README's tour
+#: pictures come from ``STUDIO_SCREENSHOTS=1 bash scripts/studio.sh test tests/e2e``.
+SCREENSHOTS = os.environ.get("STUDIO_SCREENSHOTS", "") not in ("", "0")
+#: The browser window: tall for the README's pictures; a laptop's screen otherwise (Chromium draws and rasterises
+#: what is in view, so the smaller window costs less CPU on the 2-core machine).
+VIEWPORT = {"width": 1440, "height": 2400} if SCREENSHOTS else {"width": 1280, "height": 1000}
+
+
 def chromium_path() -> str:
     path = shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(path).exists():
@@ -173,7 +182,7 @@ def page(browser, _process_pages):
     compiled scripts: about 3 CPU seconds of Chromium per module on the 2-core machine. A page a module closed
     (or whose renderer crashed) is replaced for the next module."""
     if not _process_pages or _process_pages[-1].is_closed() or getattr(_process_pages[-1], "_studio_crashed", False):
-        page = browser.new_page(viewport={"width": 1440, "height": 2400}, accept_downloads=True)
+        page = browser.new_page(viewport=VIEWPORT, accept_downloads=True)
         page.on("crash", lambda crashed: setattr(crashed, "_studio_crashed", True))
         _process_pages.append(page)
     yield _process_pages[-1]
@@ -239,12 +248,6 @@ def go(page, path: str, timeout: float = 120_000) -> float:
     )
     idle(page, timeout, settle=False)
     return time.perf_counter() - started
-
-
-#: Screenshots are taken only when asked for (``STUDIO_SCREENSHOTS=1``): each costs Chromium a full render and a PNG
-#: encode plus a settle wait, about 25 of them a run, so the default test command leaves them out. The README's tour
-#: pictures come from ``STUDIO_SCREENSHOTS=1 bash scripts/studio.sh test tests/e2e``.
-SCREENSHOTS = os.environ.get("STUDIO_SCREENSHOTS", "") not in ("", "0")
 
 
 def shoot(page, name: str) -> None:

@@ -49,7 +49,7 @@ def test_declare_what_is_public_and_a_correlated_dependence_model(page, server):
     settled_click(page, page.get_by_text("Last period's counts of every region", exact=True))
     settled_click(page, page.get_by_text("correlated counts (z0, z1)", exact=True))
     expect(page.get_by_text("Figure 4")).to_be_visible(timeout=30_000)
-    for label, value in (("ε per period (comma-separated)", "0.5, 2"), ("Seed (empty = fresh randomness)", "11")):
+    for label, value in (("ε per period (comma-separated)", "2, 8"), ("Seed (empty = fresh randomness)", "11")):
         box = page.get_by_role("textbox", name=label)
         box.fill(value)
         box.press("Tab")
@@ -87,7 +87,7 @@ def test_the_decision_record_carries_the_declared_configuration(page, record_pat
     go(page, "export")
     expect(page.get_by_text("Public information (count-table study)")).to_be_visible()
     block = export_record(page, record_path).public_information
-    assert block["epsilon_per_period"] == [0.5, 2.0] and list(block["public"]) == ["total", "subcount"]
+    assert block["epsilon_per_period"] == [2.0, 8.0] and list(block["public"]) == ["total", "subcount"]
     assert block["dependence_model"]["kind"] == "correlated" and block["seed"] == 11
     shoot(page, "pi-3-export")
 
@@ -104,7 +104,7 @@ def test_reimporting_the_record_restores_the_configuration(page, record_path):
     go(page, "export")
     import_record(page, record_path)
     go(page, "public_info")
-    expect(page.get_by_role("textbox", name="ε per period (comma-separated)")).to_have_value("0.5, 2")
+    expect(page.get_by_role("textbox", name="ε per period (comma-separated)")).to_have_value("2, 8")
     no_exception(page)
     shoot(page, "pi-4-reimported")
 
