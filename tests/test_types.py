@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 def test_engine_type_checks():
     # The incremental cache lives in the system's temp directory, one per checkout (never in the repository).
     # mypy checks every cached module against its source before reusing it, so a stale cache cannot hide an error;
-    # it only saves time: about 20 s from scratch on the loaded 2-core machine (16 s CPU), a few seconds after.
+    # it only saves time: about 10 CPU s from scratch on the 2-core machine, a few seconds after.
     key = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
     cache = pathlib.Path(tempfile.gettempdir()) / f"pps-mypy-cache-{key}"
     result = subprocess.run(
