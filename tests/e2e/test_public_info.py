@@ -102,6 +102,7 @@ def test_reimporting_the_record_restores_the_configuration(page, record_path):
     box.press("Tab")
     idle(page)
     go(page, "export")
+    expect(page.get_by_text("ε = 7 per period", exact=False).first).to_be_visible()  # the change took
     import_record(page, record_path)
     go(page, "public_info")
     expect(page.get_by_role("textbox", name="ε per period (comma-separated)")).to_have_value("2, 8")

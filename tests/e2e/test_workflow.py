@@ -1,9 +1,8 @@
 """End-to-end: the whole workflow in real Chromium against ``streamlit run app.py``.
 
-Walks data → feasibility → mechanism run → quick sweep → per-record → workshop (pin three, compare, export and
-re-import) → export and re-import on the built-in demo,
-asserts on visible results, uploads a malformed file, saves a screenshot of every page to ``test-artifacts/`` (when
-``STUDIO_SCREENSHOTS`` is set) and reports ``first_page_load_s`` (the Start page's address opened → rendered and
+Walks data → feasibility → mechanism run → quick sweep → per-record → workshop (pin three, compare) → export and
+re-import on the built-in demo, asserts on visible results, uploads a malformed file, saves a screenshot of every
+page to ``test-artifacts/`` (when ``STUDIO_SCREENSHOTS`` is set) and reports ``first_page_load_s`` (the Start page's address opened → rendered and
 idle; printed and written to ``test-artifacts/timings.json``).
 
 Timings are reported, not asserted (CPU-bound CI machines vary). The server's start-up (first paint after the
@@ -31,7 +30,6 @@ from tests.e2e.conftest import (
     ARTIFACTS,
     PAGES,
     click_button,
-    export_record,
     go,
     idle,
     import_record,
@@ -165,21 +163,9 @@ def test_workshop_pins_three_candidates_and_compares_them(page):
     no_exception(page)
 
 
-def test_the_exported_record_carries_the_workshop_and_importing_it_restores_it(page):
-    from playwright.sync_api import expect
-
-    go(page, "export")
-    record_path = ARTIFACTS / "decision-record-workshop.json"
-    record = export_record(page, record_path)
-    assert record.workshop is not None
-    assert [c.source for c in record.workshop.pinned] == ["mechanisms", "tradeoffs", "feasibility"]
-    assert record.workshop.pinned[1].seeded  # a sweep is a seeded simulation
-    import_record(page, record_path)
-    expect(page.get_by_text("3 pinned candidate(s)")).to_be_visible()  # the Export page states the restored set
-    no_exception(page)
-
-
-def test_export_then_reimport_restores_the_session(page, sidebar):
+def test_export_then_reimport_restores_the_session_and_the_workshop(page, sidebar):
+    """One export carries the rationale, both sweeps and the three pinned candidates; after a change, importing it
+    brings the session back (the Workshop's set included)."""
     from playwright.sync_api import expect
 
     from engine.decision_record import load_decision_record
@@ -204,6 +190,9 @@ def test_export_then_reimport_restores_the_session(page, sidebar):
     record = load_decision_record(record_path.read_bytes())
     assert record.rationale == "Targeting must keep 99 % of decisions (browser test)."
     assert len(record.tradeoffs) == 2 and record.data.dataset == "togo-demo"  # both swept mechanisms
+    assert record.workshop is not None
+    assert [c.source for c in record.workshop.pinned] == ["mechanisms", "tradeoffs", "feasibility"]
+    assert record.workshop.pinned[1].seeded  # a sweep is a seeded simulation
     assert (ARTIFACTS / "report.html").stat().st_size > 1_000_000  # plotly.js embedded
 
     # Change something, then import the record: the session comes back.
@@ -212,8 +201,10 @@ def test_export_then_reimport_restores_the_session(page, sidebar):
     eps.fill("7")
     eps.press("Tab")
     idle(page)
+    expect(sidebar).to_contain_text("ε = 7 ·")  # the change took
     go(page, "export")
     import_record(page, record_path)
     expect(sidebar).to_contain_text(f"ε = {fmt_param(record.candidate.epsilon)} ·")
+    expect(page.get_by_text("3 pinned candidate(s)")).to_be_visible()  # the Export page states the restored set
     no_exception(page)
     shoot(page, "7b-export-reimported")
