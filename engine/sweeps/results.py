@@ -95,6 +95,10 @@ class SweepResult:
         table = pd.DataFrame([dict(r) for r in rows]).drop(columns="cell", errors="ignore")
         return cls(config=config, table=table, fingerprint=fingerprint, complete=False)
 
+    def __getstate__(self) -> dict:
+        """Pickled without the summaries computed so far (:meth:`summary` makes them again when asked)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_summaries"}
+
     @property
     def metric_columns(self) -> list[str]:
         """Numeric outcome columns (everything except descriptors and ``rep``)."""
@@ -121,6 +125,15 @@ class SweepResult:
         """
         check_choice("interval", interval, ("mean", "runs"))
         level = check_interval("confidence", confidence, 0, 1, closed="neither")
+        # A result is not changed once made (a partial one is a new object), so each summary is computed once per
+        # result: a page draws several views of the same sweep at every rerun (flags, table, figures, the combined
+        # table), and recomputing it was most of the Tradeoffs page's server time. Callers get a copy.
+        cache: dict = self.__dict__.setdefault("_summaries", {})
+        if (interval, level) not in cache:
+            cache[(interval, level)] = self._summary(interval, level)
+        return cache[(interval, level)].copy()
+
+    def _summary(self, interval: str, level: float) -> pd.DataFrame:
         descriptors = [c for c in DESCRIPTOR_COLUMNS if c in self.table.columns]
         if self.table.empty or "point" not in self.table.columns:  # e.g. cancelled before the first cell
             return pd.DataFrame(columns=[*descriptors, "runs"])

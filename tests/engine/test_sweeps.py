@@ -610,3 +610,25 @@ def test_the_one_line_description_counts_the_reference_cells():
         two.describe())
     bare = dataclasses.replace(quick, references=False, repetitions=2)
     assert bare.n_cells == 16 and "(8 B value(s) × 1 budget(s)) × 2 repetition(s) = 16 cells" in bare.describe()
+
+
+def test_summary_is_computed_once_per_result_and_callers_get_their_own_copy(monkeypatch):
+    import pickle
+
+    from engine.sweeps import SweepResult, preset
+
+    table = pd.DataFrame({"point": [0, 0, 1, 1], "rep": [0, 1, 0, 1], "accuracy": [0.8, 0.6, 0.5, 0.7]})
+    result = SweepResult(preset("quick", n=100), table)
+    calls = []
+    compute = SweepResult._summary
+    monkeypatch.setattr(SweepResult, "_summary", lambda self, *a: calls.append(a) or compute(self, *a))
+    first = result.summary()
+    first.loc[0, "accuracy_mean"] = -1.0  # a caller's change stays in its copy
+    second = result.summary()
+    assert second.loc[0, "accuracy_mean"] == pytest.approx(0.7) and second.loc[1, "accuracy_mean"] == pytest.approx(0.6)
+    result.summary(interval="runs")
+    result.summary(confidence=0.9)
+    assert calls == [("mean", 0.95), ("runs", 0.95), ("mean", 0.9)]  # once per (interval, confidence)
+    restored = pickle.loads(pickle.dumps(result))  # the computed summaries are not pickled …
+    assert "_summaries" not in restored.__dict__
+    assert restored.summary().equals(second)  # … and are made again when asked
