@@ -36,14 +36,23 @@ from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnaly
 PROGRESS_REDRAW_SECONDS = 0.5
 
 
+def execution_check() -> None:
+    """A Streamlit call that sends nothing to the browser: reading session state is one of the points where Streamlit
+    acts on a pending Stop click (a rerun) or a closed tab, as it does at every element a script draws."""
+    _ = "ui.runs.progress" in st.session_state
+
+
 class ProgressBar:
     """A progress bar in ``slot`` (an ``st.empty()``), drawn at once and then redrawn at most every
-    :data:`PROGRESS_REDRAW_SECONDS` — always when the work is done (``fraction`` 1). A skipped update costs nothing:
-    the next drawn one carries the newer count and time estimate. ``clock`` is for tests."""
+    :data:`PROGRESS_REDRAW_SECONDS` — always when the work is done (``fraction`` 1). A skipped update sends nothing
+    (the next drawn one carries the newer count and time estimate) but is still a point where a Stop click or a
+    closed tab ends the work (:func:`execution_check`). ``clock`` and ``check`` are for tests."""
 
-    def __init__(self, slot: Any, text: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, slot: Any, text: str, *, clock: Callable[[], float] = time.monotonic,
+                 check: Callable[[], None] | None = None) -> None:
         self._slot = slot
         self._clock = clock
+        self._check = execution_check if check is None else check
         self._slot.progress(0.0, text=text)
         self._last = clock()
 
@@ -52,6 +61,7 @@ class ProgressBar:
         whether it was drawn."""
         now = self._clock()
         if fraction < 1.0 and now - self._last < PROGRESS_REDRAW_SECONDS:
+            self._check()
             return False
         self._last = now
         self._slot.progress(min(1.0, max(0.0, fraction)), text=text)

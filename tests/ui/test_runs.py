@@ -31,7 +31,8 @@ class _Slot:
 def test_progress_bar_redraws_at_most_every_half_second_and_always_when_done():
     now = [100.0]
     slot = _Slot()
-    bar = ProgressBar(slot, "Starting…", clock=lambda: now[0])
+    checks = []
+    bar = ProgressBar(slot, "Starting…", clock=lambda: now[0], check=lambda: checks.append(now[0]))
     assert slot.drawn == [(0.0, "Starting…")]  # drawn at once
     assert not bar.update(0.1, "1 of 10")  # too soon after the first drawing
     now[0] += PROGRESS_REDRAW_SECONDS - 0.01
@@ -39,6 +40,7 @@ def test_progress_bar_redraws_at_most_every_half_second_and_always_when_done():
     now[0] += 0.02
     assert bar.update(0.3, "3 of 10")  # the newest count is what is drawn
     assert not bar.update(0.4, "4 of 10")
+    assert len(checks) == 3  # every skipped update is still a point where a Stop click or a closed tab takes effect
     assert bar.update(1.0, "10 of 10")  # the end is always drawn, however soon
     now[0] += 10
     assert bar.update(1.7, "over")  # clipped to [0, 1]
@@ -47,3 +49,23 @@ def test_progress_bar_redraws_at_most_every_half_second_and_always_when_done():
     bar.empty()
     assert slot.drawn == [(0.0, "Starting…"), (0.3, "3 of 10"), (1.0, "10 of 10"), (1.0, "over"), (0.0, "under"),
                           (None, "")]
+
+
+def test_the_execution_check_is_a_streamlit_yield_point_that_draws_nothing(monkeypatch):
+    """``execution_check`` reads session state, which Streamlit's script runner turns into its stop/rerun check."""
+    import streamlit as st
+
+    from ui.runs import execution_check
+
+    class _State:
+        def __init__(self):
+            self.asked = []
+
+        def __contains__(self, key):
+            self.asked.append(key)
+            return False
+
+    state = _State()
+    monkeypatch.setattr(st, "session_state", state)
+    execution_check()
+    assert state.asked == ["ui.runs.progress"]
