@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import collections
 import concurrent.futures as cf
+import dataclasses
 import hashlib
 import itertools
 import math
@@ -243,7 +244,7 @@ def run_sweep(
             total = len(cached.table)
             if progress is not None:
                 progress(Progress(total, total, "loaded from cache"))
-            return SweepResult(**{**cached.__dict__, "table": cached.table.copy(), "from_cache": True})
+            return dataclasses.replace(cached, table=cached.table.copy(), from_cache=True)
 
     started = time.perf_counter()
     if cancel is not None:
@@ -302,7 +303,7 @@ def run_sweep(
         raise err
     if use_cache:
         with _CACHE_LOCK:
-            _CACHE[key] = SweepResult(**{**result.__dict__, "table": table.copy()})
+            _CACHE[key] = dataclasses.replace(result, table=table.copy())
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)
     return result
