@@ -85,7 +85,10 @@ def first_paint() -> list[dict]:
             page.wait_for_selector("h1")
             page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
             painted = time.perf_counter()
-            changes = page_changes(page)
+            try:
+                changes = page_changes(page)
+            except Exception as exc:  # noqa: BLE001 - reported in the row; first paint is kept
+                changes = {f"failed: {type(exc).__name__}": float("nan")}
         finally:
             os.killpg(proc.pid, 15)
             proc.wait()
@@ -94,10 +97,12 @@ def first_paint() -> list[dict]:
              "seconds": painted - up, "target": 2.0, "ratio": (painted - up) / 2.0,
              "note": f"server start → health {up - started:.2f} s; fresh server process ({_load()})"},
             {"name": "page change, cached (slowest of a lap over every page)", "seconds": max(changes.values()),
-             "target": 1.0, "ratio": max(changes.values()),
+             "target": PAGE_CHANGE_TARGET, "ratio": max(changes.values()) / PAGE_CHANGE_TARGET,
              "note": ", ".join(f"{k} {v:.2f} s" for k, v in changes.items()) + f" ({_load()})"}]
 
 
+#: Seconds a cached page change may take.
+PAGE_CHANGE_TARGET = 1.0
 #: The pages' addresses (``st.navigation`` uses the file names), in the sidebar's order.
 PAGE_PATHS = ("", "data", "feasibility", "mechanisms", "tradeoffs", "per_record", "public_info", "workshop", "export")
 _IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'

@@ -58,8 +58,9 @@ case "${1:-}" in
     # Both cores; tests of one module share a worker, so module-scoped fixtures (the browser test's server) run once.
     # Modules are handed out in collection order (tests/app, tests/e2e, tests/engine, ..., the doctests), not
     # largest first: xdist's default puts the browser modules, which have few tests but take the longest, at the
-    # end, where one worker finished 9-12 s before the other (167.1 and 171.8 s); in collection order the two
-    # finished within a second (149.7 and 158.1 s, same machine, same code).
+    # end, where one worker finished 9-12 s before the other (the runs took 167.1 and 171.8 s); in collection order
+    # the two workers finished within a second of each other (the runs took 149.7 and 158.1 s; same machine, same
+    # code, the runs interleaved).
     exec "$PY" -m pytest -n auto --dist loadscope --no-loadscope-reorder "$@"
     ;;
   bench)

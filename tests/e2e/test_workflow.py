@@ -165,7 +165,8 @@ def test_workshop_pins_three_candidates_and_compares_them(page):
 
 def test_export_then_reimport_restores_the_session_and_the_workshop(page, sidebar):
     """One export carries the rationale, both sweeps and the three pinned candidates; after a change, importing it
-    brings the session back (the Workshop's set included)."""
+    brings the session back. (The pinned set is unchanged here; its restoration into a session without pins is
+    ``tests/app/test_workshop_page.py``'s.)"""
     from playwright.sync_api import expect
 
     from engine.decision_record import load_decision_record
@@ -205,6 +206,6 @@ def test_export_then_reimport_restores_the_session_and_the_workshop(page, sideba
     go(page, "export")
     import_record(page, record_path)
     expect(sidebar).to_contain_text(f"ε = {fmt_param(record.candidate.epsilon)} ·")
-    expect(page.get_by_text("3 pinned candidate(s)")).to_be_visible()  # the Export page states the restored set
+    expect(page.get_by_text("3 pinned candidate(s)")).to_be_visible()  # the Export page states the record's set
     no_exception(page)
     shoot(page, "7b-export-reimported")
