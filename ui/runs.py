@@ -36,6 +36,23 @@ from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnaly
 PROGRESS_REDRAW_SECONDS = 0.5
 
 
+class Throttle:
+    """Says when a redraw is due: at most once every ``seconds`` (the first time at once), and always for the
+    ``final`` one. ``clock`` is for tests."""
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._seconds = seconds
+        self._clock = clock
+        self._last = -math.inf
+
+    def due(self, *, final: bool = False) -> bool:
+        now = self._clock()
+        if not final and now - self._last < self._seconds:
+            return False
+        self._last = now
+        return True
+
+
 def execution_check() -> None:
     """A Streamlit call that sends nothing to the browser: reading session state is one of the points where Streamlit
     acts on a pending Stop click (a rerun) or a closed tab, as it does at every element a script draws."""
@@ -51,19 +68,17 @@ class ProgressBar:
     def __init__(self, slot: Any, text: str, *, clock: Callable[[], float] = time.monotonic,
                  check: Callable[[], None] | None = None) -> None:
         self._slot = slot
-        self._clock = clock
+        self._throttle = Throttle(PROGRESS_REDRAW_SECONDS, clock=clock)
         self._check = execution_check if check is None else check
+        self._throttle.due(final=True)
         self._slot.progress(0.0, text=text)
-        self._last = clock()
 
     def update(self, fraction: float, text: str) -> bool:
         """Draw ``fraction`` (clipped to [0, 1]) with ``text`` unless the last drawing is too recent; return
         whether it was drawn."""
-        now = self._clock()
-        if fraction < 1.0 and now - self._last < PROGRESS_REDRAW_SECONDS:
+        if not self._throttle.due(final=fraction >= 1.0):
             self._check()
             return False
-        self._last = now
         self._slot.progress(min(1.0, max(0.0, fraction)), text=text)
         return True
 

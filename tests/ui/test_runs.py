@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui.runs import PROGRESS_REDRAW_SECONDS, ProgressBar, cancel_token, forget_run, stop_run
+from ui.runs import PROGRESS_REDRAW_SECONDS, ProgressBar, Throttle, cancel_token, forget_run, stop_run
 
 
 def test_stop_button_cancels_the_runs_token():
@@ -69,3 +69,16 @@ def test_the_execution_check_is_a_streamlit_yield_point_that_draws_nothing(monke
     monkeypatch.setattr(st, "session_state", state)
     execution_check()
     assert state.asked == ["ui.runs.progress"]
+
+
+def test_throttle_is_due_at_once_then_at_most_every_interval_and_always_when_final():
+    now = [5.0]
+    throttle = Throttle(1.5, clock=lambda: now[0])
+    assert throttle.due()  # the first redraw is not held back
+    now[0] += 1.4
+    assert not throttle.due()
+    assert throttle.due(final=True)  # the last one is always drawn …
+    now[0] += 1.0
+    assert not throttle.due()  # … and counts as a drawing
+    now[0] += 0.5
+    assert throttle.due()

@@ -6,8 +6,6 @@ The sweeps themselves are :func:`engine.sweeps.run_sweep` (through :func:`ui.run
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -20,7 +18,7 @@ from ui.cached import sweep_estimate
 from ui.common import user_errors
 from ui.compute_target import cluster_caption, sweep_client
 from ui.figures.tradeoffs import points_frame, tradeoff_figure
-from ui.runs import ProgressBar, run_sweeps
+from ui.runs import ProgressBar, Throttle, run_sweeps
 from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.state import StudioState
 
@@ -83,7 +81,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         live = st.empty()
         partial: dict[int, list] = {}
         draws = [0]
-        last_draw = [0.0]
+        live_redraw = Throttle(LIVE_REDRAW_SECONDS)  # summaries of large partial tables cost time
 
         def on_progress(done: int, total_: int, message: str) -> None:
             bar.update(done / max(total_, 1), f"{done} of {total_} cells — {message}")
@@ -91,10 +89,8 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         def on_rows(index: int, rows: list) -> None:
             partial[index] = rows
             st.session_state["tradeoffs.partial"] = dict(partial)
-            now = time.monotonic()
-            if now - last_draw[0] < LIVE_REDRAW_SECONDS and len(rows) < configs[index].n_cells:
-                return  # redraw at most every LIVE_REDRAW_SECONDS (summaries of large partial tables cost time)
-            last_draw[0] = now
+            if not live_redraw.due(final=len(rows) >= configs[index].n_cells):
+                return
             draws[0] += 1
             redraw_live(live, configs, partial, draws[0])
 
