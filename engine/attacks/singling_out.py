@@ -18,7 +18,8 @@ Speed: the naive attack is O(n² d) per net size. Here the boxes are decided on 
 half-widths, in the Chebyshev metric (a box of half-widths w is the unit L∞ ball after rescaling): the two
 nearest rows of each box centre decide whether the box isolates one row. The half-widths of all net sizes are
 multiples c·sd of one vector, so one search on x/sd serves every net size (:func:`_singled_out_nets`; the search
-is :func:`engine.attacks._chebyshev.two_nearest_chebyshev`, a compiled scan along the most selective column;
+is :func:`engine.attacks._chebyshev.two_nearest_chebyshev`, a compiled scan along the most selective column behind
+a byte filter, with one index of X for every release, ``index``;
 :func:`singled_out_rows` for one set of half-widths uses a k-d tree). Because
 rescaling rounds differently from the authors' predicate, the decision uses radii 1 ± τ (τ a few ulps of
 the largest rescaled coordinate); boxes with a row within τ of their boundary are checked with the exact
@@ -39,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -49,6 +50,9 @@ from engine.constraints import Choice, Constraint, Each, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
 from engine.validation import check_array_interval, check_integer, check_interval, check_matrix, check_rng
+
+if TYPE_CHECKING:  # numba is loaded when a scan runs, not when this module is imported
+    from engine.attacks._chebyshev import ColumnIndex
 
 #: k-d tree layout: sliding-midpoint splits and larger leaves answer the box queries ~30 % faster than scipy's
 #: defaults on the demos (the answers do not depend on the layout: boxes are decided by distances, ambiguous
@@ -280,13 +284,15 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
 
 
 def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...],
-                      search: str = "auto", workers: int = 1) -> list[np.ndarray]:
+                      search: str = "auto", workers: int = 1, index: ColumnIndex | None = None) -> list[np.ndarray]:
     """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE nearest-row search.
 
     ``search``: ``"scan"`` (the compiled column scan; fastest on a noisy release, whose centres lie away from the
     rows), ``"tree"`` (a k-d tree; fastest when every centre has rows close by, e.g. the data themselves as the
     release) or ``"auto"`` (the faster on a sample, see :func:`_two_nearest`). All return the same distances,
     hence the same rows. ``workers`` threads answer the k-d tree's queries (each query on its own: the same answers).
+    ``index``: ``ColumnIndex.build(xa)`` when already built (a sweep attacks many releases of the same rows); the
+    scan uses it when every sd is positive (the rows are then exactly ``xa / sd``), and builds its own otherwise.
 
     The boxes of every net size are balls of the same L∞ metric on the coordinates x / sd (radius c), so the two
     nearest rows of each centre, found once, settle every net size; boxes with a row within τ of their
@@ -307,6 +313,7 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     def tau(c: float) -> float:
         return 32.0 * eps * (largest + c + 1.0) + 1e-12 * c
 
+    scaled_index = (index, sd) if index is not None and positive.all() else None
     if not positive.all():
         zero = ~positive
         keys = np.vstack([xa[:, zero], za[:, zero]])
@@ -324,7 +331,7 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     near = np.flatnonzero(np.max(gap, axis=1, initial=-np.inf) <= reach)
     tree = None
     if near.size:
-        tree, d_near, i_near = _two_nearest(xs, zs[near], reach, k, search, workers)
+        tree, d_near, i_near = _two_nearest(xs, zs[near], reach, k, search, workers, scaled_index)
         dist[near] = d_near
         nearest[near] = i_near
     second = dist[:, 1] if k == 2 else np.full(zs.shape[0], np.inf)
@@ -356,35 +363,37 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     return out
 
 
-def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: str, workers: int = 1
+def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: str, workers: int = 1,
+                 scaled_index: tuple[ColumnIndex, np.ndarray] | None = None
                  ) -> tuple[cKDTree | None, np.ndarray, np.ndarray]:
     """The k ≤ 2 nearest rows (L∞, up to ``reach``) of every centre: by the column scan or the k-d tree (``search``),
     or ``"auto"``: on many centres, both are timed on the same evenly spaced sample of them and the faster one
     answers the rest (the answers are the same; only the time differs — the scan wins on a noisy release, the
     tree when every centre has rows close by, e.g. a k-anonymous release of cluster centres). Returns the tree
-    when one was built."""
+    when one was built. ``scaled_index``: (``ColumnIndex.build(x)``, s) with ``xs`` exactly ``x / s``, or None."""
     # numba: loaded when a scan runs, not when this module is imported
-    from engine.attacks._chebyshev import sorted_columns, two_nearest_chebyshev
+    from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
 
     if search == "auto" and zs.shape[0] < _AUTO_MIN_CENTRES:
         search = "scan"  # few centres near the data: the scan is fast whatever the release
     tree = cKDTree(xs, **_TREE_OPTIONS) if search != "scan" else None
-    index = sorted_columns(xs) if search != "tree" else None
+    index, scale = (None, None) if search == "tree" else (ColumnIndex.build(xs), None) if scaled_index is None \
+        else scaled_index
     if search == "auto" and zs.shape[0] >= _AUTO_MIN_CENTRES:
         sample = zs[np.linspace(0, zs.shape[0] - 1, _AUTO_SAMPLE).astype(np.intp)]
-        two_nearest_chebyshev(xs, sample[:1], reach, index)  # loads the compiled code before it is timed
+        two_nearest_chebyshev(xs, sample[:1], reach, index, scale)  # loads the compiled code before it is timed
         started = time.perf_counter()
         assert tree is not None
         tree.query(sample, k=k, p=np.inf, distance_upper_bound=reach)
         tree_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        two_nearest_chebyshev(xs, sample, reach, index)
+        two_nearest_chebyshev(xs, sample, reach, index, scale)
         search = "tree" if tree_seconds < time.perf_counter() - started else "scan"
     if search == "tree":
         assert tree is not None
         dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach, workers=workers)
         return tree, dist.reshape(zs.shape[0], k), nearest.reshape(zs.shape[0], k)
-    dist, nearest = two_nearest_chebyshev(xs, zs, reach, index)
+    dist, nearest = two_nearest_chebyshev(xs, zs, reach, index, scale)
     return tree, dist[:, :k], nearest[:, :k]
 
 
@@ -396,10 +405,12 @@ def _net_attack(
     non_unique: float | None = None,
     search: str = "auto",
     workers: int = 1,
+    index: ColumnIndex | None = None,
 ) -> SinglingOutResult:
     n = x.shape[0]
     sd = np.std(view, axis=0, ddof=1) if view.shape[0] > 1 else np.zeros(view.shape[1])
-    counts = [int(rows.size) for rows in _singled_out_nets(x, view, sd, tuple(config.net_sizes), search, workers)]
+    nets = _singled_out_nets(x, view, sd, tuple(config.net_sizes), search, workers, index)
+    counts = [int(rows.size) for rows in nets]
     risks = tuple(count / n for count in counts)
     worst = int(np.argmax(risks))
     return SinglingOutResult(
@@ -424,6 +435,7 @@ def singling_out(
     release_scale: float = 1.0,
     rng: np.random.Generator | None = None,
     non_unique: float | None = None,
+    index: ColumnIndex | None = None,
 ) -> SinglingOutResult:
     """Net singling-out attack of the released ``x_priv`` against the original ``x``.
 
@@ -443,6 +455,10 @@ def singling_out(
     non_unique : float, optional
         ``non_unique_share(x)`` if already known (it depends on ``x`` only: a sweep attacking many releases of
         the same ``x`` computes it once, e.g. from :func:`singling_out_baseline`); in [0, 1]. Computed if None.
+    index : ColumnIndex, optional
+        ``engine.attacks._chebyshev.ColumnIndex.build(x)`` of the same ``x``, when already built (it depends on
+        ``x`` only; ``AnalysisData.so_index`` holds one per data set). Built per search if None; the result does
+        not depend on it.
 
     Returns
     -------
@@ -481,19 +497,34 @@ def singling_out(
             "non_unique", non_unique, 0, 1, hint="pass non_unique_share(x) of the same x, or leave it out"
         )
     view = adversary_view(za, release_scale=scale, adversary=config.adversary)
-    result = _net_attack(xa, view, config, scale, non_unique)
+    _check_index(index, xa)
+    result = _net_attack(xa, view, config, scale, non_unique, index=index)
     if rng is None:
         return result
     shuffled = np.column_stack([rng.permutation(view[:, j]) for j in range(view.shape[1])])
-    chance = _net_attack(xa, shuffled, config, scale, non_unique)
+    chance = _net_attack(xa, shuffled, config, scale, non_unique, index=index)
     return dataclasses.replace(result, chance_risk=chance.risk)
 
 
-def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None, *, workers: int = 1
-                          ) -> SinglingOutResult:
+def _check_index(index: object, x: np.ndarray) -> None:
+    if index is None:
+        return
+    from engine.attacks._chebyshev import ColumnIndex
+
+    if not isinstance(index, ColumnIndex) or index.shape != x.shape:
+        raise InvalidParameterError(
+            "index must be ColumnIndex.build(x) of the same x (or None to build it); got "
+            + (f"one of {index.shape[0]} × {index.shape[1]} for x of {x.shape[0]} × {x.shape[1]}"
+               if isinstance(index, ColumnIndex) else type(index).__name__)
+        )
+
+
+def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None, *, workers: int = 1,
+                          index: ColumnIndex | None = None) -> SinglingOutResult:
     """Non-private baseline: the net attack run with X itself as the release (plus the share of non-unique rows).
 
-    ``workers`` threads (in [1, 16]) share the nearest-row queries; the result does not depend on it.
+    ``workers`` threads (in [1, 16]) share the nearest-row queries; ``index`` is :func:`singling_out`'s. The result
+    depends on neither.
 
     Examples
     --------
@@ -507,10 +538,11 @@ def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None
         raise InvalidParameterError(f"config must be a SinglingOutConfig; got {type(config).__name__}")
     xa = check_matrix("x", x, min_rows=2)
     n_workers = check_integer("workers", workers, 1, 16)
-    # The faster of the k-d tree and the column scan on a sample of the boxes, as for a release: the tree when the
-    # columns are few (nigeria-demo, 15 columns: 0.66 against 1.27 CPU s), the scan on wide data (a generated
-    # 25,000 × 30 table: 1.34 against 6.97 CPU s for the tree); the same rows either way.
-    return _net_attack(xa, xa, config, 1.0, search="auto", workers=n_workers)
+    _check_index(index, xa)
+    # The faster of the k-d tree and the column scan on a sample of the boxes, as for a release. With its byte filter
+    # the scan wins on the demos and on wide data (nigeria-demo, 15 columns: 0.49 against 0.63 CPU s for the tree; a
+    # generated 25,000 × 30 table: 0.78 against 3.9 s); the same rows either way.
+    return _net_attack(xa, xa, config, 1.0, search="auto", workers=n_workers, index=index)
 
 
 __all__ = [

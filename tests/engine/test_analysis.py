@@ -333,3 +333,22 @@ def test_references_built_in_two_threads_are_the_same_and_the_page_uses_its_thre
             AnalysisData.build(togo, config, workers=bad)
         with pytest.raises(InvalidParameterError, match="workers"):
             AnalysisData.cached(togo, config, workers=bad)  # a cache hit checks it too
+
+
+def test_singling_out_index_is_shared_by_runs_and_not_pickled(togo):
+    """The singling-out search's index depends on the released rows only: the build's baseline made it, every run
+    reuses that object, and a pickled copy (a sweep worker's) leaves it out and builds an equal one on first use."""
+    import pickle
+
+    from engine.attacks.singling_out import singling_out
+
+    built = AnalysisData.build(togo, AnalysisConfig(attacks=("singling_out",)))
+    index = built.__dict__["so_index"]
+    assert built.so_index is index and index.filtered
+    copy = pickle.loads(pickle.dumps(built))
+    assert "so_index" not in copy.__dict__ and len(pickle.dumps(built)) < index.nbytes
+    np.testing.assert_array_equal(copy.so_index.codes, index.codes)
+    np.testing.assert_array_equal(copy.so_index.order, index.order)
+    mech = GaussianMechanism.from_budget(0.25, 3.0, 1e-4)
+    view = mech.release(built.x_rel, rng=np.random.default_rng(5)).value
+    assert singling_out(built.x_rel, view, index=index) == singling_out(built.x_rel, view)

@@ -182,27 +182,70 @@ def test_bounded_and_unbounded_scans_give_the_canonical_rows(seed, fraction, mon
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_chebyshev_two_nearest_equals_a_kd_tree(seed):
-    """The compiled column scan returns the k-d tree's L∞ distances, and its nearest row wherever that is unique."""
+@pytest.mark.parametrize("index", ["own", "scaled", "unfiltered"])
+def test_chebyshev_two_nearest_equals_a_kd_tree(seed, index, monkeypatch):
+    """The compiled column scan returns the k-d tree's L∞ distances, and its nearest row wherever that is unique:
+    with its own index, with the index of the rows before a positive column scale (as the singling-out attack
+    passes it), and without the byte filter (data beyond ``CODES_LIMIT``)."""
     from scipy.spatial import cKDTree
 
-    from engine.attacks._chebyshev import two_nearest_chebyshev
+    from engine.attacks import _chebyshev
+    from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
 
     rng = np.random.default_rng(seed)
     n, d = int(rng.integers(1, 400)), int(rng.integers(1, 8))
-    rows = np.round(rng.normal(size=(n, d)), 1 + seed % 3)  # coarse grids: duplicates and exact ties
+    raw = np.round(rng.normal(size=(n, d)), 1 + seed % 3)  # coarse grids: duplicates and exact ties
+    scale = rng.uniform(0.1, 3.0, size=d) if index == "scaled" else np.ones(d)
+    rows = raw / scale
     centres = np.vstack([rows[: n // 2], rows[: n // 3] + rng.normal(scale=0.3, size=(n // 3, d)),
                          rng.normal(scale=2.0, size=(50, d))])
     reach = float(rng.uniform(0.05, 1.5))
-    dist, index = two_nearest_chebyshev(rows, centres, reach)
+    if index == "unfiltered":
+        monkeypatch.setattr(_chebyshev, "CODES_LIMIT", 0)
+    built = ColumnIndex.build(raw) if index == "scaled" else None
+    assert (ColumnIndex.build(raw).filtered, index) != (True, "unfiltered")
+    dist, found = two_nearest_chebyshev(rows, centres, reach, built, scale if index == "scaled" else None)
     k = min(2, n)
     tree_dist, tree_index = cKDTree(rows).query(centres, k=2, p=np.inf)
     tree_dist = np.where(tree_dist.reshape(-1, 2) <= reach, tree_dist.reshape(-1, 2), np.inf)
     np.testing.assert_array_equal(dist[:, :k], tree_dist[:, :k])
     assert np.all(np.isinf(dist[:, k:]))
     unique = np.isfinite(dist[:, 0]) & (dist[:, 0] < dist[:, 1])
-    np.testing.assert_array_equal(index[unique, 0], tree_index.reshape(-1, 2)[unique, 0])
-    np.testing.assert_array_equal(index[~np.isfinite(dist)], n)
+    np.testing.assert_array_equal(found[unique, 0], tree_index.reshape(-1, 2)[unique, 0])
+    np.testing.assert_array_equal(found[~np.isfinite(dist)], n)
+
+
+def test_chebyshev_byte_filter_keeps_every_row_at_the_radius():
+    """Rows exactly at the radius in one column, and one ulp beyond, straddle a bucket boundary: the filter keeps the
+    first (it is within reach) and the distance decides the second — as the brute force."""
+    from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
+
+    rng = np.random.default_rng(3)
+    rows = rng.uniform(-1.0, 1.0, size=(2000, 3))
+    centre = np.array([0.1, -0.2, 0.3])
+    reach = 0.25
+    rows[0] = centre + np.array([reach, 0.0, 0.0])  # exactly at the radius in column 0
+    rows[1] = centre + np.array([0.0, np.nextafter(reach, 1.0), 0.0])  # one ulp beyond in column 1
+    rows[2:] = np.where(np.abs(rows[2:] - centre).max(axis=1, keepdims=True) <= 0.5, rows[2:] + 5.0, rows[2:])
+    dist, found = two_nearest_chebyshev(rows, centre[None, :], reach, ColumnIndex.build(rows))
+    brute = np.abs(rows - centre).max(axis=1)
+    inside = np.flatnonzero(brute <= reach)
+    assert inside.tolist() == [0]
+    assert found[0].tolist() == [0, rows.shape[0]] and dist[0, 0] == brute[0] and np.isinf(dist[0, 1])
+
+
+def test_column_index_refuses_other_rows():
+    from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
+    from engine.attacks.singling_out import singling_out
+    from engine.errors import InvalidParameterError
+
+    x = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(InvalidParameterError, match="index covers"):
+        two_nearest_chebyshev(x, x[:2], 1.0, ColumnIndex.build(x[:40]))
+    with pytest.raises(InvalidParameterError, match="ColumnIndex.build"):
+        singling_out(x, x, index=ColumnIndex.build(x[:, :2]))
+    with pytest.raises(InvalidParameterError, match="must be a matrix"):
+        ColumnIndex.build(np.zeros(3))
 
 
 def test_search_over_repeated_rows_returns_the_lowest_index_of_the_canonical_nearest():
