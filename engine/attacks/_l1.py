@@ -7,9 +7,11 @@ reassociation is allowed, and it is not) — and keep the lowest row index on ex
 canonical ones by construction.
 
 * :func:`scan_nearest` — the nearest of some candidate rows on one set of known columns. The candidates' known
-  columns are gathered once into a column-major block; each query then adds one column at a time over all
-  candidates (a loop over contiguous memory that the compiler vectorises), about 3× less CPU than
-  ``scipy.spatial.distance.cdist`` in float64 alone, and no (queries × candidates) matrix.
+  columns are gathered once into a column-major block; each query then adds one column at a time over a tile of
+  :data:`_TILE` candidates (a loop over contiguous memory that the compiler vectorises, its sums kept in the
+  first-level cache), about 3× less CPU than ``scipy.spatial.distance.cdist`` in float64 alone, and no
+  (queries × candidates) matrix. The survivors' pass reads only the tiles whose smallest sum is within the margin
+  (10–40 % less CPU than one pass over all candidates, measured on 20,000 × 8 and 200,000 × 8).
 * :func:`all_but_one_nearest` — for every secret column j, the nearest row on all the other columns, in two passes
   per query: the total over all d columns and the largest term of every row, then the exact per-j sums of the
   rows that can be nearest for some j (total − largest term ≤ the smallest total, widened by the bounds below;
@@ -104,6 +106,35 @@ def _threshold_bits(box: np.ndarray, low_bits: np.int32, margin: float) -> np.in
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
+def _sums32(block32: np.ndarray, query32: np.ndarray, acc: np.ndarray, start: int,
+            end: int) -> np.int32:  # pragma: no cover
+    """float32 distances of rows start..end−1 (columns of ``block32``) into ``acc[start:end]``; the bit pattern of
+    their smallest."""
+    h = block32.shape[0]
+    width = end - start
+    sums = acc[start:end]
+    column = block32[0, start:end]
+    t = query32[0]
+    for i in range(width):
+        sums[i] = abs(t - column[i])
+    for k in range(1, h):
+        column = block32[k, start:end]
+        t = query32[k]
+        for i in range(width):
+            sums[i] += abs(t - column[i])
+    bits = sums.view(np.int32)
+    low = bits[0]
+    for i in range(1, width):
+        low = min(low, bits[i])
+    return low
+
+
+#: Rows per tile of the float32 pass: the tile's sums stay in the first-level cache while its columns are added, and
+#: the tile's smallest sum lets the survivors' pass skip every tile without one.
+_TILE = 1024
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
 def _scan(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queries: np.ndarray,
           queries32: np.ndarray, margin: float) -> np.ndarray:  # pragma: no cover
     h, c = block.shape
@@ -111,37 +142,28 @@ def _scan(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, querie
     out = np.empty(m, dtype=np.intp)
     acc = np.empty(c, dtype=np.float32)
     bits = acc.view(np.int32)  # the sums are ≥ 0: their int32 bit patterns order as they do (a vectorised minimum)
+    tiles = (c + _TILE - 1) // _TILE
+    tile_low = np.empty(tiles, dtype=np.int32)
     box = np.empty(1, dtype=np.int32)
-    survivors = np.empty(c, dtype=np.intp)
     for q in range(m):
-        t = queries32[q, 0]
-        column = block32[0]
-        for i in range(c):
-            acc[i] = abs(t - column[i])
-        for k in range(1, h):
-            t = queries32[q, k]
-            column = block32[k]
-            for i in range(c):
-                acc[i] += abs(t - column[i])
-        low = bits[0]
-        for i in range(1, c):
-            low = min(low, bits[i])
+        low = np.int32(2147483647)
+        for t in range(tiles):
+            tile_low[t] = _sums32(block32, queries32[q], acc, t * _TILE, min(c, (t + 1) * _TILE))
+            low = min(low, tile_low[t])
         threshold = _threshold_bits(box, low, margin)
-        kept = 0
-        for i in range(c):
-            if bits[i] <= threshold:
-                survivors[kept] = i
-                kept += 1
         best = 0
         value = np.inf
-        for s in range(kept):  # ascending: strict < keeps the lowest index on an exact float64 tie
-            i = survivors[s]
-            dist = 0.0
-            for k in range(h):  # the canonical float64 sum
-                dist += abs(queries[q, k] - block[k, i])
-            if dist < value:
-                value = dist
-                best = i
+        for t in range(tiles):
+            if tile_low[t] > threshold:
+                continue
+            for i in range(t * _TILE, min(c, (t + 1) * _TILE)):  # ascending: strict < keeps the lowest index
+                if bits[i] <= threshold:
+                    dist = 0.0
+                    for k in range(h):  # the canonical float64 sum
+                        dist += abs(queries[q, k] - block[k, i])
+                    if dist < value:
+                        value = dist
+                        best = i
         out[q] = candidates[best]
     return out
 

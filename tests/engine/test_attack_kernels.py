@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.attacks import _neighbours
+from engine.attacks import _l1, _neighbours
 from engine.attacks._neighbours import canonical_nearest, nearest_on_column_sets, query_groups
 from engine.attacks.attribute_inference import AttributeInferenceConfig, attribute_inference, holdout_split
 from engine.attacks.singling_out import SinglingOutConfig, singling_out
@@ -372,3 +372,23 @@ def test_compiled_scans_refuse_an_empty_candidate_set():
         scan_nearest(rows, queries, np.array([0, 1]), np.array([], dtype=np.intp))
     with pytest.raises(InvalidParameterError, match="at least one candidate"):
         all_but_one_nearest(rows, queries, 1e-9, np.array([], dtype=np.intp))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tiled_scan_finds_ties_and_near_ties_across_tiles(seed):
+    """The float32 pass works in tiles of ``_l1._TILE`` rows and the survivors' pass skips tiles: exact copies of a
+    query's nearest row, and rows a relative 1e-12 nearer, placed in later tiles, still give the canonical row (the
+    smallest float64 sum, the lowest index on a tie)."""
+    rng = np.random.default_rng(seed)
+    n, d = 5 * _l1._TILE + 17, 6
+    rows = rng.normal(size=(n, d))
+    queries = rng.normal(size=(40, d))
+    known = np.array([0, 2, 3, 5])
+    nearest = canonical_nearest(rows, queries, known)
+    for q, r in enumerate(nearest[:20]):  # an exact copy of the nearest row, in a later tile
+        rows[(r + (q % 4 + 1) * _l1._TILE) % n] = rows[r]
+    for q, r in enumerate(nearest[20:], start=20):  # a row nearer by a relative 1e-12, in another tile
+        target = (r + 2 * _l1._TILE + q) % n
+        rows[target] = rows[r] + (queries[q] - rows[r]) * 1e-12
+    np.testing.assert_array_equal(_l1.scan_nearest(rows, queries, known), canonical_nearest(rows, queries, known))
+    assert np.ptp(canonical_nearest(rows, queries, known) // _l1._TILE) > 0
