@@ -576,9 +576,10 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[fl
     mean = float(v.mean()) if k else math.nan
     sd = float(v.std(ddof=1)) if k > 1 else math.nan
     if k > 1:
-        from scipy.stats import t as student_t
+        # Student's t quantile: what scipy.stats.t.ppf computes, ~1000× faster and without importing scipy.stats.
+        from scipy.special import stdtrit
 
-        half = float(student_t.ppf((1 + confidence) / 2, k - 1)) * sd / math.sqrt(k)
+        half = float(stdtrit(k - 1, (1 + confidence) / 2)) * sd / math.sqrt(k)
         return mean, sd, mean - half, mean + half
     return mean, sd, math.nan, math.nan
 
@@ -633,7 +634,6 @@ _ANALYSIS_MODULES: tuple[str, ...] = (
     "engine.attacks.distinguishing",
     "engine.evaluation.clustering",
     "engine.mechanisms",
-    "sklearn.metrics",
 )
 
 

@@ -278,11 +278,12 @@ def _bounds(values: Sequence[float], confidence: float, looks: int) -> tuple[flo
     mean = float(v.mean())
     if v.size < 2:
         return mean, -math.inf, math.inf
-    from scipy.stats import t as student_t
+    # Student's t quantile: scipy.stats.t.ppf's values without importing scipy.stats.
+    from scipy.special import stdtrit
 
     alpha = (1.0 - confidence) / max(looks, 1)
     sd = float(v.std(ddof=1))
-    half = float(student_t.ppf(1.0 - alpha, v.size - 1)) * sd / math.sqrt(v.size)
+    half = float(stdtrit(v.size - 1, 1.0 - alpha)) * sd / math.sqrt(v.size)
     return mean, mean - half, mean + half
 
 

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri  # Φ, Φ⁻¹: scipy.stats.norm's values without importing scipy.stats
 
 from engine.accounting.tdp import switch_loss
 from engine.errors import InvalidParameterError
@@ -250,7 +250,7 @@ def gaussian_tradeoff_curve(sensitivity, sigma, alphas=None) -> np.ndarray:
     delta_ = check_interval("sensitivity", sensitivity, 0, None)
     s = check_interval("sigma", sigma, 0, None, closed="neither")
     alph = _check_alphas(alphas)
-    return norm.cdf(norm.isf(alph) - delta_ / s)
+    return ndtr(-ndtri(alph) - delta_ / s)  # Φ(Φ⁻¹(1 − α) − Δ/σ); norm.isf(α) is −Φ⁻¹(α)
 
 
 def gaussian_min_total_error(sensitivity, sigma) -> float:
@@ -261,7 +261,7 @@ def gaussian_min_total_error(sensitivity, sigma) -> float:
     """
     delta_ = check_interval("sensitivity", sensitivity, 0, None)
     s = check_interval("sigma", sigma, 0, None, closed="neither")
-    return float(2.0 * norm.cdf(-delta_ / (2.0 * s)))
+    return float(2.0 * ndtr(-delta_ / (2.0 * s)))
 
 
 def eps_delta_min_total_error(epsilon, delta) -> float:

@@ -455,11 +455,27 @@ def _logistic_proba(x_train, y_train, x_test, c: float, notes: list[str]) -> np.
 
 
 def _auc(y: np.ndarray, score: np.ndarray) -> float:
-    if np.unique(y).size < 2:
-        return math.nan
-    from sklearn.metrics import roc_auc_score
+    """Area under the ROC curve of ``score`` for the larger label of ``y`` (scikit-learn's convention): the
+    Mann–Whitney statistic, (rank sum of the positives − n₁(n₁ + 1)/2) / (n₁ n₀), tied scores sharing their mean
+    rank — the same value as ``sklearn.metrics.roc_auc_score`` (its trapezoids count a tie as half), without
+    importing scikit-learn (about 1.5 s at a command's start).
 
-    return float(roc_auc_score(y, score))
+    >>> _auc(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8])), _auc(np.array([0, 1]), np.array([0.5, 0.5]))
+    (0.75, 0.5)
+    """
+    labels = np.unique(y)
+    if labels.size < 2:
+        return math.nan
+    positive = np.asarray(y) == labels[-1]
+    order = np.argsort(score, kind="stable")
+    ordered = np.asarray(score, dtype=float)[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # first position of each run of equal scores
+    ends = np.r_[starts[1:], ordered.size]
+    ranks = np.empty(ordered.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)  # mean 1-based rank of each run
+    n_pos = int(np.count_nonzero(positive))
+    n_neg = positive.size - n_pos
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
 
 
 # --------------------------------------------------------------------------------------------------------------

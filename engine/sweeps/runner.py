@@ -69,7 +69,9 @@ _WORKER_MODULES: tuple[str, ...] = (
     "engine.attacks.singling_out",
     "engine.attacks.attribute_inference",
     "engine.attacks.distinguishing",
-    "sklearn.linear_model",
+    "engine.attacks._chebyshev",
+    "engine.attacks._l1",
+    "engine.evaluation.programs",
     "threadpoolctl",
 )
 _CACHE: collections.OrderedDict[str, SweepResult] = collections.OrderedDict()

@@ -405,3 +405,19 @@ def test_metric_directions_known_or_refused():
     assert higher_is_better("protection_attribute_inference") is True
     with pytest.raises(InvalidParameterError, match="no known direction"):
         higher_is_better("noise_sd")
+
+
+@pytest.mark.parametrize("decimals", [0, 1, 3])
+def test_auc_equals_sklearn_with_tied_scores_and_other_labels(decimals):
+    """The rank-sum AUC (no scikit-learn import at a command's start) is scikit-learn's value, ties counted half,
+    the larger label positive."""
+    from sklearn.metrics import roc_auc_score
+
+    from engine.evaluation.programs import _auc
+
+    rng = np.random.default_rng(decimals)
+    y = rng.choice([3, 9], size=400)
+    score = np.round(rng.normal(size=400) + (y == 9), decimals)  # decimals 0: a handful of distinct scores
+    assert _auc(y, score) == pytest.approx(roc_auc_score(y == 9, score), rel=1e-12)
+    assert _auc(y, -score) == pytest.approx(1.0 - roc_auc_score(y == 9, score), rel=1e-12)
+    assert np.isnan(_auc(np.zeros(5), score[:5]))
