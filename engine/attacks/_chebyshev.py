@@ -163,8 +163,9 @@ class ColumnIndex:
     filtered: bool
 
     @classmethod
-    def build(cls, x: np.ndarray) -> ColumnIndex:
-        """Index the rows of ``x`` (n × d, finite).
+    def build(cls, x: np.ndarray, *, filtered: bool = True) -> ColumnIndex:
+        """Index the rows of ``x`` (n × d, finite); ``filtered=False`` leaves the byte filter out (for a search of a
+        few centres, which it would not repay), as does data beyond :data:`CODES_LIMIT`.
 
         >>> index = ColumnIndex.build(np.array([[2.0, 0.0], [1.0, 5.0], [3.0, 1.0]]))
         >>> index.order.tolist(), index.codes[0, 1].tolist()
@@ -177,7 +178,7 @@ class ColumnIndex:
         columns = np.ascontiguousarray(arr.T)  # sorting contiguous rows is ~3× faster than sorting along axis 0
         order = np.argsort(columns, axis=1, kind="stable")
         sorted_values = np.take_along_axis(columns, order, axis=1)
-        filtered = n > 0 and d * d * n <= CODES_LIMIT
+        filtered = filtered and n > 0 and d * d * n <= CODES_LIMIT
         codes = np.zeros((1, 1, 1), dtype=np.uint8)
         if filtered:
             position = np.empty_like(order)

@@ -38,7 +38,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -49,7 +48,14 @@ from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_vie
 from engine.constraints import Choice, Constraint, Each, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_array_interval, check_integer, check_interval, check_matrix, check_rng
+from engine.validation import (
+    check_array_interval,
+    check_choice,
+    check_integer,
+    check_interval,
+    check_matrix,
+    check_rng,
+)
 
 if TYPE_CHECKING:  # numba is loaded when a scan runs, not when this module is imported
     from engine.attacks._chebyshev import ColumnIndex
@@ -61,10 +67,11 @@ _TREE_OPTIONS = {"leafsize": 32, "balanced_tree": False, "compact_nodes": False}
 #: Above this many boxes with a row at their boundary, their candidate rows come from a k-d tree (built for them)
 #: rather than one pass over all rows each.
 _TREE_FOR_UNSETTLED = 32
-#: With "auto" search and at least this many centres near the data, both searches are timed on a sample.
-_AUTO_MIN_CENTRES = 2048
-#: Centres in that sample.
-_AUTO_SAMPLE = 128
+#: Centres near the data from which the column scan builds its byte filter when no index is passed (below, the
+#: filter's d² n bytes cost more to build than they save: a generated 25,000 × 30 table builds it in 0.2 s).
+_FILTER_MIN_CENTRES = 2048
+#: Centres per thread at least, when the scan is split between threads (``workers``).
+_CENTRES_PER_THREAD = 512
 #: Net sizes c of the paper's text: boxes of half-width c × column sd.
 NET_SIZES: tuple[float, ...] = (0.1, 1.0 / 3.0, 0.5, 2.0 / 3.0, 1.0)
 #: Net sizes hard-coded in the authors' replication code (``jitter_factor_array``).
@@ -284,13 +291,12 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
 
 
 def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes: tuple[float, ...],
-                      search: str = "auto", workers: int = 1, index: ColumnIndex | None = None) -> list[np.ndarray]:
+                      search: str = "scan", workers: int = 1, index: ColumnIndex | None = None) -> list[np.ndarray]:
     """``[_singled_out_fast(xa, za, c * sd) for c in net_sizes]`` with ONE nearest-row search.
 
-    ``search``: ``"scan"`` (the compiled column scan; fastest on a noisy release, whose centres lie away from the
-    rows), ``"tree"`` (a k-d tree; fastest when every centre has rows close by, e.g. the data themselves as the
-    release) or ``"auto"`` (the faster on a sample, see :func:`_two_nearest`). All return the same distances,
-    hence the same rows. ``workers`` threads answer the k-d tree's queries (each query on its own: the same answers).
+    ``search``: ``"scan"`` (the compiled column scan behind its byte filter, the faster everywhere measured) or
+    ``"tree"`` (a k-d tree; kept as an independent check) — see :func:`_two_nearest`. Both return the same
+    distances, hence the same rows. ``workers`` threads share the search (each centre on its own: the same answers).
     ``index``: ``ColumnIndex.build(xa)`` when already built (a sweep attacks many releases of the same rows); the
     scan uses it when every sd is positive (the rows are then exactly ``xa / sd``), and builds its own otherwise.
 
@@ -366,35 +372,36 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
 def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: str, workers: int = 1,
                  scaled_index: tuple[ColumnIndex, np.ndarray] | None = None
                  ) -> tuple[cKDTree | None, np.ndarray, np.ndarray]:
-    """The k ≤ 2 nearest rows (L∞, up to ``reach``) of every centre: by the column scan or the k-d tree (``search``),
-    or ``"auto"``: on many centres, both are timed on the same evenly spaced sample of them and the faster one
-    answers the rest (the answers are the same; only the time differs — the scan wins on a noisy release, the
-    tree when every centre has rows close by, e.g. a k-anonymous release of cluster centres). Returns the tree
-    when one was built. ``scaled_index``: (``ColumnIndex.build(x)``, s) with ``xs`` exactly ``x / s``, or None."""
+    """The k ≤ 2 nearest rows (L∞, up to ``reach``) of every centre: by the column scan (``search="scan"``) or the
+    k-d tree (``"tree"``); the same distances either way. With its byte filter the scan is the faster on every input
+    measured: noisy releases, k-anonymous ones (repeated centres), the data themselves, 15 to 30 columns (see
+    :func:`singling_out_baseline`). ``workers`` threads share the centres (the compiled scan releases the interpreter
+    lock; each centre is answered on its own, so the answers do not depend on it). Returns the tree when one was
+    built. ``scaled_index``: (``ColumnIndex.build(x)``, s) with ``xs`` exactly ``x / s``, or None."""
+    check_choice("search", search, ("scan", "tree"))
+    if search == "tree":
+        tree = cKDTree(xs, **_TREE_OPTIONS)
+        dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach, workers=workers)
+        return tree, dist.reshape(zs.shape[0], k), nearest.reshape(zs.shape[0], k)
     # numba: loaded when a scan runs, not when this module is imported
     from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
 
-    if search == "auto" and zs.shape[0] < _AUTO_MIN_CENTRES:
-        search = "scan"  # few centres near the data: the scan is fast whatever the release
-    tree = cKDTree(xs, **_TREE_OPTIONS) if search != "scan" else None
-    index, scale = (None, None) if search == "tree" else (ColumnIndex.build(xs), None) if scaled_index is None \
-        else scaled_index
-    if search == "auto" and zs.shape[0] >= _AUTO_MIN_CENTRES:
-        sample = zs[np.linspace(0, zs.shape[0] - 1, _AUTO_SAMPLE).astype(np.intp)]
-        two_nearest_chebyshev(xs, sample[:1], reach, index, scale)  # loads the compiled code before it is timed
-        started = time.perf_counter()
-        assert tree is not None
-        tree.query(sample, k=k, p=np.inf, distance_upper_bound=reach)
-        tree_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        two_nearest_chebyshev(xs, sample, reach, index, scale)
-        search = "tree" if tree_seconds < time.perf_counter() - started else "scan"
-    if search == "tree":
-        assert tree is not None
-        dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach, workers=workers)
-        return tree, dist.reshape(zs.shape[0], k), nearest.reshape(zs.shape[0], k)
-    dist, nearest = two_nearest_chebyshev(xs, zs, reach, index, scale)
-    return tree, dist[:, :k], nearest[:, :k]
+    if scaled_index is None:
+        index, scale = ColumnIndex.build(xs, filtered=zs.shape[0] >= _FILTER_MIN_CENTRES), None
+    else:
+        index, scale = scaled_index
+    parts = min(workers, zs.shape[0] // _CENTRES_PER_THREAD)
+    if parts <= 1:
+        dist, nearest = two_nearest_chebyshev(xs, zs, reach, index, scale)
+    else:
+        import concurrent.futures as cf
+
+        chunks = np.array_split(zs, parts)
+        with cf.ThreadPoolExecutor(parts, thread_name_prefix="singling-out") as pool:
+            answers = list(pool.map(lambda chunk: two_nearest_chebyshev(xs, chunk, reach, index, scale), chunks))
+        dist = np.concatenate([a[0] for a in answers])
+        nearest = np.concatenate([a[1] for a in answers])
+    return None, dist[:, :k], nearest[:, :k]
 
 
 def _net_attack(
@@ -403,7 +410,7 @@ def _net_attack(
     config: SinglingOutConfig,
     release_scale: float,
     non_unique: float | None = None,
-    search: str = "auto",
+    search: str = "scan",
     workers: int = 1,
     index: ColumnIndex | None = None,
 ) -> SinglingOutResult:
@@ -539,10 +546,9 @@ def singling_out_baseline(x: np.ndarray, config: SinglingOutConfig | None = None
     xa = check_matrix("x", x, min_rows=2)
     n_workers = check_integer("workers", workers, 1, 16)
     _check_index(index, xa)
-    # The faster of the k-d tree and the column scan on a sample of the boxes, as for a release. With its byte filter
-    # the scan wins on the demos and on wide data (nigeria-demo, 15 columns: 0.49 against 0.63 CPU s for the tree; a
-    # generated 25,000 × 30 table: 0.78 against 3.9 s); the same rows either way.
-    return _net_attack(xa, xa, config, 1.0, search="auto", workers=n_workers, index=index)
+    # The column scan, as for a release: with its byte filter it beats the k-d tree here too (nigeria-demo, 15
+    # columns: 0.49 against 0.63 CPU s for the tree; a generated 25,000 × 30 table: 0.78 against 3.9 s).
+    return _net_attack(xa, xa, config, 1.0, workers=n_workers, index=index)
 
 
 __all__ = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pandas as pd
@@ -303,31 +302,34 @@ def test_analysis_inputs_are_built_once_per_data_and_configuration(monkeypatch):
 
 
 def test_references_built_in_two_threads_are_the_same_and_the_page_uses_its_threads(togo, monkeypatch):
-    import engine.attacks.singling_out as so_module
+    """The singling-out reference's scan is split between the page's threads (each share of the centres on its own
+    thread); the reference is the same as with one."""
+    import threading
+
+    import engine.attacks._chebyshev as chebyshev
     from engine.analysis import clear_analysis_cache
 
-    asked: list[int] = []
-
-    class RecordingTree(so_module.cKDTree):
-        def query(self, *args, workers=1, **kwargs):
-            asked.append(workers)
-            return super().query(*args, workers=workers, **kwargs)
-
-    monkeypatch.setattr(so_module, "cKDTree", RecordingTree)
-    # The reference picks the faster of the tree and the column scan on a sample ("auto"): a slowed scan makes that
-    # choice the tree here, whose full query must use the page's threads.
-    import engine.attacks._chebyshev as chebyshev
-
+    calls: list[tuple[str, int]] = []
     scan = chebyshev.two_nearest_chebyshev
-    monkeypatch.setattr(chebyshev, "two_nearest_chebyshev", lambda *a, **k: time.sleep(0.05) or scan(*a, **k))
+
+    def recording(rows, centres, *args, **kwargs):
+        calls.append((threading.current_thread().name, len(centres)))
+        return scan(rows, centres, *args, **kwargs)
+
+    monkeypatch.setattr(chebyshev, "two_nearest_chebyshev", recording)
     config = AnalysisConfig(attacks=("singling_out",))
-    one, two = AnalysisData.build(togo, config), AnalysisData.build(togo, config, workers=2)
-    assert asked == [1, 1, 1, 2]  # per build: the timed sample (one thread), then every box
+    one = AnalysisData.build(togo, config)
+    assert [name for name, _ in calls] == ["MainThread"]
+    centres = calls[0][1]
+    calls.clear()
+    two = AnalysisData.build(togo, config, workers=2)
+    assert sorted(size for _, size in calls) == sorted([centres // 2, centres - centres // 2])
+    assert all(name.startswith("singling-out") for name, _ in calls)
     assert two.so_baseline == one.so_baseline and np.array_equal(two.x_rel, one.x_rel)
     clear_analysis_cache()
-    asked.clear()
+    calls.clear()
     analyse_mechanisms(togo, [GaussianMechanism.from_budget(0.25, 3.0, 1e-4)], config, seed=1, workers=2)
-    assert asked[:2] == [1, 2]  # the references of the page's first run (the release's own attack comes after)
+    assert sum(name.startswith("singling-out") for name, _ in calls) == 2  # the page's reference, in its 2 threads
     for bad in (0, 17):
         with pytest.raises(InvalidParameterError, match="workers"):
             AnalysisData.build(togo, config, workers=bad)

@@ -254,16 +254,17 @@ def test_one_search_for_all_net_sizes_equals_bruteforce_per_net_size(block):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_automatic_search_choice_equals_bruteforce(seed, monkeypatch):
-    """With "auto", both searches are timed on a sample and the faster answers; either way the rows are the brute
-    force's (the sample threshold is lowered so that these small cases take the timed branch)."""
+def test_scan_split_between_threads_equals_bruteforce(seed, monkeypatch):
+    """With ``workers`` threads each share of the centres is scanned on its own thread; the rows are the brute
+    force's (the share size is lowered so that these small cases are split)."""
     import engine.attacks.singling_out as so
 
-    monkeypatch.setattr(so, "_AUTO_MIN_CENTRES", 4)
-    monkeypatch.setattr(so, "_AUTO_SAMPLE", 3)
+    monkeypatch.setattr(so, "_CENTRES_PER_THREAD", 2)
     x, z, w = _random_case(seed)
-    for c, rows in zip(NET_SIZES, so._singled_out_nets(x, z, w, NET_SIZES, "auto"), strict=True):
+    for c, rows in zip(NET_SIZES, so._singled_out_nets(x, z, w, NET_SIZES, "scan", workers=3), strict=True):
         np.testing.assert_array_equal(rows, singled_out_rows_bruteforce(x, z, float(c) * w))
+    with pytest.raises(InvalidParameterError, match="search"):
+        so._singled_out_nets(x, z, w, NET_SIZES, "auto")
 
 
 @pytest.mark.parametrize("seed", range(6))
