@@ -386,6 +386,14 @@ def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: s
     # numba: loaded when a scan runs, not when this module is imported
     from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
 
+    if zs.shape[0] > 1 and np.unique(zs[:, 0]).size < zs.shape[0]:
+        # Repeated centres (a k-anonymous release repeats each group's values) have the same answer: search each
+        # distinct centre once. A distinct first column (a noisy release) rules repeats out without sorting rows.
+        distinct, inverse = np.unique(zs, axis=0, return_inverse=True)
+        if distinct.shape[0] < zs.shape[0]:
+            tree, dist, nearest = _two_nearest(xs, distinct, reach, k, search, workers, scaled_index)
+            inverse = inverse.ravel()
+            return tree, dist[inverse], nearest[inverse]
     if scaled_index is None:
         index, scale = ColumnIndex.build(xs, filtered=zs.shape[0] >= _FILTER_MIN_CENTRES), None
     else:
