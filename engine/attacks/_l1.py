@@ -191,6 +191,45 @@ def _scan64(block: np.ndarray, candidates: np.ndarray, queries: np.ndarray) -> n
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _largest_nearest(queries: np.ndarray, seeds_t: np.ndarray) -> float:  # pragma: no cover
+    m = queries.shape[0]
+    h, s = seeds_t.shape
+    sums = np.empty(s)
+    largest = 0.0
+    for q in range(m):
+        column = seeds_t[0]
+        t = queries[q, 0]
+        for i in range(s):
+            sums[i] = abs(t - column[i])
+        for k in range(1, h):
+            column = seeds_t[k]
+            t = queries[q, k]
+            for i in range(s):
+                sums[i] += abs(t - column[i])
+        smallest = sums[0]
+        for i in range(1, s):
+            smallest = min(smallest, sums[i])
+        largest = max(largest, smallest)
+    return largest
+
+
+def largest_nearest_distance(queries: np.ndarray, seeds: np.ndarray) -> float:
+    """max over the queries of the smallest float64 L1 distance to the rows ``seeds`` (same columns): an upper bound,
+    up to rounding, on every query's distance to its nearest row among any rows that include the seeds. What
+    ``scipy.spatial.distance.cdist(queries, seeds, "cityblock").min(axis=1).max()`` gives (the terms added in column
+    order, as cdist adds them), about 10× faster for the attack's 64 seeds: the seeds' columns are contiguous and the
+    compiler vectorises over them.
+
+    >>> largest_nearest_distance(np.array([[0.0, 0.0], [3.0, 1.0]]), np.array([[1.0, 0.0], [3.0, 3.0]]))
+    2.0
+    """
+    if queries.shape[0] == 0 or seeds.shape[0] == 0:
+        raise InvalidParameterError("the nearest-distance bound needs at least one query and one seed row")
+    return float(_largest_nearest(np.ascontiguousarray(queries, dtype=np.float64),
+                                  np.ascontiguousarray(np.asarray(seeds, dtype=np.float64).T)))
+
+
 def scan_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray,
                  candidates: np.ndarray | None = None) -> np.ndarray:
     """Canonical nearest row (an index into ``rows``) of every query on the columns ``known``, among ``candidates``.
@@ -383,4 +422,4 @@ def all_but_one_nearest(rows: np.ndarray, queries: np.ndarray, slack: float,
     return _all_but_one(block, block32, candidates, sub, sub32, margin)
 
 
-__all__ = ["all_but_one_nearest", "scan_nearest"]
+__all__ = ["all_but_one_nearest", "largest_nearest_distance", "scan_nearest"]

@@ -37,7 +37,6 @@ slack of a target's nearest distance.
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 #: Relative slack that covers every summation-order rounding (≈ d·2⁻⁵³) many times over: a query whose two best
 #: distances are within it is re-solved canonically; candidate sets are widened by it.
@@ -234,6 +233,8 @@ def nearest_on_column_sets(
     # The all-but-one sets (d − 1 columns) are searched together per group (:func:`nearest_all_but_one` on the
     # union of their candidate rows): when the release lies among the targets (the data itself, little noise)
     # the boxes prune little, and the two-pass search beats d separate scans.
+    from engine.attacks._l1 import largest_nearest_distance  # numba: loaded when a search runs
+
     joint = [i for i in multi if sets[i].size == d - 1 and d > 2]
     joint_set = set(joint)
     secrets = {i: int(np.setdiff1d(np.arange(d), sets[i])[0]) for i in joint}  # the column each leaves out
@@ -266,7 +267,7 @@ def nearest_on_column_sets(
         for r, i in enumerate(multi):
             known = sets[i]
             seed_rows = rows[seeds[r]][:, known]
-            upper = float(cdist(block[:, known], seed_rows, "cityblock").min(axis=1).max())
+            upper = largest_nearest_distance(block[:, known], seed_rows)
             keep = bounds[r] <= upper * widen
             kept += int(np.count_nonzero(keep))
             if i in joint_set:

@@ -16,6 +16,7 @@ from engine.attacks import _l1, _neighbours
 from engine.attacks._neighbours import canonical_nearest, nearest_on_column_sets, query_groups
 from engine.attacks.attribute_inference import AttributeInferenceConfig, attribute_inference, holdout_split
 from engine.attacks.singling_out import SinglingOutConfig, singling_out
+from engine.errors import InvalidParameterError
 
 #: key "seed,n,d,noise,config" → {"ai": main successes per cell then control successes per cell,
 #: "so": rows singled out per net size, "chance": chance risk}, recorded at commit 0f1fddc.
@@ -359,7 +360,8 @@ def test_the_precompiled_kernels_are_the_ones_the_attacks_run():
     released = x[:2500] + rng.normal(scale=0.05, size=(2500, 6))
     attribute_inference(x[:2500], released, x[2500:], rng=rng)
     singling_out(x[:2500], released, SinglingOutConfig(), release_scale=1.0)
-    for kernel in (_l1._scan, _l1._all_but_one, _l1._scan64, _l1._all_but_one64, _chebyshev._two_nearest):
+    for kernel in (_l1._scan, _l1._all_but_one, _l1._scan64, _l1._all_but_one64, _l1._largest_nearest,
+                   _chebyshev._two_nearest):
         assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
 
 
@@ -392,3 +394,17 @@ def test_tiled_scan_finds_ties_and_near_ties_across_tiles(seed):
         rows[target] = rows[r] + (queries[q] - rows[r]) * 1e-12
     np.testing.assert_array_equal(_l1.scan_nearest(rows, queries, known), canonical_nearest(rows, queries, known))
     assert np.ptp(canonical_nearest(rows, queries, known) // _l1._TILE) > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_largest_nearest_distance_is_cdists(seed):
+    """The seeds' bound (max over queries of the nearest seed's L1 distance) is scipy's cdist value, to rounding."""
+    from scipy.spatial.distance import cdist
+
+    rng = np.random.default_rng(seed)
+    h = int(rng.integers(1, 12))
+    queries, seeds = rng.normal(size=(300, h)) * 10.0 ** seed, rng.normal(size=(64, h)) * 10.0 ** seed
+    expected = cdist(queries, seeds, "cityblock").min(axis=1).max()
+    assert _l1.largest_nearest_distance(queries, seeds) == pytest.approx(expected, rel=1e-13)
+    with pytest.raises(InvalidParameterError, match="at least one query"):
+        _l1.largest_nearest_distance(queries[:0], seeds)
