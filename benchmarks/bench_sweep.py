@@ -136,7 +136,8 @@ def _stage_rows(data, cells: int = 4) -> list[dict]:
     """Mean seconds per cell of each stage, inline, at B = 0.25 with the quick preset's budget."""
     from threadpoolctl import threadpool_limits
 
-    from engine.attacks.attribute_inference import attribute_inference, holdout_split
+    from engine.analysis import AnalysisData
+    from engine.attacks.attribute_inference import attribute_inference
     from engine.attacks.distinguishing import distinguishing
     from engine.attacks.singling_out import singling_out
     from engine.evaluation.programs import ProgramConfig, evaluate_program
@@ -144,9 +145,11 @@ def _stage_rows(data, cells: int = 4) -> list[dict]:
 
     cfg = preset("quick", released_rows(data.n))
     mech = cfg.mechanism_for(0.25, cfg.budgets[0])
+    # The sweep's analysis inputs: its holdout, and the singling-out index and non-unique share every cell reuses.
+    inputs = AnalysisData.build(data, cfg.analysis_config())
+    x, xh, y = inputs.x_rel, inputs.x_hold, inputs.y_rel
+    shared = {"index": inputs.so_index, "non_unique": inputs.so_baseline.non_unique_share}
     rng = np.random.default_rng(0)
-    rel, hold = holdout_split(data.n, rng=rng)
-    x, xh, y = data.x[rel], data.x[hold], data.y[rel]
     totals = dict.fromkeys(("release", "program", "singling out", "attribute inference", "distinguishing"), 0.0)
     clock = time.process_time  # CPU time: robust to other users' load on a shared machine
     with threadpool_limits(1):  # as in the sweep: one BLAS thread per cell
@@ -156,7 +159,7 @@ def _stage_rows(data, cells: int = 4) -> list[dict]:
             t1 = clock()
             evaluate_program(release.value, y, ProgramConfig())
             t2 = clock()
-            singling_out(x, release.value)
+            singling_out(x, release.value, **shared)
             t3 = clock()
             attribute_inference(x, release.value, xh, rng=rng)
             t4 = clock()
