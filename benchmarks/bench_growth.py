@@ -64,8 +64,7 @@ def run() -> list[dict]:
     return rows
 
 
-if __name__ == "__main__":
-    for row in run():
-        extras = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
-                           if k != "name")
-        print(f"{row['name']}: {extras}", flush=True)
+if __name__ == "__main__":  # print through the benchmarks' runner (one table format)
+    from run import main
+
+    sys.exit(main([sys.argv[0], "growth"]))
