@@ -17,6 +17,9 @@ filter can only keep rows it need not keep, never drop one within the radius (th
 for the rounding of z ± radius), so the distances are the same floating-point numbers a k-d tree computes
 (max over columns of |x_j − z_j|), and the answer is exact. On nigeria-demo the filter leaves 1–5 % of a window's
 rows, and the search takes a third to a fifth of the CPU time of the unfiltered walk (``benchmarks/bench_attacks.py``).
+The centres are visited in the order of their windows (the window's column, then its first row): consecutive
+centres then read overlapping codes and rows, which stay in the caches — 15–40 % less CPU than in the release's
+order (nigeria-demo and 200,000 generated rows, the same answers).
 
 The index depends only on the ORDER of each column, which a positive scale per column does not change: the
 singling-out attack rescales X by the release's column sd at every release, and one index of X serves them all
@@ -44,6 +47,36 @@ _BUCKETS = 256
 
 
 @numba.njit(cache=True, nogil=True)
+def _windows(sorted_values: np.ndarray, centres: np.ndarray, reach: float, n_rows: int, windows: np.ndarray,
+             buckets: np.ndarray) -> None:  # pragma: no cover - compiled; covered through two_nearest_chebyshev
+    """Per centre: the column with the fewest rows within reach (``windows[q] = first, start, end`` in that column's
+    order; end = start when some column has none) and every column's bucket bounds (``buckets[q, j] = low,
+    width``)."""
+    d = sorted_values.shape[0]
+    for q in range(centres.shape[0]):
+        z = centres[q]
+        first = 0
+        fewest = n_rows + 1
+        start = 0
+        end = 0
+        for j in range(d):
+            # Widened by a few ulps: every row with fl(|x_j − z_j|) ≤ reach lies inside.
+            pad = 4.0 * 2.220446049250313e-16 * (abs(z[j]) + reach)
+            low = np.searchsorted(sorted_values[j], z[j] - reach - pad, "left")
+            high = np.searchsorted(sorted_values[j], z[j] + reach + pad, "right")
+            if high - low < fewest:
+                fewest = high - low
+                first, start, end = j, low, high
+            if high > low:
+                bucket = (low * 256) // n_rows
+                buckets[q, j, 0] = bucket
+                buckets[q, j, 1] = ((high - 1) * 256) // n_rows - bucket
+        windows[q, 0] = first
+        windows[q, 1] = start
+        windows[q, 2] = end if fewest > 0 else start
+
+
+@numba.njit(cache=True, nogil=True)
 def _two_nearest(
     rows: np.ndarray, order: np.ndarray, codes: np.ndarray, sorted_values: np.ndarray, centres: np.ndarray,
     reach: float, filtered: bool,
@@ -52,36 +85,29 @@ def _two_nearest(
     m = centres.shape[0]
     dist = np.full((m, 2), np.inf)
     index = np.full((m, 2), n, dtype=np.intp)
-    lows = np.empty(d, dtype=np.intp)
-    highs = np.empty(d, dtype=np.intp)
+    windows = np.empty((m, 3), dtype=np.intp)
+    buckets = np.zeros((m, d, 2), dtype=np.uint8)
+    _windows(sorted_values, centres, reach, n, windows, buckets)
+    # Centres in the order of their windows (by column, then start): consecutive centres read overlapping windows
+    # of the same codes and rows, which stay in the caches (about a third less CPU on 200,000 rows).
+    visit = np.argsort(windows[:, 0] * (n + 1) + windows[:, 1])
     keep = np.empty(n, dtype=np.uint8)
-    for q in range(m):
-        z = centres[q]
-        first = 0
-        fewest = n + 1
-        for j in range(d):
-            # Widened by a few ulps: every row with fl(|x_j − z_j|) ≤ reach lies inside.
-            pad = 4.0 * 2.220446049250313e-16 * (abs(z[j]) + reach)
-            lows[j] = np.searchsorted(sorted_values[j], z[j] - reach - pad, "left")
-            highs[j] = np.searchsorted(sorted_values[j], z[j] + reach + pad, "right")
-            count = highs[j] - lows[j]
-            if count < fewest:
-                fewest = count
-                first = j
-        if fewest == 0:
+    for qq in range(m):
+        q = visit[qq]
+        first = windows[q, 0]
+        start = windows[q, 1]
+        end = windows[q, 2]
+        if end == start:
             continue  # no row within reach in some column
-        start = lows[first]
-        end = highs[first]
+        z = centres[q]
         ok = keep[: end - start]
         ok[:] = 1
         if filtered:
             for j in range(d):
-                low = (lows[j] * 256) // n
-                high = ((highs[j] - 1) * 256) // n
-                if j == first or (low == 0 and high == 255):
+                low8 = buckets[q, j, 0]
+                width8 = buckets[q, j, 1]
+                if j == first or (low8 == 0 and width8 == 255):
                     continue
-                low8 = np.uint8(low)
-                width8 = np.uint8(high - low)
                 column = codes[first, j, start:end]
                 for p in range(end - start):  # unsigned wrap-around: one compare tests low ≤ code ≤ high
                     ok[p] &= np.uint8(column[p] - low8) <= width8
