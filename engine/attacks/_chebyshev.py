@@ -263,5 +263,7 @@ def two_nearest_chebyshev(
         raise InvalidParameterError(f"the index covers {index.shape} rows × columns, the rows are {x.shape}")
     sorted_values = index.sorted_values if scale is None else index.sorted_values / np.asarray(scale)[:, None]
     z = np.ascontiguousarray(centres, dtype=np.float64)
+    if z.ndim != 2 or z.shape[1] != x.shape[1]:
+        raise InvalidParameterError(f"centres must have as many columns as the rows ({x.shape[1]}); got shape {z.shape}")
     return _two_nearest(x, index.order, index.codes, np.ascontiguousarray(sorted_values), z, float(reach),
                         index.filtered)

@@ -226,6 +226,9 @@ def largest_nearest_distance(queries: np.ndarray, seeds: np.ndarray) -> float:
     """
     if queries.shape[0] == 0 or seeds.shape[0] == 0:
         raise InvalidParameterError("the nearest-distance bound needs at least one query and one seed row")
+    if queries.ndim != 2 or seeds.ndim != 2 or queries.shape[1] != seeds.shape[1] or queries.shape[1] == 0:
+        raise InvalidParameterError(f"queries and seeds must have the same columns, at least one; got {queries.shape} "
+                                    f"and {seeds.shape}")
     return float(_largest_nearest(np.ascontiguousarray(queries, dtype=np.float64),
                                   np.ascontiguousarray(np.asarray(seeds, dtype=np.float64).T)))
 

@@ -457,8 +457,9 @@ def _logistic_proba(x_train, y_train, x_test, c: float, notes: list[str]) -> np.
 def _auc(y: np.ndarray, score: np.ndarray) -> float:
     """Area under the ROC curve of ``score`` for the larger label of ``y`` (scikit-learn's convention): the
     Mann–Whitney statistic, (rank sum of the positives − n₁(n₁ + 1)/2) / (n₁ n₀), tied scores sharing their mean
-    rank — the same value as ``sklearn.metrics.roc_auc_score`` (its trapezoids count a tie as half), without
-    importing scikit-learn (about 1.5 s at a command's start).
+    rank — ``sklearn.metrics.roc_auc_score``'s value up to rounding (its trapezoids count a tie as half; the two
+    differ by at most an ulp or so), without importing scikit-learn (about 1.5 s at a command's start). ``y`` holds
+    two labels (the programs' 0/1 outcomes).
 
     >>> _auc(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8])), _auc(np.array([0, 1]), np.array([0.5, 0.5]))
     (0.75, 0.5)

@@ -243,6 +243,8 @@ def test_column_index_refuses_other_rows():
     x = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(InvalidParameterError, match="index covers"):
         two_nearest_chebyshev(x, x[:2], 1.0, ColumnIndex.build(x[:40]))
+    with pytest.raises(InvalidParameterError, match="centres must have as many columns"):
+        two_nearest_chebyshev(x, x[:2, :2], 1.0)
     with pytest.raises(InvalidParameterError, match="ColumnIndex.build"):
         singling_out(x, x, index=ColumnIndex.build(x[:, :2]))
     with pytest.raises(InvalidParameterError, match="must be a matrix"):
@@ -408,3 +410,5 @@ def test_largest_nearest_distance_is_cdists(seed):
     assert _l1.largest_nearest_distance(queries, seeds) == pytest.approx(expected, rel=1e-13)
     with pytest.raises(InvalidParameterError, match="at least one query"):
         _l1.largest_nearest_distance(queries[:0], seeds)
+    with pytest.raises(InvalidParameterError, match="same columns"):
+        _l1.largest_nearest_distance(queries[:, :1], np.zeros((4, 2)))
