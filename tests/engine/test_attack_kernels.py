@@ -130,11 +130,22 @@ def _rows_and_queries(seed):
     return rng, rows, queries
 
 
+#: Scan choices of the bounded search: its cost model, or always the joint / the separate scans.
+SCANS = {"model": None, "joint": {"separate": 1e9, "all-but-one": 1e9, "joint": 0.0, "joint all-but-one": 0.0},
+         "separate": {"separate": 0.0, "all-but-one": 0.0, "joint": 1e9, "joint all-but-one": 1e9}}
+
+
+@pytest.mark.parametrize("scan", sorted(SCANS))
 @pytest.mark.parametrize("group_size", [64, None])  # several query groups, and the default (one group here)
 @pytest.mark.parametrize("seed", range(8))
-def test_pruned_search_equals_the_canonical_brute_force(seed, group_size, monkeypatch):
+def test_pruned_search_equals_the_canonical_brute_force(seed, group_size, scan, monkeypatch):
     if group_size is not None:
         monkeypatch.setattr(_neighbours, "_GROUP_SIZE", group_size)
+    if SCANS[scan] is not None:
+        monkeypatch.setattr(_neighbours, "_COSTS", SCANS[scan])
+    chosen = []
+    original = _l1.joint_nearest
+    monkeypatch.setattr(_l1, "joint_nearest", lambda *a: chosen.append(1) or original(*a))
     rng, rows, queries = _rows_and_queries(seed)
     d = rows.shape[1]
     assert rows.shape[0] * queries.shape[0] > _neighbours._SCAN_PAIRS  # the bounded path is the one tested
@@ -143,6 +154,88 @@ def test_pruned_search_equals_the_canonical_brute_force(seed, group_size, monkey
     sets.append(np.array([int(rng.integers(d))]))
     for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
         np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+    if scan != "model":
+        assert bool(chosen) == (scan == "joint")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_shared_pairs_plans_add_up_to_their_sets(seed):
+    """Every set's plan, with each shared pair expanded into its two terms, adds exactly the set's columns once each;
+    every pair is used; the plan never needs more additions than the sets themselves."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 40))
+    sets = [sorted(rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False).tolist())
+            for _ in range(int(rng.integers(1, 40)))]
+    pairs, plan = _l1.shared_pairs(sets, d)
+
+    def expand(term):
+        return [term] if term < d else expand(int(pairs[term - d, 0])) + expand(int(pairs[term - d, 1]))
+
+    for terms, columns in zip(plan, sets, strict=True):
+        assert sorted(c for term in terms for c in expand(term)) == columns
+    uses = np.zeros(len(pairs), dtype=int)
+    for terms in plan:
+        for term in terms:
+            if term >= d:
+                uses[term - d] += 1
+    for p, (a, b) in enumerate(pairs.tolist()):
+        for term in (a, b):
+            if term >= d:
+                uses[term - d] += 1
+        assert a != b and max(a, b) < d + p  # built from earlier terms only
+    assert np.all(uses >= 1)  # by a set or by a later pair
+    assert sum(len(t) - 1 for t in plan) + len(pairs) <= sum(len(c) - 1 for c in sets)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_joint_scan_equals_the_canonical_brute_force(seed):
+    """The joint scan (:func:`engine.attacks._l1.joint_nearest`) returns the canonical brute force's rows for every
+    set and for every all-but-one set: on coarse grids with ties and duplicates, on a cloud that float32 cannot
+    separate, beyond ``FLOAT32_LIMIT`` (the float64-only fallback), with tiles and query batches cut mid-way, and on
+    a candidate subset holding the answers."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 12))
+    n = int(rng.integers(2, 1500))
+    kind = seed % 4
+    if kind == 0:  # 0.1 steps: ties and sums that round differently by order
+        rows = np.round(rng.normal(size=(n, d)), 1) * 0.1
+        rows[rng.integers(0, n, size=n // 4)] = rows[0]
+        queries = np.vstack([rows[: min(n, 40)], np.round(rng.normal(size=(90, d)), 1) * 0.1])
+    elif kind == 1:  # a cloud float32 sees as one point
+        base = rng.normal(size=(1, d)) * 10.0 ** rng.uniform(-3, 3)
+        rows = base + np.abs(base) * 10.0 ** rng.uniform(-12, -5, size=(n, 1)) * rng.normal(size=(n, d))
+        queries = base + np.abs(base) * 1e-6 * rng.normal(size=(70, d))
+    elif kind == 2:  # beyond FLOAT32_LIMIT: float64 only
+        rows = np.round(rng.normal(size=(n, d)), 1) * 1e31
+        queries = np.vstack([rows[:10], np.round(rng.normal(size=(20, d)), 1) * 1e31])
+    else:  # a noisy release of unit-ball data, half the queries released rows
+        x = _unit_ball(rng, n + 100, d)
+        rows = x[:n] + rng.normal(scale=0.05, size=(n, d))
+        queries = np.vstack([rows[: min(n, 100)], x[n:]])
+    sets = [np.sort(rng.choice(d, size=int(rng.integers(2, d + 1)), replace=False)) for _ in range(12)]
+    per_set, every = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, True)
+    for known, found in zip(sets, per_set, strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+    for j in range(d):
+        np.testing.assert_array_equal(every[:, j], canonical_nearest(rows, queries, np.delete(np.arange(d), j)))
+    # On candidates holding every answer: the same rows; without the all-but-one part: the same per-set rows.
+    subset = np.union1d(np.concatenate(per_set + [every.ravel()]), rng.choice(n, size=n // 3, replace=False))
+    again, every_again = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, True, subset)
+    alone, nothing = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, False)
+    assert nothing is None
+    for a, b, c in zip(per_set, again, alone, strict=True):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(every, every_again)
+
+
+def test_joint_scan_refuses_bad_column_sets():
+    rows = np.zeros((5, 3))
+    for sets in ([np.array([0])], [np.array([2, 1])], [np.array([0, 3])], [np.array([1, 1])]):
+        with pytest.raises(InvalidParameterError, match="ascending column sets"):
+            _l1.joint_nearest(rows, rows, sets, 1e-9, False)
+    with pytest.raises(InvalidParameterError, match="queries must have"):
+        _l1.joint_nearest(rows, rows[:, :2], [np.array([0, 1])], 1e-9, False)
 
 
 def test_pruned_search_resolves_a_tie_across_query_groups_to_the_lowest_row(monkeypatch):
