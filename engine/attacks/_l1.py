@@ -435,71 +435,63 @@ _QUERY_BATCH = 64
 _JOINT_TILE = 256
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _tile_sum(terms: np.ndarray, members: np.ndarray, h: int, acc: np.ndarray) -> np.int32:  # pragma: no cover
-    """float32 sum of the term rows ``members[:h]`` of ``terms`` into ``acc``; the bit pattern of its smallest."""
-    width = acc.shape[0]
-    first = terms[members[0], :width]
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS, inline="always")
+def _tile_sum(terms: np.ndarray, members: np.ndarray, h: int, acc: np.ndarray, acc_bits: np.ndarray,
+              width: int) -> np.int32:  # pragma: no cover
+    """float32 sum of the term rows ``members[:h]`` of ``terms`` into ``acc[:width]`` (``acc_bits``: its int32 view);
+    the bit pattern of its smallest. Plain 2-d indexing, no array views: a view per row cost more than its
+    additions at 256 rows a tile."""
+    m = members[0]
     for i in range(width):
-        acc[i] = first[i]
+        acc[i] = terms[m, i]
     for r in range(1, h):
-        row = terms[members[r], :width]
+        m = members[r]
         for i in range(width):
-            acc[i] += row[i]
-    bits = acc.view(np.int32)
-    low = bits[0]
+            acc[i] += terms[m, i]
+    low = acc_bits[0]
     for i in range(1, width):
-        low = min(low, bits[i])
+        low = min(low, acc_bits[i])
     return low
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _tile_terms(block32: np.ndarray, query32: np.ndarray, start: int, width: int,
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS, inline="always")
+def _tile_terms(block32: np.ndarray, queries32: np.ndarray, q: int, start: int, width: int,
                 terms: np.ndarray) -> None:  # pragma: no cover
     """terms[k, :width] = |t_k − v_k| in float32 for the rows start..start+width−1, every column k."""
     for k in range(block32.shape[0]):
-        column = block32[k, start : start + width]
-        row = terms[k, :width]
-        t = query32[k]
+        t = queries32[q, k]
         for i in range(width):
-            row[i] = abs(t - column[i])
+            terms[k, i] = abs(t - block32[k, start + i])
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS, inline="always")
 def _tile_pairs(terms: np.ndarray, pairs: np.ndarray, d: int, width: int) -> None:  # pragma: no cover
     """terms[d + p] = terms[a] + terms[b] for each shared pair (a, b) = ``pairs[p]``, in order."""
     for p in range(pairs.shape[0]):
-        out = terms[d + p, :width]
-        left = terms[pairs[p, 0], :width]
-        right = terms[pairs[p, 1], :width]
+        a = pairs[p, 0]
+        b = pairs[p, 1]
         for i in range(width):
-            out[i] = left[i] + right[i]
+            terms[d + p, i] = terms[a, i] + terms[b, i]
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _tile_total(terms: np.ndarray, d: int, total: np.ndarray, top: np.ndarray,
-                rest: np.ndarray) -> tuple[np.int32, np.int32]:  # pragma: no cover
-    """float32 total of the d term rows, their largest (int32 bit maximum) and total − largest; the bit patterns of
-    the smallest total and of the smallest total − largest."""
-    width = total.shape[0]
-    total_bits = total.view(np.int32)
-    top_bits = top.view(np.int32)
-    first = terms[0, :width]
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS, inline="always")
+def _tile_total(terms: np.ndarray, terms_bits: np.ndarray, d: int, width: int, total: np.ndarray,
+                top_bits: np.ndarray, rest: np.ndarray, total_bits: np.ndarray,
+                rest_bits: np.ndarray) -> tuple[np.int32, np.int32]:  # pragma: no cover
+    """float32 total of the d term rows, their largest (an int32 bit maximum, into ``top_bits``: the int32 view of
+    the largest terms) and total − largest into ``rest``; the bit patterns of the smallest total and of the smallest
+    total − largest. ``*_bits`` are the int32 views of the arrays of the same name."""
+    top = top_bits.view(np.float32)
     for i in range(width):
-        total[i] = first[i]
-    first_bits = first.view(np.int32)
-    for i in range(width):
-        top_bits[i] = first_bits[i]
+        total[i] = terms[0, i]
+        top_bits[i] = terms_bits[0, i]
     for k in range(1, d):
-        row = terms[k, :width]
-        row_bits = row.view(np.int32)
         for i in range(width):
-            total[i] += row[i]
+            total[i] += terms[k, i]
         for i in range(width):
-            top_bits[i] = max(top_bits[i], row_bits[i])
+            top_bits[i] = max(top_bits[i], terms_bits[k, i])
     for i in range(width):
         rest[i] = total[i] - top[i]  # ≥ 0: a float32 sum of non-negative terms is at least each of them
-    rest_bits = rest.view(np.int32)
     low_total = total_bits[0]
     low_rest = rest_bits[0]
     for i in range(1, width):
@@ -525,10 +517,12 @@ def _joint(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queri
     low_total = np.empty((batch, tiles), dtype=np.int32)
     low_rest = np.empty((batch, tiles), dtype=np.int32)
     terms = np.empty((d + pairs.shape[0], tile), dtype=np.float32)
+    terms_bits = terms.view(np.int32)
     acc = np.empty(tile, dtype=np.float32)
     acc_bits = acc.view(np.int32)
     total = np.empty(tile, dtype=np.float32)
-    top = np.empty(tile, dtype=np.float32)
+    total_bits = total.view(np.int32)
+    top_bits = np.empty(tile, dtype=np.int32)
     rest = np.empty(tile, dtype=np.float32)
     rest_bits = rest.view(np.int32)
     box = np.empty(1, dtype=np.int32)
@@ -542,19 +536,20 @@ def _joint(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queri
             start = t * tile
             width = min(c, start + tile) - start
             for b in range(size):
-                _tile_terms(block32, queries32[first + b], start, width, terms)
+                _tile_terms(block32, queries32, first + b, start, width, terms)
                 _tile_pairs(terms, pairs, d, width)
                 for s in range(n_sets):
-                    lows[b, s, t] = _tile_sum(terms, members[s], sizes[s], acc[:width])
+                    lows[b, s, t] = _tile_sum(terms, members[s], sizes[s], acc, acc_bits, width)
                 if with_all_but_one:
-                    low_total[b, t], low_rest[b, t] = _tile_total(terms, d, total[:width], top[:width],
-                                                                  rest[:width])
+                    low_total[b, t], low_rest[b, t] = _tile_total(terms, terms_bits, d, width, total, top_bits, rest,
+                                                                  total_bits, rest_bits)
         # Pass 2, query by query: the canonical float64 sums of the rows within the margin of the smallest float32
-        # sum, in the tiles that hold one (their float32 sums recomputed: the same operations, the same values).
+        # sum, in the tiles that hold one. Their float32 sums are recomputed from the set's own columns: another
+        # order of the same additions, within the same bound of the exact sum, so every row within the exact
+        # nearest distance is still within the threshold (module docstring).
         for b in range(size):
             q = first + b
             for s in range(n_sets):
-                h = sizes[s]
                 low = lows[b, s, 0]
                 for t in range(1, tiles):
                     low = min(low, lows[b, s, t])
@@ -566,9 +561,15 @@ def _joint(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queri
                         continue
                     start = t * tile
                     width = min(c, start + tile) - start
-                    _tile_terms(block32, queries32[q], start, width, terms)
-                    _tile_pairs(terms, pairs, d, width)
-                    _tile_sum(terms, members[s], h, acc[:width])
+                    k = columns[s, 0]
+                    t32 = queries32[q, k]
+                    for i in range(width):
+                        acc[i] = abs(t32 - block32[k, start + i])
+                    for r in range(1, count[s]):
+                        k = columns[s, r]
+                        t32 = queries32[q, k]
+                        for i in range(width):
+                            acc[i] += abs(t32 - block32[k, start + i])
                     for i in range(width):  # ascending: strict < keeps the lowest index
                         if acc_bits[i] <= threshold:
                             dist = 0.0
@@ -589,8 +590,8 @@ def _joint(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queri
                         continue
                     start = t * tile
                     width = min(c, start + tile) - start
-                    _tile_terms(block32, queries32[q], start, width, terms)
-                    _tile_total(terms, d, total[:width], top[:width], rest[:width])
+                    _tile_terms(block32, queries32, q, start, width, terms)
+                    _tile_total(terms, terms_bits, d, width, total, top_bits, rest, total_bits, rest_bits)
                     for i in range(width):  # rows that can be nearest for some j, ascending
                         if rest_bits[i] <= threshold:
                             survivors[kept] = start + i
