@@ -59,9 +59,10 @@ _BOUND_SLACK = 1e-5
 #: When the first group's boxes keep more than this share of (row, column set) pairs, the rest is scanned unbounded.
 _PRUNE_FRACTION = 0.5
 #: CPU ns per (query, row) of the scans, for choosing between them (:func:`_bounded`; measured on nigeria-demo's 15
-#: columns, 2-core machine): a separate scan per known column; the all-but-one scan per column; the joint scan per
-#: column, set and addition of its shared-pair plan; the joint scan's all-but-one part per column.
-_COSTS = {"separate": 2.3, "all-but-one": 8.0, "joint": 2.4, "joint all-but-one": 5.6}
+#: columns and a generated table's 30, 2-core machine): a separate scan per known column (0.12-0.15); the
+#: all-but-one scan per column (0.27-0.28); the joint scan per column, set and addition of its shared-pair plan
+#: (0.10); the joint scan's all-but-one part per column (0.02-0.1, noisy: the larger).
+_COSTS = {"separate": 0.14, "all-but-one": 0.28, "joint": 0.10, "joint all-but-one": 0.1}
 #: Below this many (query, row) pairs a plain blocked scan is cheaper than bounding.
 _SCAN_PAIRS = 1 << 18
 
