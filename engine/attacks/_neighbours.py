@@ -63,6 +63,8 @@ _PRUNE_FRACTION = 0.5
 #: all-but-one scan per column (0.27-0.28); the joint scan per column, set and addition of its shared-pair plan
 #: (0.10); the joint scan's all-but-one part per column (0.02-0.1, noisy: the larger).
 _COSTS = {"separate": 0.14, "all-but-one": 0.28, "joint": 0.10, "joint all-but-one": 0.1}
+#: Rows sharing a value with a query equal to a row, at most, for answering it by sorting (:func:`_at_distance_zero`).
+_ZERO_RANGE = 64
 #: Below this many (query, row) pairs a plain blocked scan is cheaper than bounding.
 _SCAN_PAIRS = 1 << 18
 
@@ -216,6 +218,70 @@ def query_groups(queries: np.ndarray, size: int | None = None) -> list[np.ndarra
     return out
 
 
+def _at_distance_zero(rows: np.ndarray, queries: np.ndarray, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Queries equal to a row, answered without a search: ``(settled, answers)``, answers of shape (sets, settled).
+
+    A query equal to row r (every column) is at canonical distance 0.0 from r on every set S, and a
+    row is at distance 0.0 on S exactly when it equals the query on S (a sum of non-negative terms is 0 only when
+    each is, and |a − b| = 0 only when a = b). So its canonical nearest row on S is the LOWEST index among the rows
+    equal to it on S. Sorting finds them: the rows sharing the query's value in S's column with the most distinct
+    values (r only, in continuous data) are compared on S; when more than :data:`_ZERO_RANGE` rows share it, the
+    rows are grouped by their values on S instead. The equal row itself is found the same way in the data's most
+    varied column; queries whose value there is shared by more than :data:`_ZERO_RANGE` rows, and queries equal to
+    no row, are left to the search.
+
+    >>> rows = np.array([[0.0, 1.0, 5.0], [0.0, 1.0, 2.0], [3.0, 1.0, 2.0]])
+    >>> settled, answers = _at_distance_zero(rows, rows[[1, 2]], [np.array([0, 1]), np.array([1, 2])])
+    >>> settled.tolist(), answers.tolist()
+    ([0, 1], [[0, 2], [1, 1]])
+    """
+    n, d = rows.shape
+    m = queries.shape[0]
+    empty = (np.empty(0, dtype=np.intp), np.empty((len(sets), 0), dtype=np.intp))
+    if n == 0 or m == 0 or d == 0 or not sets or not np.isin(queries[:, 0], rows[:, 0]).any():
+        return empty  # no query shares even its first value with a row (a noisy release): nothing to settle
+    columns = np.ascontiguousarray(rows.T)
+    orders = np.argsort(columns, axis=1)  # per column (equal values in any order: the lowest index is taken below)
+    ordered = np.take_along_axis(columns, orders, axis=1)
+    distinct = 1 + np.count_nonzero(ordered[:, 1:] != ordered[:, :-1], axis=1)
+    key = int(np.argmax(distinct))  # the most varied column finds each query's equal row, if any
+    lo = np.searchsorted(ordered[key], queries[:, key], side="left")
+    hi = np.searchsorted(ordered[key], queries[:, key], side="right")
+    equal = np.full(m, -1, dtype=np.intp)
+    one = np.flatnonzero(hi - lo == 1)  # one row has the value: the query equals it or no row
+    row = orders[key, lo[one]]
+    equal[one[np.all(rows[row] == queries[one], axis=1)]] = row[np.all(rows[row] == queries[one], axis=1)]
+    for q in np.flatnonzero((hi - lo > 1) & (hi - lo <= _ZERO_RANGE)):
+        candidates = orders[key, lo[q] : hi[q]]
+        same = candidates[np.all(rows[candidates] == queries[q], axis=1)]
+        if same.size:
+            equal[q] = same.min()
+    settled = np.flatnonzero(equal >= 0)
+    if settled.size == 0:
+        return empty
+    answers = np.empty((len(sets), settled.size), dtype=np.intp)
+    for i, known in enumerate(sets):
+        column = int(known[np.argmax(distinct[known])])
+        values = queries[settled, column]
+        lo = np.searchsorted(ordered[column], values, side="left")
+        hi = np.searchsorted(ordered[column], values, side="right")
+        answers[i] = equal[settled]
+        shared = np.flatnonzero(hi - lo > 1)  # other rows share the value: compare them on S
+        if shared.size and int(np.max(hi[shared] - lo[shared])) > _ZERO_RANGE:
+            # Columns of few values: group the rows by their values on S (+ 0.0: −0.0 and 0.0 are one value); the
+            # first row of each group is its lowest index.
+            values_on_s = np.ascontiguousarray(rows[:, known]) + 0.0
+            keys = values_on_s.view(np.dtype((np.void, values_on_s.dtype.itemsize * known.size))).ravel()
+            _, first, group = np.unique(keys, return_index=True, return_inverse=True)
+            answers[i] = first[group.ravel()[equal[settled]]]
+            continue
+        for j in shared:
+            candidates = orders[column, lo[j] : hi[j]]
+            same = candidates[np.all(rows[np.ix_(candidates, known)] == queries[settled[j], known], axis=1)]
+            answers[i, j] = same.min()  # the query's own row is among them
+    return settled, answers
+
+
 def nearest_on_column_sets(
     rows: np.ndarray, queries: np.ndarray, column_sets: list[np.ndarray]
 ) -> list[np.ndarray]:
@@ -257,6 +323,20 @@ def nearest_on_column_sets(
             distinct = np.sort(first)
             return [distinct[found] for found in nearest_on_column_sets(rows[distinct], queries, column_sets)]
     sets = [np.asarray(s, dtype=np.intp) for s in column_sets]
+    # Queries equal to a row (the data themselves as the release: the non-private reference's main targets) are
+    # answered without a search where sorting settles them (:func:`_at_distance_zero`); the rest are searched.
+    settled, answers = _at_distance_zero(rows, queries, sets)
+    if settled.size:
+        rest = np.setdiff1d(np.arange(queries.shape[0]), settled)
+        found = nearest_on_column_sets(rows, queries[rest], sets) if rest.size else []
+        merged = []
+        for i in range(len(sets)):
+            column = np.empty(queries.shape[0], dtype=np.intp)
+            column[settled] = answers[i]
+            if rest.size:
+                column[rest] = found[i]
+            merged.append(column)
+        return merged
     out: list[np.ndarray | None] = [None] * len(sets)
     multi = [i for i, s in enumerate(sets) if s.size > 1]
     orders: dict[int, np.ndarray] = {}

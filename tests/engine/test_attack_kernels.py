@@ -229,6 +229,29 @@ def test_joint_scan_equals_the_canonical_brute_force(seed):
     np.testing.assert_array_equal(every, every_again)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_queries_equal_to_rows_get_the_lowest_row_equal_on_each_set(seed):
+    """The data themselves as the release (the non-private reference): a target equal to a row is answered by
+    sorting (:func:`engine.attacks._neighbours._at_distance_zero`) with the LOWEST row equal to it on the known
+    columns — here often another row, as the columns take few values — and the search's answer for every other
+    target; a column of few values in every set leaves its targets to the search. All as the canonical brute force."""
+    rng = np.random.default_rng(seed)
+    n, d = 2000, int(rng.integers(3, 9))
+    rows = rng.normal(size=(n, d))
+    levels = int(rng.integers(2, 40))
+    rows[:, : d // 2] = rng.integers(0, levels, size=(n, d // 2))  # columns of few values: rows equal on them
+    rows[rng.integers(0, n, size=50)] = rows[rng.integers(0, n, size=50)]  # repeated rows
+    queries = np.vstack([rows[rng.choice(n, size=300, replace=False)], rng.normal(size=(100, d))])
+    sets = [np.array([0]), np.arange(d // 2), np.delete(np.arange(d), 0), np.array([0, d - 1])]
+    sets += [np.sort(rng.choice(d, size=int(rng.integers(2, d + 1)), replace=False)) for _ in range(3)]
+    settled, answers = _neighbours._at_distance_zero(rows, queries, sets)
+    assert 0 < settled.size <= 300 and settled.max() < 300  # released rows only
+    for i, known in enumerate(sets):
+        np.testing.assert_array_equal(answers[i], canonical_nearest(rows, queries[settled], known))
+    for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+
+
 def test_joint_scan_refuses_bad_column_sets():
     rows = np.zeros((5, 3))
     for sets in ([np.array([0])], [np.array([2, 1])], [np.array([0, 3])], [np.array([1, 1])]):
