@@ -61,7 +61,7 @@ def _objective(z: np.ndarray, signs: np.ndarray, w: np.ndarray, c: float) -> flo
     return 0.5 * float(w @ w) + c * float(np.sum(np.logaddexp(0.0, -signs * z)))
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
+def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0, start: LogisticFit | None = None) -> LogisticFit:
     """Fit the L2-regularised logistic regression of the 0/1 (or boolean) labels ``y`` on ``x``.
 
     Parameters
@@ -71,6 +71,10 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
         Labels in {0, 1}; both must occur.
     c : float
         Inverse regularisation strength (scikit-learn's ``C``), > 0.
+    start : LogisticFit, optional
+        A fit to start Newton's method from (another fold of the same data: about 3 steps instead of 6–9). The
+        minimiser is the same, reached to the same tolerance, so the fitted probabilities may differ from a fit
+        started at zero by about 1e-7 (both are that close to the minimiser). Default: zero coefficients.
 
     Examples
     --------
@@ -91,7 +95,11 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0) -> LogisticFit:
     penalty = np.ones(p + 1)
     penalty[p] = 0.0  # the intercept is not penalised
     theta = np.zeros(p + 1)
-    z = np.zeros(n)
+    if start is not None and start.coef.shape == (p,) and np.all(np.isfinite(start.coef)) and np.isfinite(
+            start.intercept):
+        theta[:p] = start.coef
+        theta[p] = start.intercept
+    z = design @ theta
     value = _objective(z, signs, theta[:p], c)
     for step in range(1, MAX_STEPS + 1):
         prob = expit(z)

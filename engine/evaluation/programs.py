@@ -87,7 +87,7 @@ from engine.errors import DataValidationError, InsufficientDataError, InvalidPar
 
 # Metrics and lending amounts live in their own modules; their names stay importable from here.
 from engine.evaluation.lending import AMOUNT_UNITS, LENDING_ROLES, AmountUnit, lending_amounts, lending_profit
-from engine.evaluation.logistic import MAX_STEPS, fit_logistic
+from engine.evaluation.logistic import MAX_STEPS, LogisticFit, fit_logistic
 from engine.evaluation.metrics import (
     METRICS,
     MetricInfo,
@@ -442,16 +442,19 @@ def _ridge_predict(x_train, y_train, x_test, alpha: float) -> np.ndarray:
     return x_test @ w + (y_mean - x_mean @ w)
 
 
-def _logistic_proba(x_train, y_train, x_test, c: float, notes: list[str]) -> np.ndarray:
+def _logistic_proba(x_train, y_train, x_test, c: float, notes: list[str],
+                    start: LogisticFit | None = None) -> tuple[np.ndarray, LogisticFit | None]:
+    """Probabilities for ``x_test`` from a fit on the training fold (started from ``start``, another fold's fit),
+    and the fit (None when the fold has one class)."""
     if np.unique(y_train).size < 2:
         # One class only in this training fold: the model can only predict that class.
-        return np.full(x_test.shape[0], float(y_train[0]))
-    fit = fit_logistic(x_train, y_train, c)
+        return np.full(x_test.shape[0], float(y_train[0])), None
+    fit = fit_logistic(x_train, y_train, c, start=start)
     if not fit.converged:
         note = f"the logistic regression did not fully converge in {MAX_STEPS} Newton steps on at least one fold"
         if note not in notes:
             notes.append(note)
-    return fit.proba(x_test)
+    return fit.proba(x_test), fit
 
 
 def _auc(y: np.ndarray, score: np.ndarray) -> float:
@@ -654,8 +657,10 @@ def _binary(x, y, config: ProgramConfig, splits, extras, notes: list[str]
             ) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
     n = x.shape[0]
     proba = np.empty(n)
+    fit = None
     for train, test in splits:
-        proba[test] = _logistic_proba(x[train], y[train], x[test], config.logistic_c, notes)
+        # Each fold's fit starts from the previous fold's (the folds share most rows: 3 Newton steps instead of 6).
+        proba[test], fit = _logistic_proba(x[train], y[train], x[test], config.logistic_c, notes, fit)
     selected = _binary_decisions(proba, config)
     truth = y.astype(bool)
     counts = confusion_counts(selected, truth)
