@@ -72,11 +72,12 @@ def check_interval(
     ...
     engine.errors.InvalidParameterError: epsilon must be in (0, 1); got 1.5
     """
-    allowed = "in " + _interval_text(low, high, closed)
+    # The interval's text is built only for a message: these checks run thousands of times per attack.
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameterError(_message(name, f"a number {allowed}", value, hint))
+        raise InvalidParameterError(_message(name, f"a number in {_interval_text(low, high, closed)}", value, hint))
     x = float(value)
     if math.isnan(x) or (math.isinf(x) and not allow_inf):
+        allowed = "in " + _interval_text(low, high, closed)
         raise InvalidParameterError(_message(name, f"finite and {allowed}" if math.isinf(x) else allowed, value, hint))
     ok = True
     if low is not None:
@@ -84,7 +85,7 @@ def check_interval(
     if high is not None:
         ok &= x <= high if closed in ("both", "right") else x < high
     if not ok:
-        raise InvalidParameterError(_message(name, allowed, value, hint))
+        raise InvalidParameterError(_message(name, "in " + _interval_text(low, high, closed), value, hint))
     return x
 
 
@@ -95,17 +96,20 @@ def check_integer(
 
     Floats with an integral value (``3.0``) are accepted; ``True``/``False`` are not.
     """
-    bounds = _interval_text(low, high, "both")
+    def refused() -> InvalidParameterError:  # the message's text is built only when it is needed
+        return InvalidParameterError(_message(name, f"a whole number in {_interval_text(low, high, 'both')}", value,
+                                              hint))
+
     if isinstance(value, bool):
-        raise InvalidParameterError(_message(name, f"a whole number in {bounds}", value, hint))
+        raise refused()
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         out = int(value)  # type: ignore[call-overload]
     else:
-        raise InvalidParameterError(_message(name, f"a whole number in {bounds}", value, hint))
+        raise refused()
     if (low is not None and out < low) or (high is not None and out > high):
-        raise InvalidParameterError(_message(name, f"a whole number in {bounds}", value, hint))
+        raise refused()
     return out
 
 
