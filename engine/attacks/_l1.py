@@ -530,7 +530,7 @@ def _joint(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queri
     survivor_terms = np.empty((c if with_all_but_one else 0, d + 1))
     for first in range(0, m, batch):
         size = min(m, first + batch) - first
-        # Pass 1, tile by tile (its columns stay in the first-level cache for the whole batch of queries): every
+        # Pass 1, tile by tile (its columns stay in the caches for the whole batch of queries): every
         # column's terms once, then every set's float32 sums and the totals, keeping only each tile's smallest.
         for t in range(tiles):
             start = t * tile
@@ -640,8 +640,8 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
 
     One pass over the rows per batch of queries: each row's d terms |t_k − v_k| are computed once in float32 and
     every set's sum adds its columns' terms (instead of one pass per set, each recomputing its terms from the rows),
-    with the rows read tile by tile for a whole batch of queries (:data:`_QUERY_BATCH`) while they sit in the
-    first-level cache. The float32 sums only filter, with the bound of :func:`float32_error` (any summation order);
+    with the rows read tile by tile (:data:`_JOINT_TILE`) for a whole batch of queries (:data:`_QUERY_BATCH`) while
+    they sit in the caches; the sets share their additions (:func:`shared_pairs`). The float32 sums only filter, with the bound of :func:`float32_error` (any summation order);
     the canonical float64 sums decide, as in :func:`scan_nearest` and :func:`all_but_one_nearest`, so the rows
     returned are theirs.
 

@@ -26,7 +26,7 @@ noise: the first of several groups keeps more than :data:`_PRUNE_FRACTION` of th
 scanned against every row instead. The all-but-one sets are searched together (:func:`nearest_all_but_one`). When
 most sets keep most rows (a release among the targets: the data itself, little noise) one joint scan of the kept
 rows serves every set (:func:`engine.attacks._l1.joint_nearest`: each row's terms computed once, sums shared
-between sets), about 1.5× less CPU than a scan per set on nigeria-demo's 15 and a generated table's 30 columns.
+between sets), 1.7–1.9× less CPU than a scan per set on nigeria-demo's 15 and a generated table's 30 columns.
 The answer is the canonical one in every case; only the work changes.
 
 Rounding of the bound: each float64 gap fl(lo − v) is at most the computed term fl(|t − v|) of every target of
