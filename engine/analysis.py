@@ -713,7 +713,10 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
         # other's. The Studio's server starts with one BLAS/OpenMP thread instead (ui/serve.py: with BLAS's own
         # threads on top of these, the threads outnumber the cores); a library caller keeps its own setting.
         pool = cf.ThreadPoolExecutor(n_workers, thread_name_prefix="analysis")
-        futures = {pool.submit(guarded, m, r): (m, r) for m, r in tasks}
+        # The releases with the attacks first: they take most of the time, and the light ones then fill the threads
+        # while the last of them runs (longest first; the numbers do not depend on the order).
+        heavy_first = sorted(tasks, key=lambda task: (task[1] != 0, task))
+        futures = {pool.submit(guarded, m, r): (m, r) for m, r in heavy_first}
         try:
             for future in cf.as_completed(futures):
                 m, r = futures[future]
