@@ -26,7 +26,7 @@ noise: the first of several groups keeps more than :data:`_PRUNE_FRACTION` of th
 scanned against every row instead. The all-but-one sets are searched together (:func:`nearest_all_but_one`). When
 most sets keep most rows (a release among the targets: the data itself, little noise) one joint scan of the kept
 rows serves every set (:func:`engine.attacks._l1.joint_nearest`: each row's terms computed once, sums shared
-between sets), 1.7–1.9× less CPU than a scan per set on nigeria-demo's 15 and a generated table's 30 columns.
+between sets, 16-bit integer sums as a filter), about 2× less CPU than a scan per set.
 The answer is the canonical one in every case; only the work changes.
 
 Rounding of the bound: each float64 gap fl(lo − v) is at most the computed term fl(|t − v|) of every target of
@@ -59,10 +59,11 @@ _BOUND_SLACK = 1e-5
 #: When the first group's boxes keep more than this share of (row, column set) pairs, the rest is scanned unbounded.
 _PRUNE_FRACTION = 0.5
 #: CPU ns per (query, row) of the scans, for choosing between them (:func:`_bounded`; measured on nigeria-demo's 15
-#: columns and a generated table's 30, 2-core machine): a separate scan per known column (0.12-0.15); the
-#: all-but-one scan per column (0.27-0.28); the joint scan per column, set and addition of its shared-pair plan
-#: (0.10); the joint scan's all-but-one part per column (0.02-0.1, noisy: the larger).
-_COSTS = {"separate": 0.14, "all-but-one": 0.28, "joint": 0.10, "joint all-but-one": 0.1}
+#: columns at B = 0.05 and 0.25, 2-core AMD EPYC machine, 2026-11-27): a separate scan per known column (0.062-0.070);
+#: the all-but-one scan per column (0.134-0.139); the joint scan's 16-bit pass per column, set and addition of its
+#: shared-pair plan (0.031-0.034; the float32 pass before it 0.062); the joint scan's all-but-one part per column
+#: (0.078; float32 0.158).
+_COSTS = {"separate": 0.066, "all-but-one": 0.137, "joint": 0.033, "joint all-but-one": 0.078}
 #: Rows sharing a value with a query equal to a row, at most, for answering it by sorting (:func:`_at_distance_zero`).
 _ZERO_RANGE = 64
 #: Below this many (query, row) pairs a plain blocked scan is cheaper than bounding.

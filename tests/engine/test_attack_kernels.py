@@ -230,6 +230,48 @@ def test_joint_scan_equals_the_canonical_brute_force(seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_the_16_bit_grid_is_within_one_unit_per_term_and_its_sums_fit(seed):
+    """:func:`engine.attacks._l1.quantized_copies`: every integer term |t_q − v_q| is within 1 + 10⁻⁹ of λ|t − v| (the
+    bound the joint scan's margins rest on), at any offset and spread, and a sum of d terms stays below 2¹⁶."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 40))
+    offset = 10.0 ** rng.uniform(-3, 12) * rng.choice([-1.0, 1.0])
+    spread = 10.0 ** rng.uniform(-9, 3, size=d)
+    rows = offset + spread * rng.normal(size=(300, d))
+    queries = offset + spread * rng.normal(size=(40, d))
+    block_q, queries_q, lam = _l1.quantized_copies(np.ascontiguousarray(rows.T), queries)
+    assert block_q.dtype == queries_q.dtype == np.uint16 and lam > 0
+    assert int(block_q.max()) * d <= 65535 and int(queries_q.max()) * d <= 65535
+    terms_q = np.abs(queries_q.astype(np.int64)[:, None, :] - block_q.T.astype(np.int64)[None, :, :])
+    exact = lam * np.abs(queries[:, None, :] - rows[None, :, :])
+    # exact is itself rounded (relative 2⁻⁵² of at most 65,535 grid units): a margin of 10⁻⁹ covers it
+    assert np.max(np.abs(terms_q - exact)) <= 1.0 + 1e-9
+    assert _l1.quantized_copies(np.array([[1.0, np.inf]]), np.array([[0.0]])) is None
+    constant_q, _, constant_lam = _l1.quantized_copies(np.ones((3, 5)), np.ones((2, 3)))
+    assert constant_lam == 0.0 and not constant_q.any()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_joint_scan_keeps_the_canonical_rows_when_the_16_bit_grid_cannot_tell_them_apart(seed):
+    """Rows nearer to each other than one unit of the 16-bit grid (a tight cluster around the queries, far outliers
+    setting the grid's spread) have equal integer sums: the margin must keep all of them, and the canonical float64
+    sums decide: the brute force's rows, the lowest index on exact ties; also with 40 columns (a coarser grid)."""
+    rng = np.random.default_rng(seed)
+    d = (6, 40)[seed % 2]
+    n = 900
+    rows = 1e-7 * rng.normal(size=(n, d))
+    rows[rng.integers(0, n, size=60)] = rows[11]  # exact duplicates
+    rows[:5] = 1e3 * rng.normal(size=(5, d))  # outliers: one grid unit is about 10⁻¹ · 65535⁻¹ · d wide
+    queries = np.vstack([1e-7 * rng.normal(size=(50, d)), rows[[11, 20, 30]]])
+    sets = [np.sort(rng.choice(d, size=int(rng.integers(2, d + 1)), replace=False)) for _ in range(6)]
+    per_set, every = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, True)
+    for known, found in zip(sets, per_set, strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+    for j in range(d):
+        np.testing.assert_array_equal(every[:, j], canonical_nearest(rows, queries, np.delete(np.arange(d), j)))
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_queries_equal_to_rows_get_the_lowest_row_equal_on_each_set(seed):
     """The data themselves as the release (the non-private reference): a target equal to a row is answered by
     sorting (:func:`engine.attacks._neighbours._at_distance_zero`) with the LOWEST row equal to it on the known
