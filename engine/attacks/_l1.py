@@ -1,44 +1,39 @@
 r"""Compiled exact L1 nearest-row scans of the attribute-inference search (private module).
 
-Both kernels decide with the CANONICAL distance of :mod:`engine.attacks._neighbours`, computed by themselves — the
+Every kernel decides with the CANONICAL distance of :mod:`engine.attacks._neighbours`, computed by itself — the
 terms :math:`|t_k - v_k|` added one by one from 0.0 in ascending column order in float64, exactly the operations of
 :func:`engine.attacks._neighbours.canonical_nearest` (numba keeps the order of floating-point additions unless
-reassociation is allowed, and it is not) — and keep the lowest row index on exact ties, so their answers are the
+reassociation is allowed, and it is not) — and keeps the lowest row index on exact ties, so their answers are the
 canonical ones by construction.
 
 * :func:`scan_nearest` — the nearest of some candidate rows on one set of known columns. The candidates' known
   columns are gathered once into a column-major block; each query then adds one column at a time over a tile of
   :data:`_TILE` candidates (a loop over contiguous memory that the compiler vectorises, its sums kept in the
-  first-level cache), about 3× less CPU than ``scipy.spatial.distance.cdist`` in float64 alone, and no
-  (queries × candidates) matrix. The survivors' pass reads only the tiles whose smallest sum is within the margin
-  (10–40 % less CPU than one pass over all candidates, measured on 20,000 × 8 and 200,000 × 8).
+  first-level cache), and no (queries × candidates) matrix. The survivors' pass reads only the tiles whose smallest
+  sum is within the margin.
 * :func:`all_but_one_nearest` — for every secret column j, the nearest row on all the other columns, in two passes
   per query: the total over all d columns and the largest term of every row, then the exact per-j sums of the
   rows that can be nearest for some j (total − largest term ≤ the smallest total, widened by the bounds below;
   see :func:`engine.attacks._neighbours.nearest_all_but_one`).
 * :func:`joint_nearest` — both at once for several column sets: each row's terms are computed once per query and
-  every set's sum adds them, with the additions that sets share done once (:func:`shared_pairs`). Its first pass
-  adds integer terms on a 16-bit grid (:func:`quantized_copies`; the bound is in its docstring): exact in any
-  grouping, 32 terms per vector instruction, about half the CPU of the float32 pass it replaced.
+  every set's sum adds them, with the additions that sets share done once (:func:`shared_pairs`).
 
-The other two first add the terms in float32 (:func:`float32_error`): twice as many terms per vector instruction and half
-the memory, about 2× faster on the 2-core machine. A float32 sum may differ from the exact sum, but by at most a
-bound E computed from the number of columns h and the largest magnitude M of the values, each column shifted by
-its midpoint first (:func:`float32_copies`; below), so every row
-whose float32 sum is within 2E of the smallest float32 sum is a survivor (in the all-but-one pass, widened also
-by the largest term's error 2uM(2 + u) and the rounding u·2hM of total − largest), and the canonical float64 sums
-of the survivors (usually one or two rows) decide:
+The first pass of each adds integer terms on a 16-bit grid (:func:`quantized_copies`): every column becomes
+round(λ(v − lo_k)) with one scale λ for all columns, so an integer term is within e = 1 + 10⁻⁹ of λ|t − v| and a sum
+of h terms within h·e of λ times the exact sum S, in any grouping (integers add exactly). The canonical float64 sum
+is within E = 4d²·2⁻⁵²·M of S (M the largest |value|). For the canonical nearest row r and the row m with the
+smallest integer sum,
 
-.. math:: |S_{32} - S| \le u M (4h + 2h^2)\,(1 + 10^{-2}), \quad u = 2^{-24},
+.. math:: S_q(r) \le \lambda S(r) + he \le \lambda (S_{can}(r) + E) + he \le \lambda (S_{can}(m) + E) + he
+          \le S_q(m) + 2he + 2\lambda E,
 
-for S the exact sum of the h terms, any float32 summation order, values converted to float32 by rounding: each
-term is off by at most 2uM(2 + u) (the two conversions and the subtraction), and the summation adds at most
-γ_{h−1} = (h − 1)u/(1 − (h − 1)u) of the sum, itself at most 2hM(1 + 3u). The canonical float64 sum is within
-h² 2⁻⁵² M of S, far inside the 1 % margin. The smallest float32 sum is found on the sums' int32 bit patterns
-(non-negative float32 numbers order as those do), and the threshold is rounded up by 10⁻⁶ relative. Inputs whose
-magnitude is at or above :data:`FLOAT32_LIMIT` (or not finite) are scanned in float64 only (:func:`_scan64`,
-:func:`_all_but_one64`, with the relative slack of the joint search). The compiled kernels run with numba's
-``nnan`` and ``nsz`` flags (no ``reassoc``, no ``contract``): on data without NaN they change no result.
+so every row within that margin (:func:`grid_margin`) of the smallest integer sum is a survivor, and the canonical
+float64 sums of the survivors (usually one or two rows) decide. For the all-but-one sets, a row can be nearest
+without column j only if its total minus its largest term is within (2d − 1)e + 2λE of the smallest integer total
+(the same chain, with Σ_{k≠j} ≤ T). 16-bit lanes hold 32 terms per AVX-512 instruction and integer minima
+vectorise: the passes take about half the CPU of the float32 passes they replaced (nigeria-demo,
+``benchmarks/bench_attacks.py``). Inputs whose spread is not a finite float64 are scanned in float64 only
+(:func:`_scan64`, :func:`_all_but_one64`, with the relative slack of the joint search).
 
 Compiled with numba, as the singling-out scan (:mod:`engine.attacks._chebyshev`); cached next to this module.
 """
@@ -50,118 +45,97 @@ import numpy as np
 
 from engine.errors import InvalidParameterError
 
-#: float32 unit roundoff.
-_U32 = 2.0**-24
-#: Values at or above this magnitude (or not finite) are scanned in float64 only (float32 sums could overflow).
-FLOAT32_LIMIT = 1e30
-#: Relative widening of a float32 threshold after it is rounded to float32 (many times the roundoff u).
-_ROUND_UP = 1e-6
-#: Kernels' floating-point flags: no NaN in the data (the magnitude check sends non-finite input to float64), sign
-#: of zero ignored; no reassociation and no "no infinities" (the searches start from an infinite best distance).
-_FLAGS = {"nnan", "nsz"}
+#: Largest value of a 16-bit sum: every partial sum of the integer passes must fit.
+_U16_MAX = 65535
+#: Allowance per integer term over λ|t − v|: two roundings to the nearest integer and the float64 rounding of λ(v − lo).
+_TERM_ERROR = 1.0 + 1e-9
 
 
-def float32_error(h: int, magnitude: float) -> float:
-    """Bound on |float32 sum − exact sum| of h terms |t_k − v_k| with every |t_k|, |v_k| ≤ ``magnitude``
-    (module docstring), plus 10⁻³⁰ for values below float32's normal range.
+def quantized_copies(block: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float] | None:
+    """16-bit integer copies of ``block`` (d columns × rows) and ``queries`` (queries × d) for the scans' first pass,
+    the scale λ of their grid and the largest |value| M (for :func:`grid_margin`); None if the spread of a column is
+    not a finite float64.
 
-    >>> float32_error(8, 1.0) == 1.01 * 2.0**-24 * (32 + 128) + 1e-30
-    True
+    Column k becomes round(λ·(v − lo_k)), lo_k its smallest value over both, with ONE λ for every column:
+    λ = ⌊65535 / d⌋ / (the largest spread of a column), so that a sum of up to d terms fits 16 bits. With one λ,
+    λ·|t − v| = |λ(t − lo_k) − λ(v − lo_k)| for every column, and each integer term |t_q − v_q| is within
+    :data:`_TERM_ERROR` of λ|t − v| (two roundings to the nearest integer, each within 1/2, plus the float64 rounding
+    of λ·(v − lo_k), below 2·2⁻⁵³·65535). A constant block (every spread 0) gets λ = 0: every term 0.
+
+    >>> b, q, lam, m = quantized_copies(np.array([[1.0, 3.0], [0.0, 0.5]]), np.array([[2.0, 0.25]]))
+    >>> b.tolist(), q.tolist(), lam == (65535 // 2) / 2.0, m
+    ([[0, 32767], [0, 8192]], [[16384, 4096]], True, 3.0)
     """
-    return 1.01 * _U32 * magnitude * (4 * h + 2 * h * h) + 1e-30
+    d = block.shape[0]
+    both = np.concatenate([block, queries.T], axis=1)
+    low = both.min(axis=1)
+    high = both.max(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = float(np.max(high - low, initial=0.0))
+    if not (np.isfinite(spread) and np.all(np.isfinite(low))):
+        return None
+    levels = _U16_MAX // max(d, 1)
+    lam = levels / spread if spread > 0.0 else 0.0
+    block_q = np.minimum(np.rint((block - low[:, None]) * lam), levels).astype(np.uint16)
+    queries_q = np.minimum(np.rint((queries - low[None, :]) * lam), levels).astype(np.uint16)
+    magnitude = max(float(np.max(np.abs(low), initial=0.0)), float(np.max(np.abs(high), initial=0.0)))
+    return np.ascontiguousarray(block_q), np.ascontiguousarray(queries_q), lam, magnitude
 
 
-def float32_copies(block: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """float32 copies of ``block`` (columns × rows) and ``queries`` (queries × columns), each column shifted by its
-    midpoint over both, and the largest |shifted value| M for :func:`float32_error` (inf if a value is not finite).
+def grid_margin(terms: float, lam: float, d: int, magnitude: float) -> int:
+    """Margin over the smallest integer sum, in grid units, that keeps every canonical nearest row (module
+    docstring): ``terms``·e + 2λE, E = 4d²·2⁻⁵²·M for sums of at most d terms of values at most M in size (the
+    canonical float64 sums' rounding), rounded down, plus one (the sums are integers).
 
-    Distances do not change under a shift common to a column, but the float32 error bound grows with M: shifting
-    makes M half the column's spread instead of its largest value (a column far from 0, such as an income in
-    units, would otherwise let nearly every row survive the float32 pass). The shift is computed in float64 and
-    rounded once more to float32; M is widened by 10⁻¹⁵ relative for the float64 rounding of the shift, which the
-    bound's 1 % margin covers many times over. Only the float32 pass sees shifted values: the canonical float64
-    sums use the values as given.
-
-    >>> b, q, m = float32_copies(np.array([[1e6, 1e6 + 2.0]]), np.array([[1e6 + 1.0]]))
-    >>> b.tolist(), q.tolist(), 1.0 <= m < 1.0 + 1e-12
-    ([[-1.0, 1.0]], [[0.0]], True)
+    >>> grid_margin(2 * 8, 4096.0, 8, 1.0)
+    17
     """
-    both = np.concatenate([block, queries.T], axis=1) if queries.size else block
-    if both.size == 0:
-        return block.astype(np.float32), queries.astype(np.float32), 0.0
-    middle = (both.min(axis=1) + both.max(axis=1)) / 2.0  # per column; NaN or inf if a value is not finite
-    shifted_block = block - middle[:, None]
-    shifted_queries = queries - middle[None, :]
-    magnitude = max(float(np.max(np.abs(shifted_block), initial=0.0)),
-                    float(np.max(np.abs(shifted_queries), initial=0.0)))
-    if not np.isfinite(magnitude) or not np.all(np.isfinite(middle)):
-        return block.astype(np.float32), queries.astype(np.float32), float("inf")
-    return (shifted_block.astype(np.float32), shifted_queries.astype(np.float32), magnitude * (1.0 + 1e-15))
+    margin = terms * _TERM_ERROR + 2.0 * lam * 4.0 * d * d * 2.0**-52 * magnitude
+    return int(min(margin, 2.0**62)) + 1
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _threshold_bits(box: np.ndarray, low_bits: np.int32, margin: float) -> np.int32:  # pragma: no cover
-    """The bit pattern of the float32 threshold (float32 with bits ``low_bits``) + margin, rounded up, using the
-    one-element int32 array ``box``: non-negative float32 numbers order as their bit patterns read as int32."""
-    box[0] = low_bits
-    value = box.view(np.float32)
-    value[0] = np.float32((np.float64(value[0]) + margin) * (1.0 + _ROUND_UP))
-    return box[0]
-
-
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _sums32(block32: np.ndarray, query32: np.ndarray, acc: np.ndarray, start: int,
-            end: int) -> np.int32:  # pragma: no cover
-    """float32 distances of rows start..end−1 (columns of ``block32``) into ``acc[start:end]``; the bit pattern of
-    their smallest."""
-    h = block32.shape[0]
-    width = end - start
-    sums = acc[start:end]
-    column = block32[0, start:end]
-    t = query32[0]
-    for i in range(width):
-        sums[i] = abs(t - column[i])
-    for k in range(1, h):
-        column = block32[k, start:end]
-        t = query32[k]
-        for i in range(width):
-            sums[i] += abs(t - column[i])
-    bits = sums.view(np.int32)
-    low = bits[0]
-    for i in range(1, width):
-        low = min(low, bits[i])
-    return low
-
-
-#: Rows per tile of the float32 pass: the tile's sums stay in the first-level cache while its columns are added, and
+#: Rows per tile of the one-set scan: the tile's sums stay in the first-level cache while its columns are added, and
 #: the tile's smallest sum lets the survivors' pass skip every tile without one.
 _TILE = 1024
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _scan(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queries: np.ndarray,
-          queries32: np.ndarray, margin: float) -> np.ndarray:  # pragma: no cover
+@numba.njit(cache=True, nogil=True)
+def _scan(block: np.ndarray, block_q: np.ndarray, candidates: np.ndarray, queries: np.ndarray,
+          queries_q: np.ndarray, margin: int) -> np.ndarray:  # pragma: no cover
     h, c = block.shape
     m = queries.shape[0]
     out = np.empty(m, dtype=np.intp)
-    acc = np.empty(c, dtype=np.float32)
-    bits = acc.view(np.int32)  # the sums are ≥ 0: their int32 bit patterns order as they do (a vectorised minimum)
+    acc = np.empty(c, dtype=np.uint16)
     tiles = (c + _TILE - 1) // _TILE
-    tile_low = np.empty(tiles, dtype=np.int32)
-    box = np.empty(1, dtype=np.int32)
+    tile_low = np.empty(tiles, dtype=np.int64)
     for q in range(m):
-        low = np.int32(2147483647)
+        low = np.int64(_U16_MAX)
         for t in range(tiles):
-            tile_low[t] = _sums32(block32, queries32[q], acc, t * _TILE, min(c, (t + 1) * _TILE))
+            start = t * _TILE
+            width = min(c, start + _TILE) - start
+            sums = acc[start : start + width]
+            tq = queries_q[q, 0]
+            column = block_q[0, start : start + width]
+            for i in range(width):
+                sums[i] = max(tq, column[i]) - min(tq, column[i])
+            for k in range(1, h):
+                tq = queries_q[q, k]
+                column = block_q[k, start : start + width]
+                for i in range(width):
+                    sums[i] += max(tq, column[i]) - min(tq, column[i])
+            smallest = sums[0]
+            for i in range(1, width):
+                smallest = min(smallest, sums[i])
+            tile_low[t] = smallest
             low = min(low, tile_low[t])
-        threshold = _threshold_bits(box, low, margin)
+        threshold = low + margin
         best = 0
         value = np.inf
         for t in range(tiles):
             if tile_low[t] > threshold:
                 continue
             for i in range(t * _TILE, min(c, (t + 1) * _TILE)):  # ascending: strict < keeps the lowest index
-                if bits[i] <= threshold:
+                if acc[i] <= threshold:
                     dist = 0.0
                     for k in range(h):  # the canonical float64 sum
                         dist += abs(queries[q, k] - block[k, i])
@@ -262,11 +236,11 @@ def scan_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray,
         raise InvalidParameterError("the nearest-row scan needs at least one candidate row and one known column")
     block = np.ascontiguousarray(rows[np.ix_(candidates, known)].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries[:, known], dtype=np.float64)
-    block32, sub32, magnitude = float32_copies(block, sub)
-    if not magnitude < FLOAT32_LIMIT:
+    quantized = quantized_copies(block, sub)
+    if quantized is None:  # a spread beyond float64: float64 only
         return _scan64(block, candidates, sub)
-    margin = 2.0 * float32_error(known.size, magnitude)  # both float32 sums may be off by the bound
-    return _scan(block, block32, candidates, sub, sub32, margin)
+    block_q, sub_q, lam, magnitude = quantized
+    return _scan(block, block_q, candidates, sub, sub_q, grid_margin(2 * known.size, lam, known.size, magnitude))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -313,52 +287,46 @@ def _nearest_without_each(queries: np.ndarray, q: int, block: np.ndarray, surviv
         out[q, j] = candidates[index]
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _all_but_one(block: np.ndarray, block32: np.ndarray, candidates: np.ndarray, queries: np.ndarray,
-                 queries32: np.ndarray, margin: float) -> np.ndarray:  # pragma: no cover
+@numba.njit(cache=True, nogil=True)
+def _all_but_one(block: np.ndarray, block_q: np.ndarray, candidates: np.ndarray, queries: np.ndarray,
+                 queries_q: np.ndarray, margin: int) -> np.ndarray:  # pragma: no cover
     d, c = block.shape
     m = queries.shape[0]
     out = np.empty((m, d), dtype=np.intp)
-    total = np.empty(c, dtype=np.float32)
-    largest = np.empty(c, dtype=np.float32)
-    bits = total.view(np.int32)  # non-negative: ordered as their bit patterns (a vectorised minimum)
-    box = np.empty(1, dtype=np.int32)
+    total = np.empty(c, dtype=np.uint16)
+    largest = np.empty(c, dtype=np.uint16)
     survivors = np.empty(c, dtype=np.intp)
     terms = np.empty((c, d + 1))
-    term = np.empty(_TILE, dtype=np.float32)
-    # The largest term as the maximum of int32 bit patterns (non-negative float32 numbers order as those do): numba's
-    # float max does not vectorise, the integer one does (about 3× less CPU for this pass).
-    term_bits = term.view(np.int32)
-    largest_bits = largest.view(np.int32)
+    term = np.empty(_TILE, dtype=np.uint16)
     for q in range(m):
+        low = np.int64(_U16_MAX)
         for start in range(0, c, _TILE):
             width = min(c, start + _TILE) - start
             sums = total[start : start + width]
             top = largest[start : start + width]
-            top_bits = largest_bits[start : start + width]
-            t = queries32[q, 0]
-            column = block32[0, start : start + width]
+            tq = queries_q[q, 0]
+            column = block_q[0, start : start + width]
             for i in range(width):
-                sums[i] = abs(t - column[i])
+                sums[i] = max(tq, column[i]) - min(tq, column[i])
             for i in range(width):
                 top[i] = sums[i]
             for k in range(1, d):
-                t = queries32[q, k]
-                column = block32[k, start : start + width]
+                tq = queries_q[q, k]
+                column = block_q[k, start : start + width]
                 for i in range(width):
-                    term[i] = abs(t - column[i])
+                    term[i] = max(tq, column[i]) - min(tq, column[i])
                 for i in range(width):
                     sums[i] += term[i]
                 for i in range(width):
-                    top_bits[i] = max(top_bits[i], term_bits[i])
-        low = bits[0]
-        for i in range(1, c):
-            low = min(low, bits[i])
-        box[0] = _threshold_bits(box, low, margin)
-        threshold = box.view(np.float32)[0]
+                    top[i] = max(top[i], term[i])
+            smallest = sums[0]
+            for i in range(1, width):
+                smallest = min(smallest, sums[i])
+            low = min(low, np.int64(smallest))
+        threshold = low + margin
         kept = 0
-        for i in range(c):  # rows that can be nearest for some j (module docstring)
-            if total[i] - largest[i] <= threshold:
+        for i in range(c):  # rows that can be nearest for some j (module docstring), ascending
+            if np.int64(total[i]) - np.int64(largest[i]) <= threshold:
                 survivors[kept] = i
                 kept += 1
         _nearest_without_each(queries, q, block, survivors, kept, terms, out, candidates)
@@ -417,53 +385,21 @@ def all_but_one_nearest(rows: np.ndarray, queries: np.ndarray, slack: float,
         raise InvalidParameterError("the nearest-row scan needs at least one candidate row and one column")
     block = np.ascontiguousarray(rows[candidates].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries, dtype=np.float64)
-    block32, sub32, magnitude = float32_copies(block, sub)
-    if not magnitude < FLOAT32_LIMIT:
+    quantized = quantized_copies(block, sub)
+    if quantized is None:  # a spread beyond float64: float64 only
         # Every term |t_k − v_k| is at most this: an absolute scale for the slack.
         term_bound = float(np.max(np.abs(block), initial=0.0)) + float(np.max(np.abs(sub), initial=0.0))
         return _all_but_one64(block, candidates, sub, float(slack), term_bound)
+    block_q, sub_q, lam, magnitude = quantized
     d = block.shape[0]
-    # Both float32 totals may be off by the bound, the largest term by 2uM(2 + u), and the float32 difference
-    # total − largest rounds by u·total ≤ 2duM (1 % over, as the bound): see the module docstring.
-    margin = 2.0 * float32_error(d, magnitude) + 1.01 * _U32 * magnitude * (5 + 2 * d)
-    return _all_but_one(block, block32, candidates, sub, sub32, margin)
+    return _all_but_one(block, block_q, candidates, sub, sub_q, grid_margin(2 * d - 1, lam, d, magnitude))
 
 
 #: Queries per batch of the joint scan: each tile of rows is read from memory once per batch.
 _QUERY_BATCH = 64
-#: Rows per tile of the joint scan. CPU s of its nearest-row search at 256 / 512 / 1,024 rows a tile (attribute
-#: inference at B = 0.05, 1,000 targets, 2-core machine, 16-bit pass): see :func:`joint_nearest`.
+#: Rows per tile of the joint scan. CPU s of the joint scan at 256 / 512 / 1,024 / 2,048 rows a tile (attribute
+#: inference's sets on nigeria-demo at B = 0.05, 1,000 targets, 2-core machine): 0.095 / 0.077 / 0.080 / 0.096.
 _JOINT_TILE = 512
-#: Largest value of a 16-bit sum: every partial sum of the joint scan's integer pass must fit.
-_U16_MAX = 65535
-
-
-def quantized_copies(block: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """16-bit integer copies of ``block`` (d columns × rows) and ``queries`` (queries × d) for the joint scan's first
-    pass, and the scale λ of their grid; None if a value is not finite.
-
-    Column k becomes round(λ·(v − lo_k)), lo_k its smallest value over both, with ONE λ for every column:
-    λ = ⌊65535 / d⌋ / (the largest spread of a column), so that a sum of up to d terms fits 16 bits. With one λ,
-    λ·|t − v| = |λ(t − lo_k) − λ(v − lo_k)| for every column, and each integer term |t_q − v_q| is within
-    1 + 10⁻⁹ of λ|t − v| (two roundings to the nearest integer, each within 1/2, plus the float64 rounding of
-    λ·(v − lo_k), below 2·2⁻⁵³·65535): a sum of h integer terms is within h(1 + 10⁻⁹) of λ times the exact sum.
-    A constant block (every spread 0) gets λ = 0: every term 0, every row a survivor.
-
-    >>> b, q, lam = quantized_copies(np.array([[1.0, 3.0], [0.0, 0.5]]), np.array([[2.0, 0.25]]))
-    >>> b.tolist(), q.tolist(), lam == (65535 // 2) / 2.0
-    ([[0, 65534], [0, 8192]], [[32767, 4096]], True)
-    """
-    d = block.shape[0]
-    both = np.concatenate([block, queries.T], axis=1)
-    low = both.min(axis=1)
-    spread = float(np.max(both.max(axis=1) - low, initial=0.0))
-    if not (np.isfinite(spread) and np.all(np.isfinite(low))):
-        return None
-    levels = _U16_MAX // max(d, 1)
-    lam = levels / spread if spread > 0.0 else 0.0
-    block_q = np.minimum(np.rint((block - low[:, None]) * lam), levels).astype(np.uint16)
-    queries_q = np.minimum(np.rint((queries - low[None, :]) * lam), levels).astype(np.uint16)
-    return np.ascontiguousarray(block_q), np.ascontiguousarray(queries_q), lam
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -627,8 +563,7 @@ def shared_pairs(sets: list[list[int]], d: int) -> tuple[np.ndarray, list[list[i
     """Common pairs of several sums (Paar's greedy elimination): while some pair of terms appears in two sets or more,
     the most frequent pair (first in sorted order on ties) becomes a new term d, d + 1, … = the sum of the two, and
     each set holding both uses it instead. Returns the pairs, shape (P, 2), in the order to compute them, and each
-    set's terms. A set's float32 sum then adds the same terms in another grouping: :func:`float32_error` bounds
-    any summation order.
+    set's terms. A set's integer sum then adds the same terms in another grouping: the same integer.
 
     >>> pairs, plan = shared_pairs([[0, 1, 2], [0, 1, 3], [1, 2, 3]], 4)
     >>> pairs.tolist(), plan
@@ -661,23 +596,12 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
                   all_but_one: bool, candidates: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
     """Canonical nearest rows on several column sets at once, and optionally on every column but j for every j.
 
-    One pass over the rows per batch of queries: each row's d terms |t_k − v_k| are computed once on a 16-bit integer
-    grid (:func:`quantized_copies`) and every set's sum adds its columns' terms (instead of one pass per set, each
+    One pass over the rows per batch of queries: each row's d terms |t_k − v_k| are computed once on the 16-bit grid
+    (:func:`quantized_copies`) and every set's sum adds its columns' terms (instead of one pass per set, each
     recomputing its terms from the rows), with the rows read tile by tile (:data:`_JOINT_TILE`) for a whole batch of
     queries (:data:`_QUERY_BATCH`) while they sit in the caches; the sets share their additions
-    (:func:`shared_pairs`). Integer sums are exact in any grouping, and 16-bit lanes hold twice the terms of float32
-    ones: the pass takes 2–3× less CPU than the float32 pass it replaced (nigeria-demo at B = 0.05:
-    ``benchmarks/bench_attacks.py``).
-
-    The integer sums only filter; the canonical float64 sums decide, as in :func:`scan_nearest` and
-    :func:`all_but_one_nearest`, so the rows returned are theirs. Why no canonical row is filtered out: a sum of h
-    integer terms S_q is within h·e (e = 1 + 10⁻⁹) of λ·S, S the exact sum, and the canonical float64 sum is within
-    E = 4d²·2⁻⁵²·M of S (M the largest |value|). For the canonical nearest row r and the row m with the smallest
-    integer sum, S_q(r) ≤ λS(r) + he ≤ λ(S_can(r) + E) + he ≤ λ(S_can(m) + E) + he ≤ S_q(m) + 2he + 2λE: every
-    row within that margin of the smallest integer sum is read. For the all-but-one sets, the row with the smallest
-    integer total T_q bounds every set's nearest distance, and a row can be nearest without column j only if its
-    total minus its largest term is within (2d − 1)e + 2λE of the smallest T_q (the same chain, with
-    Σ_{k≠j} ≤ T); those rows go to the canonical per-j sums.
+    (:func:`shared_pairs`). The integer sums only filter, with the margins of the module docstring; the canonical
+    float64 sums decide, as in :func:`scan_nearest` and :func:`all_but_one_nearest`, so the rows returned are theirs.
 
     Parameters
     ----------
@@ -719,7 +643,7 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
     if quantized is None:  # a value that is not finite: float64 only, one scan per set
         per_set = [scan_nearest(rows, queries, s, candidates) for s in sets]
         return per_set, (all_but_one_nearest(rows, queries, slack, candidates) if all_but_one else None)
-    block_q, sub_q, lam = quantized
+    block_q, sub_q, lam, magnitude = quantized
     count = np.array([s.size for s in sets], dtype=np.intp)
     columns = np.zeros((len(sets), max(count, default=1)), dtype=np.intp)
     for r, s in enumerate(sets):
@@ -729,16 +653,8 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
     members = np.zeros((len(sets), max(sizes, default=1)), dtype=np.intp)
     for r, p in enumerate(plan):
         members[r, : len(p)] = p
-    # The margins of the docstring, in grid units, rounded down and widened by one (the sums are integers).
-    magnitude = max(float(np.max(np.abs(block), initial=0.0)), float(np.max(np.abs(sub), initial=0.0)))
-    canonical = 2.0 * lam * 4.0 * d * d * 2.0**-52 * magnitude
-    e = 1.0 + 1e-9
-
-    def grid(margin: float) -> int:
-        return int(min(margin, 2.0**62)) + 1
-
-    margins = np.array([grid(2.0 * int(h) * e + canonical) for h in count], dtype=np.int64)
-    joint_margin = grid((2 * d - 1) * e + canonical)
+    margins = np.array([grid_margin(2 * int(h), lam, d, magnitude) for h in count], dtype=np.int64)
+    joint_margin = grid_margin(2 * d - 1, lam, d, magnitude)
     out, every = _joint(block, block_q, candidates, sub, sub_q, columns, count, pairs, members, sizes, margins,
                         joint_margin, bool(all_but_one), _JOINT_TILE)
     return [np.ascontiguousarray(out[:, r]) for r in range(len(sets))], (every if all_but_one else None)

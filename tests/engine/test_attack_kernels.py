@@ -190,9 +190,9 @@ def test_shared_pairs_plans_add_up_to_their_sets(seed):
 @pytest.mark.parametrize("seed", range(8))
 def test_joint_scan_equals_the_canonical_brute_force(seed):
     """The joint scan (:func:`engine.attacks._l1.joint_nearest`) returns the canonical brute force's rows for every
-    set and for every all-but-one set: on coarse grids with ties and duplicates, on a cloud that float32 cannot
-    separate, beyond ``FLOAT32_LIMIT`` (the float64-only fallback), with tiles and query batches cut mid-way, and on
-    a candidate subset holding the answers."""
+    set and for every all-but-one set: on coarse grids with ties and duplicates, on a tight cloud at any magnitude,
+    at 10³¹ (the 16-bit grid follows the spread, not the size), with tiles and query batches cut mid-way, and on a
+    candidate subset holding the answers."""
     rng = np.random.default_rng(seed)
     d = int(rng.integers(3, 12))
     n = int(rng.integers(2, 1500))
@@ -201,11 +201,11 @@ def test_joint_scan_equals_the_canonical_brute_force(seed):
         rows = np.round(rng.normal(size=(n, d)), 1) * 0.1
         rows[rng.integers(0, n, size=n // 4)] = rows[0]
         queries = np.vstack([rows[: min(n, 40)], np.round(rng.normal(size=(90, d)), 1) * 0.1])
-    elif kind == 1:  # a cloud float32 sees as one point
+    elif kind == 1:  # a tight cloud at any magnitude
         base = rng.normal(size=(1, d)) * 10.0 ** rng.uniform(-3, 3)
         rows = base + np.abs(base) * 10.0 ** rng.uniform(-12, -5, size=(n, 1)) * rng.normal(size=(n, d))
         queries = base + np.abs(base) * 1e-6 * rng.normal(size=(70, d))
-    elif kind == 2:  # beyond FLOAT32_LIMIT: float64 only
+    elif kind == 2:  # huge values, ties
         rows = np.round(rng.normal(size=(n, d)), 1) * 1e31
         queries = np.vstack([rows[:10], np.round(rng.normal(size=(20, d)), 1) * 1e31])
     else:  # a noisy release of unit-ball data, half the queries released rows
@@ -239,7 +239,7 @@ def test_the_16_bit_grid_is_within_one_unit_per_term_and_its_sums_fit(seed):
     spread = 10.0 ** rng.uniform(-9, 3, size=d)
     rows = offset + spread * rng.normal(size=(300, d))
     queries = offset + spread * rng.normal(size=(40, d))
-    block_q, queries_q, lam = _l1.quantized_copies(np.ascontiguousarray(rows.T), queries)
+    block_q, queries_q, lam, _ = _l1.quantized_copies(np.ascontiguousarray(rows.T), queries)
     assert block_q.dtype == queries_q.dtype == np.uint16 and lam > 0
     assert int(block_q.max()) * d <= 65535 and int(queries_q.max()) * d <= 65535
     terms_q = np.abs(queries_q.astype(np.int64)[:, None, :] - block_q.T.astype(np.int64)[None, :, :])
@@ -247,7 +247,7 @@ def test_the_16_bit_grid_is_within_one_unit_per_term_and_its_sums_fit(seed):
     # exact is itself rounded (relative 2⁻⁵² of at most 65,535 grid units): a margin of 10⁻⁹ covers it
     assert np.max(np.abs(terms_q - exact)) <= 1.0 + 1e-9
     assert _l1.quantized_copies(np.array([[1.0, np.inf]]), np.array([[0.0]])) is None
-    constant_q, _, constant_lam = _l1.quantized_copies(np.ones((3, 5)), np.ones((2, 3)))
+    constant_q, _, constant_lam, _ = _l1.quantized_copies(np.ones((3, 5)), np.ones((2, 3)))
     assert constant_lam == 0.0 and not constant_q.any()
 
 
@@ -451,27 +451,25 @@ def test_compiled_l1_scans_equal_the_canonical_brute_force_on_ties(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_float32_first_passes_keep_the_canonical_rows_when_float32_cannot_tell_them_apart(seed):
-    """The float32 pass of the scans (:func:`engine.attacks._l1.float32_error`) cannot separate distances that
-    differ below float32's resolution, at any magnitude: rows that differ from each other by 10⁻¹² … 10⁻⁵ of their
-    size, so that many float32 sums are equal or in the wrong order. The float64 canonical sums of the survivors
-    must still decide: the same rows as the brute force, the lowest index on exact ties; and with a spread beyond
-    ``FLOAT32_LIMIT`` the float64-only scans give them too."""
-    from engine.attacks import _l1
-
+def test_integer_first_passes_keep_the_canonical_rows_when_the_grid_cannot_tell_them_apart(seed):
+    """The 16-bit first pass of the scans (:func:`engine.attacks._l1.quantized_copies`) cannot separate distances
+    that differ by less than one grid unit: a tight cloud (rows 10⁻¹² … 10⁻⁵ of their size apart) next to a few far
+    rows that set the grid's spread, so that most integer sums are equal. The float64 canonical sums of the survivors
+    must still decide: the same rows as the brute force, the lowest index on exact ties, at any magnitude; with a
+    spread beyond float64 the float64-only scans give them too."""
     rng = np.random.default_rng(seed)
     d = int(rng.integers(3, 12))
     scale = 10.0 ** rng.uniform(-3, 3)
     base = rng.normal(size=(1, d)) * scale
     eps = scale * 10.0 ** rng.uniform(-12, -5, size=(400, 1))
-    rows = base + eps * rng.normal(size=(400, d))  # a tight cloud: float32 sees most of it as one point
+    rows = base + eps * rng.normal(size=(400, d))  # a tight cloud
     rows[rng.integers(0, 400, size=40)] = rows[7]  # exact duplicates, at random places
+    rows[:3] = base + scale * rng.normal(size=(3, d))  # far rows: the grid's unit is wider than the cloud
     queries = base + scale * 1e-6 * rng.normal(size=(30, d))
-    # float32 first (also at 10³¹ / scale: the float32 pass sees the columns shifted by their midpoints, so their
-    # spread, not their size, counts); then a spread beyond FLOAT32_LIMIT, with ties: the float64-only kernels.
-    wide = np.round(rng.normal(size=(300, d)), 1) * 1e31
-    wide_queries = np.vstack([wide[:10], np.round(rng.normal(size=(20, d)), 1) * 1e31])
-    assert not _l1.float32_copies(np.ascontiguousarray(wide.T), wide_queries)[2] < _l1.FLOAT32_LIMIT
+    # Beyond float64's spread (two rows near ±10³⁰⁸ in one column): not on the grid, the float64-only kernels.
+    wide, wide_queries = rows.copy(), queries.copy()
+    wide[0, 0], wide[1, 0] = -1e308, 1e308
+    assert _l1.quantized_copies(np.ascontiguousarray(wide.T), wide_queries) is None
     for current, q in ((rows, queries), (rows * 1e31 / scale, queries * 1e31 / scale), (wide, wide_queries)):
         every = _l1.all_but_one_nearest(current, q, _neighbours.SLACK)
         for j in range(d):
@@ -479,26 +477,26 @@ def test_float32_first_passes_keep_the_canonical_rows_when_float32_cannot_tell_t
             canonical = canonical_nearest(current, q, known)
             np.testing.assert_array_equal(_l1.scan_nearest(current, q, known), canonical)
             np.testing.assert_array_equal(every[:, j], canonical)
-    # The bound itself: the float32 sums of these rows are within it of the float64 sums.
-    exact = np.abs(queries[:, None, :] - rows[None, :, :]).sum(axis=2)
-    single = np.abs(queries.astype(np.float32)[:, None, :] - rows.astype(np.float32)[None, :, :]).sum(
-        axis=2, dtype=np.float32)
-    magnitude = max(np.abs(rows).max(), np.abs(queries).max())
-    assert np.max(np.abs(single.astype(float) - exact)) <= _l1.float32_error(d, magnitude)
+    # The bound itself: each integer sum of these rows is within d·(1 + 10⁻⁹) grid units of λ times the float64 sum.
+    block_q, queries_q, lam, _ = _l1.quantized_copies(np.ascontiguousarray(rows.T), queries)
+    exact = lam * np.abs(queries[:, None, :] - rows[None, :, :]).sum(axis=2)
+    integer = np.abs(queries_q.astype(np.int64)[:, None, :] - block_q.T.astype(np.int64)[None, :, :]).sum(axis=2)
+    assert np.max(np.abs(integer - exact)) <= d * (1.0 + 1e-9)
+    assert np.count_nonzero(integer == integer.min(axis=1, keepdims=True)) > 10 * queries.shape[0]  # many ties
 
 
-def test_a_column_far_from_zero_keeps_the_float32_bound_tight_and_the_rows_canonical():
-    """A column offset far from 0 (an income in units next to ratios): the float32 pass works on columns shifted by
-    their midpoints, so its bound follows the spread, not the offset (without the shift nearly every row survived,
-    7× slower), and the rows are still the brute force's."""
+def test_a_column_far_from_zero_keeps_the_grid_fine_and_the_rows_canonical():
+    """A column offset far from 0 (an income in units next to ratios): the grid starts at each column's smallest
+    value, so its unit follows the largest spread (about 7 sd), not the offset of 10⁶, and the rows are still the
+    brute force's."""
     from engine.attacks import _l1
 
     rng = np.random.default_rng(5)
     rows, queries = rng.normal(size=(2000, 6)), rng.normal(size=(40, 6))
     rows[:, 2] += 1e6
     queries[:, 2] += 1e6
-    _, _, magnitude = _l1.float32_copies(np.ascontiguousarray(rows.T), queries)
-    assert magnitude < 10.0  # half the largest spread of a column (about 3.5 sd), not 10⁶
+    _, _, lam, _ = _l1.quantized_copies(np.ascontiguousarray(rows.T), queries)
+    assert lam > (65535 // 6) / 10.0  # one grid unit is under a thousandth of a column sd, not 10⁶ / 10⁴
     every = _l1.all_but_one_nearest(rows, queries, _neighbours.SLACK)
     for j in range(6):
         known = np.delete(np.arange(6), j)
@@ -538,7 +536,7 @@ def test_compiled_scans_refuse_an_empty_candidate_set():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_tiled_scan_finds_ties_and_near_ties_across_tiles(seed):
-    """The float32 pass works in tiles of ``_l1._TILE`` rows and the survivors' pass skips tiles: exact copies of a
+    """The integer pass works in tiles of ``_l1._TILE`` rows and the survivors' pass skips tiles: exact copies of a
     query's nearest row, and rows a relative 1e-12 nearer, placed in later tiles, still give the canonical row (the
     smallest float64 sum, the lowest index on a tie)."""
     rng = np.random.default_rng(seed)
