@@ -393,6 +393,40 @@ def test_chebyshev_byte_filter_keeps_every_row_at_the_radius():
     assert found[0].tolist() == [0, rows.shape[0]] and dist[0, 0] == brute[0] and np.isinf(dist[0, 1])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_bracketed_search_is_numpys_searchsorted(seed):
+    """The singling-out windows' binary search narrowed by the index's position table
+    (:func:`engine.attacks._chebyshev._bracketed_search`) gives ``np.searchsorted``'s position on the scaled column for
+    every target: inside and outside the range, on exact values and one ulp beside them, with repeated values, a
+    skewed column (most rows in a few of the table's buckets), a constant column, and a scale whose rounding moves
+    values across the table's bucket edges."""
+    from engine.attacks._chebyshev import ColumnIndex, _bracketed_search
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    x = np.column_stack([
+        np.round(rng.normal(size=n), int(rng.integers(0, 3))),  # repeated values
+        rng.lognormal(sigma=3.0, size=n),  # skewed
+        np.full(n, 2.5),  # constant
+        rng.uniform(-1e-300, 1e-300, size=n) if seed % 2 else rng.normal(size=n) * 1e12,
+    ])
+    index = ColumnIndex.build(x)
+    scale = np.array([10.0 ** rng.uniform(-3, 3) for _ in range(4)])
+    scaled = index.sorted_values / scale[:, None]
+    for j in range(4):
+        values = np.ascontiguousarray(scaled[j])
+        picks = values[rng.integers(0, n, size=200)]
+        targets = np.concatenate([picks, np.nextafter(picks, np.inf), np.nextafter(picks, -np.inf),
+                                  [values[0] - 1.0, values[-1] + 1.0, -np.inf, np.inf, 0.0],
+                                  rng.uniform(values[0] - 1, values[-1] + 1, size=100)])
+        for target in targets:
+            for right in (False, True):
+                expected = np.searchsorted(values, target, "right" if right else "left")
+                found = _bracketed_search(values, index.tables[j], index.origins[j], index.inv_widths[j], scale[j],
+                                          float(target), right)
+                assert found == expected, (j, target, right)
+
+
 def test_column_index_refuses_other_rows():
     from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
     from engine.attacks.singling_out import singling_out
