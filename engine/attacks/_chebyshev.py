@@ -3,9 +3,8 @@ r"""The two nearest rows of every centre in the L∞ (Chebyshev) metric, up to a
 The singling-out attack (:mod:`engine.attacks.singling_out`) decides every box from the two smallest L∞
 distances of its centre to the rows of X. A k-d tree answers that badly on the attack's inputs (15 columns, a
 radius as wide as the data itself at c = 1: the tree visits most of its leaves to prove a box holds no second
-row). Here each centre scans the rows in the order of ONE column instead — the column in which the fewest rows
-lie within the radius (a binary search per column on the rows sorted by that column), outward from the centre —
-and stops as soon as the next row of that column is farther than the second-best distance found so far.
+row). Here each centre scans the rows in the order of ONE column instead — a column in which few rows lie within
+the radius (bounded per column from the index's position table, below), outward from the centre — and stops as soon as the next row of that column is farther than the second-best distance found so far.
 
 Before that walk, a byte filter drops most rows of the window without reading them (:class:`ColumnIndex`). Every
 row carries a one-byte code per column: its rank in that column, in 256 buckets of equal count. A row within the
@@ -17,11 +16,12 @@ filter can only keep rows it need not keep, never drop one within the radius (th
 for the rounding of z ± radius), so the distances are the same floating-point numbers a k-d tree computes
 (max over columns of |x_j − z_j|), and the answer is exact. On nigeria-demo the filter leaves 1–5 % of a window's
 rows, and the search takes a third to a fifth of the CPU time of the unfiltered walk (``benchmarks/bench_attacks.py``).
-The binary searches that find each centre's window in every column (two per column and centre, the larger part of
-the search at low noise) start from a position table of the index: each column's positions at 4,096 equal-width
-values, so a search reads a bracket of a few dozen rows instead of halving all n (:func:`_bracketed_search`; checked
-on the values, exact). On nigeria-demo at B = 0.05 the windows take 0.021 instead of 0.039 CPU s, the whole search
-0.049 instead of 0.066.
+Each centre's window comes from a position table of the index: each column's positions at 4,096 equal-width values.
+The table brackets every column's rows within reach (checked on the values themselves, :func:`_bracket`), which
+bounds each column's count from above and gives bucket bounds for the filter that can only be wider than the exact
+ones; the column with the smallest bound is then searched exactly, inside its brackets. Two short binary searches
+per centre instead of 2d over all n rows: on nigeria-demo at B = 0.05 the windows take 0.008 instead of 0.039 CPU s,
+the whole search 0.040 instead of 0.066.
 The centres are visited in the order of their windows (the window's column, then its first row): consecutive
 centres then read overlapping codes and rows, which stay in the caches — 15–40 % less CPU than in the release's
 order (nigeria-demo and 200,000 generated rows, the same answers).
@@ -54,16 +54,15 @@ _TABLE_BUCKETS = 4096
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _bracketed_search(values: np.ndarray, table: np.ndarray, origin: float, inv_width: float, scale: float,
-                      target: float, right: bool) -> int:  # pragma: no cover - compiled; tested directly
-    """``np.searchsorted(values, target, "right" if right else "left")``, narrowed by the column's position table.
+def _bracket(values: np.ndarray, table: np.ndarray, origin: float, inv_width: float, scale: float, target: float,
+             right: bool) -> tuple[int, int]:  # pragma: no cover - compiled; tested through _bracketed_search
+    """(start, end) with ``np.searchsorted(values, target, "right" if right else "left")`` in [start, end].
 
     ``values`` is the column sorted and divided by ``scale``; ``table[b]`` the position of the unscaled column's
     value ``origin + b / inv_width`` (``table[-1]`` = n). ``target · scale`` gives the bucket; the table's positions
     one bucket either side bracket the answer, and the bracket is CHECKED on ``values`` themselves (the value before
-    it below the target, the value at its end at or above it), so rounding of the scale can only make the search
-    fall back to the whole column, never answer wrongly. On nigeria-demo the bracket holds a few dozen rows instead
-    of 20,000: 4 comparisons instead of 15, in a table that stays in the caches."""
+    it below the target, the value at its end at or above it), so rounding of the scale can only widen it to the
+    whole column, never make it wrong."""
     n = values.shape[0]
     last = table.shape[0] - 1  # table[last] = n
     u = (target * scale - origin) * inv_width
@@ -78,8 +77,16 @@ def _bracketed_search(values: np.ndarray, table: np.ndarray, origin: float, inv_
     else:
         ok = (start == 0 or values[start - 1] < target) and (end == n or values[end] >= target)
     if not ok:
-        start = 0
-        end = n
+        return 0, n
+    return start, end
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bracketed_search(values: np.ndarray, table: np.ndarray, origin: float, inv_width: float, scale: float,
+                      target: float, right: bool) -> int:  # pragma: no cover - compiled; tested directly
+    """``np.searchsorted(values, target, "right" if right else "left")``, searched only inside :func:`_bracket`: on
+    nigeria-demo a few dozen rows instead of 20,000."""
+    start, end = _bracket(values, table, origin, inv_width, scale, target, right)
     if right:
         return int(start + np.searchsorted(values[start:end], target, "right"))
     return int(start + np.searchsorted(values[start:end], target, "left"))
@@ -89,33 +96,48 @@ def _bracketed_search(values: np.ndarray, table: np.ndarray, origin: float, inv_
 def _windows(sorted_values: np.ndarray, tables: np.ndarray, origins: np.ndarray, inv_widths: np.ndarray,
              scale: np.ndarray, centres: np.ndarray, reach: float, n_rows: int, windows: np.ndarray,
              buckets: np.ndarray) -> None:  # pragma: no cover - compiled; covered through two_nearest_chebyshev
-    """Per centre: the column with the fewest rows within reach (``windows[q] = first, start, end`` in that column's
-    order; end = start when some column has none) and every column's bucket bounds (``buckets[q, j] = low,
-    width``)."""
+    """Per centre: a column with few rows within reach (``windows[q] = first, start, end`` in that column's order;
+    end = start when some column has none) and every column's bucket bounds (``buckets[q, j] = low, width``).
+
+    Every column's rows within reach lie between the brackets of :func:`_bracket` for z_j − reach and z_j + reach,
+    so the brackets bound each column's count from above and give bucket bounds that can only be wider than the
+    exact ones (the filter then keeps a row it need not, never drops one); the column with the smallest bound is
+    searched exactly. Two binary searches per centre instead of 2d."""
     d = sorted_values.shape[0]
     for q in range(centres.shape[0]):
         z = centres[q]
         first = 0
         fewest = n_rows + 1
-        start = 0
-        end = 0
+        low_start = 0
+        low_end = 0
+        high_start = 0
+        high_end = 0
+        empty = False
         for j in range(d):
             # Widened by a few ulps: every row with fl(|x_j − z_j|) ≤ reach lies inside.
             pad = 4.0 * 2.220446049250313e-16 * (abs(z[j]) + reach)
-            low = _bracketed_search(sorted_values[j], tables[j], origins[j], inv_widths[j], scale[j],
-                                    z[j] - reach - pad, False)
-            high = _bracketed_search(sorted_values[j], tables[j], origins[j], inv_widths[j], scale[j],
-                                     z[j] + reach + pad, True)
-            if high - low < fewest:
-                fewest = high - low
-                first, start, end = j, low, high
-            if high > low:
-                bucket = (low * 256) // n_rows
-                buckets[q, j, 0] = bucket
-                buckets[q, j, 1] = ((high - 1) * 256) // n_rows - bucket
+            lo_a, lo_b = _bracket(sorted_values[j], tables[j], origins[j], inv_widths[j], scale[j],
+                                  z[j] - reach - pad, False)
+            hi_a, hi_b = _bracket(sorted_values[j], tables[j], origins[j], inv_widths[j], scale[j],
+                                  z[j] + reach + pad, True)
+            if hi_b <= lo_a:  # at most hi_b − lo_a rows within reach in this column: none
+                empty = True
+                break
+            if hi_b - lo_a < fewest:
+                fewest = hi_b - lo_a
+                first = j
+                low_start, low_end, high_start, high_end = lo_a, lo_b, hi_a, hi_b
+            bucket = (lo_a * 256) // n_rows
+            buckets[q, j, 0] = bucket
+            buckets[q, j, 1] = ((hi_b - 1) * 256) // n_rows - bucket
+        values = sorted_values[first]
+        start = low_start + np.searchsorted(values[low_start:low_end], z[first] - reach - 4.0 * 2.220446049250313e-16
+                                            * (abs(z[first]) + reach), "left")
+        end = high_start + np.searchsorted(values[high_start:high_end], z[first] + reach + 4.0 * 2.220446049250313e-16
+                                           * (abs(z[first]) + reach), "right")
         windows[q, 0] = first
         windows[q, 1] = start
-        windows[q, 2] = end if fewest > 0 else start
+        windows[q, 2] = start if empty or end <= start else end
 
 
 @numba.njit(cache=True, nogil=True)

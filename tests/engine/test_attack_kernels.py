@@ -374,6 +374,33 @@ def test_chebyshev_two_nearest_equals_a_kd_tree(seed, index, monkeypatch):
     np.testing.assert_array_equal(found[~np.isfinite(dist)], n)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_chebyshev_windows_from_the_table_brackets_equal_a_kd_tree(seed):
+    """On thousands of skewed rows (most of them in a few of the position table's buckets) under a column scale, with
+    centres near the data and far from it in one column only: the windows chosen from the table's brackets (bounds on
+    each column's count, bucket bounds wider than the exact ones) give the k-d tree's distances and unique nearest
+    rows."""
+    from scipy.spatial import cKDTree
+
+    from engine.attacks._chebyshev import ColumnIndex, two_nearest_chebyshev
+
+    rng = np.random.default_rng(seed)
+    n, d = 6000, 6
+    raw = rng.lognormal(sigma=1.5, size=(n, d)) * rng.choice([-1.0, 1.0], size=(n, d))
+    raw[rng.integers(0, n, size=300)] = raw[rng.integers(0, n, size=300)]  # exact duplicates
+    scale = rng.uniform(0.1, 3.0, size=d)
+    rows = raw / scale
+    centres = rows[rng.integers(0, n, size=1500)] + rng.normal(scale=0.3, size=(1500, d))
+    centres[::3, rng.integers(0, d)] += 50.0  # beyond every row in one column: an empty window there
+    reach = float(rng.uniform(0.2, 1.0))
+    dist, found = two_nearest_chebyshev(rows, centres, reach, ColumnIndex.build(raw), scale)
+    tree_dist, tree_index = cKDTree(rows).query(centres, k=2, p=np.inf)
+    np.testing.assert_array_equal(dist, np.where(tree_dist <= reach, tree_dist, np.inf))
+    unique = np.isfinite(dist[:, 0]) & (dist[:, 0] < dist[:, 1])
+    assert unique.sum() > 100
+    np.testing.assert_array_equal(found[unique, 0], tree_index[unique, 0])
+
+
 def test_chebyshev_byte_filter_keeps_every_row_at_the_radius():
     """Rows exactly at the radius in one column, and one ulp beyond, straddle a bucket boundary: the filter keeps the
     first (it is within reach) and the distance decides the second — as the brute force."""
