@@ -4,7 +4,8 @@ The singling-out attack (:mod:`engine.attacks.singling_out`) decides every box f
 distances of its centre to the rows of X. A k-d tree answers that badly on the attack's inputs (15 columns, a
 radius as wide as the data itself at c = 1: the tree visits most of its leaves to prove a box holds no second
 row). Here each centre scans the rows in the order of ONE column instead — a column in which few rows lie within
-the radius (bounded per column from the index's position table, below), outward from the centre — and stops as soon as the next row of that column is farther than the second-best distance found so far.
+the radius (bounded per column from the index's position table, below), outward from the centre — and stops as
+soon as the next row of that column is farther than the second-best distance found so far.
 
 Before that walk, a byte filter drops most rows of the window without reading them (:class:`ColumnIndex`). Every
 row carries a one-byte code per column: its rank in that column, in 256 buckets of equal count. A row within the
