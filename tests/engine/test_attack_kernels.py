@@ -187,6 +187,16 @@ def test_shared_pairs_plans_add_up_to_their_sets(seed):
     assert sum(len(t) - 1 for t in plan) + len(pairs) <= sum(len(c) - 1 for c in sets)
 
 
+def _joint_scan_is_canonical(rows, queries, sets):
+    """The joint scan's rows for every set and every all-but-one set, asserted equal to the canonical brute force's."""
+    per_set, every = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, True)
+    for known, found in zip(sets, per_set, strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+    for j in range(rows.shape[1]):
+        np.testing.assert_array_equal(every[:, j], canonical_nearest(rows, queries, np.delete(np.arange(rows.shape[1]), j)))
+    return per_set, every
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_joint_scan_equals_the_canonical_brute_force(seed):
     """The joint scan (:func:`engine.attacks._l1.joint_nearest`) returns the canonical brute force's rows for every
@@ -213,11 +223,7 @@ def test_joint_scan_equals_the_canonical_brute_force(seed):
         rows = x[:n] + rng.normal(scale=0.05, size=(n, d))
         queries = np.vstack([rows[: min(n, 100)], x[n:]])
     sets = [np.sort(rng.choice(d, size=int(rng.integers(2, d + 1)), replace=False)) for _ in range(12)]
-    per_set, every = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, True)
-    for known, found in zip(sets, per_set, strict=True):
-        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
-    for j in range(d):
-        np.testing.assert_array_equal(every[:, j], canonical_nearest(rows, queries, np.delete(np.arange(d), j)))
+    per_set, every = _joint_scan_is_canonical(rows, queries, sets)
     # On candidates holding every answer: the same rows; without the all-but-one part: the same per-set rows.
     subset = np.union1d(np.concatenate(per_set + [every.ravel()]), rng.choice(n, size=n // 3, replace=False))
     again, every_again = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, True, subset)
@@ -264,11 +270,7 @@ def test_joint_scan_keeps_the_canonical_rows_when_the_16_bit_grid_cannot_tell_th
     rows[:5] = 1e3 * rng.normal(size=(5, d))  # outliers: one grid unit is about 10⁻¹ · 65535⁻¹ · d wide
     queries = np.vstack([1e-7 * rng.normal(size=(50, d)), rows[[11, 20, 30]]])
     sets = [np.sort(rng.choice(d, size=int(rng.integers(2, d + 1)), replace=False)) for _ in range(6)]
-    per_set, every = _l1.joint_nearest(rows, queries, sets, _neighbours.SLACK, True)
-    for known, found in zip(sets, per_set, strict=True):
-        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
-    for j in range(d):
-        np.testing.assert_array_equal(every[:, j], canonical_nearest(rows, queries, np.delete(np.arange(d), j)))
+    _joint_scan_is_canonical(rows, queries, sets)
 
 
 @pytest.mark.parametrize("seed", range(6))
