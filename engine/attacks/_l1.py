@@ -54,7 +54,7 @@ _TERM_ERROR = 1.0 + 1e-9
 def quantized_copies(block: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float] | None:
     """16-bit integer copies of ``block`` (d columns × rows) and ``queries`` (queries × d) for the scans' first pass,
     the scale λ of their grid and the largest |value| M (for :func:`grid_margin`); None if the spread of a column is
-    not a finite float64.
+    not a finite float64 or so small that λ is not.
 
     Column k becomes round(λ·(v − lo_k)), lo_k its smallest value over both, with ONE λ for every column:
     λ = ⌊65535 / d⌋ / (the largest spread of a column), so that a sum of up to d terms fits 16 bits. With one λ,
@@ -76,6 +76,8 @@ def quantized_copies(block: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray
         return None
     levels = _U16_MAX // max(d, 1)
     lam = levels / spread if spread > 0.0 else 0.0
+    if not np.isfinite(lam):  # a spread below levels / 1.8e308 (subnormal values): the float64 scans
+        return None
     block_q = np.minimum(np.rint((block - low[:, None]) * lam), levels).astype(np.uint16)
     queries_q = np.minimum(np.rint((queries - low[None, :]) * lam), levels).astype(np.uint16)
     magnitude = max(float(np.max(np.abs(low), initial=0.0)), float(np.max(np.abs(high), initial=0.0)))
@@ -237,7 +239,7 @@ def scan_nearest(rows: np.ndarray, queries: np.ndarray, known: np.ndarray,
     block = np.ascontiguousarray(rows[np.ix_(candidates, known)].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries[:, known], dtype=np.float64)
     quantized = quantized_copies(block, sub)
-    if quantized is None:  # a spread beyond float64: float64 only
+    if quantized is None:  # a spread beyond float64 (or a subnormal one): float64 only
         return _scan64(block, candidates, sub)
     block_q, sub_q, lam, magnitude = quantized
     return _scan(block, block_q, candidates, sub, sub_q, grid_margin(2 * known.size, lam, known.size, magnitude))
@@ -360,7 +362,7 @@ def _all_but_one64(block: np.ndarray, candidates: np.ndarray, queries: np.ndarra
         threshold = t_min + slack * (t_min + term_bound)
         kept = 0
         for i in range(c):  # ascending: the first row at the smallest distance is the lowest index
-            if total[i] - largest[i] <= threshold:
+            if not total[i] - largest[i] > threshold:  # a term that overflowed to inf gives NaN here: kept
                 survivors[kept] = i
                 kept += 1
         _nearest_without_each(queries, q, block, survivors, kept, terms, out, candidates)
@@ -386,7 +388,7 @@ def all_but_one_nearest(rows: np.ndarray, queries: np.ndarray, slack: float,
     block = np.ascontiguousarray(rows[candidates].T, dtype=np.float64)
     sub = np.ascontiguousarray(queries, dtype=np.float64)
     quantized = quantized_copies(block, sub)
-    if quantized is None:  # a spread beyond float64: float64 only
+    if quantized is None:  # a spread beyond float64 (or a subnormal one): float64 only
         # Every term |t_k − v_k| is at most this: an absolute scale for the slack.
         term_bound = float(np.max(np.abs(block), initial=0.0)) + float(np.max(np.abs(sub), initial=0.0))
         return _all_but_one64(block, candidates, sub, float(slack), term_bound)
@@ -639,8 +641,11 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
     sub = np.ascontiguousarray(queries, dtype=np.float64)
     if sub.ndim != 2 or sub.shape[1] != d:
         raise InvalidParameterError(f"queries must have the rows' {d} columns; got shape {sub.shape}")
+    if sub.shape[0] == 0:
+        nothing = np.empty(0, dtype=np.intp)
+        return [nothing.copy() for _ in sets], (np.empty((0, d), dtype=np.intp) if all_but_one else None)
     quantized = quantized_copies(block, sub)
-    if quantized is None:  # a value that is not finite: float64 only, one scan per set
+    if quantized is None:  # a spread beyond float64 (or a subnormal one): float64 only, one scan per set
         per_set = [scan_nearest(rows, queries, s, candidates) for s in sets]
         return per_set, (all_but_one_nearest(rows, queries, slack, candidates) if all_but_one else None)
     block_q, sub_q, lam, magnitude = quantized

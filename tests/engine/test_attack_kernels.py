@@ -548,6 +548,27 @@ def test_integer_first_passes_keep_the_canonical_rows_when_the_grid_cannot_tell_
     assert np.count_nonzero(integer == integer.min(axis=1, keepdims=True)) > 10 * queries.shape[0]  # many ties
 
 
+def test_scans_off_the_grid_overflowing_subnormal_and_empty_inputs_stay_canonical():
+    """Edge cases of the float64-only path and of the grid (found by a review's fuzzing): terms that overflow to inf
+    (values near ±10³⁰⁸) must not drop the nearest row from the all-but-one survivors (inf − inf is NaN); a spread of
+    a few subnormals would make λ infinite and goes to the float64 path, without a floating-point warning (the suite
+    makes warnings errors); no queries give empty answers."""
+    rows = np.array([[-1e308, 5.0, 5.0], [-1e308, 0.0, 0.0]])
+    queries = np.array([[1e308, 0.0, 0.0]])
+    with np.errstate(over="ignore"):  # the reference's own differences overflow to inf
+        expected = [int(canonical_nearest(rows, queries, np.delete(np.arange(3), j))[0]) for j in range(3)]
+    assert expected == [1, 0, 0]
+    assert _l1.all_but_one_nearest(rows, queries, _neighbours.SLACK).tolist() == [expected]
+    per_set, every = _l1.joint_nearest(rows, queries, [np.array([1, 2])], _neighbours.SLACK, True)
+    assert every.tolist() == [expected] and per_set[0].tolist() == [1]
+    tiny = np.array([[0.0, 0.0], [5e-324, 0.0], [0.0, 1e-323]])
+    assert _l1.quantized_copies(np.ascontiguousarray(tiny.T), tiny[:1]) is None
+    target = np.array([[5e-324, 1e-323]])
+    assert _l1.scan_nearest(tiny, target, np.array([0, 1])).tolist() == canonical_nearest(tiny, target, np.array([0, 1])).tolist()
+    per_set, every = _l1.joint_nearest(tiny, np.empty((0, 2)), [np.array([0, 1])], _neighbours.SLACK, True)
+    assert per_set[0].shape == (0,) and every.shape == (0, 2)
+
+
 def test_a_column_far_from_zero_keeps_the_grid_fine_and_the_rows_canonical():
     """A column offset far from 0 (an income in units next to ratios): the grid starts at each column's smallest
     value, so its unit follows the largest spread (about 7 sd), not the offset of 10⁶, and the rows are still the
