@@ -30,7 +30,15 @@ from engine.export_csv import write_safe_csv
 from engine.output_files import check_output_path
 from engine.progress import CancelToken, cancel_on_interrupt, format_seconds
 from engine.rng import fresh_seed
-from engine.sweeps import ATTACKS, JL_DEFAULT_K, SWEEP_MECHANISMS, preset, released_rows, run_sweep
+from engine.sweeps import (
+    ATTACKS,
+    JL_DEFAULT_K,
+    SWEEP_MECHANISMS,
+    default_workers,
+    preset,
+    released_rows,
+    run_sweep,
+)
 
 
 def register(subparsers) -> None:
@@ -86,7 +94,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=None,
                         help="root seed (default: a fresh random seed, printed so the run can be repeated)")
     parser.add_argument("--workers", type=int, default=None,
-                        help="worker processes on this machine (default 1); with --engine dask and no --scheduler, "
+                        help="worker processes on this machine (default one per core); with --engine dask and no --scheduler, "
                              "the workers of the local Dask cluster (default one per core)")
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="local (default): this machine's processes; dask: the cells as tasks on a Dask cluster "
@@ -214,10 +222,10 @@ def run(args: argparse.Namespace) -> int:
         os.write(sys.stderr.fileno(), b"stopping after the running cell(s); the finished rows will be written "
                  b"(Ctrl-C again: stop at once)\n")
 
+    workers = default_workers() if args.workers is None else args.workers
     try:
         with cancel_on_interrupt(CancelToken(), notice) as token, _executor(args) as client:
-            result = run_sweep(data, config, progress=report, workers=1 if args.workers is None else args.workers, cancel=token,
-                               client=client)
+            result = run_sweep(data, config, progress=report, workers=workers, cancel=token, client=client)
     except CancelledError as err:  # Ctrl-C: keep what finished
         partial = err.partial  # type: ignore[attr-defined]
         write_safe_csv(partial.table, output)

@@ -79,7 +79,7 @@ from engine.sweeps.results import SweepResult, TrivialRule, combined_summary, pa
 from engine.sweeps.runner import _CACHE as _CACHE
 from engine.sweeps.runner import _WORKER_MODULES as _WORKER_MODULES
 from engine.sweeps.runner import CACHE_SIZE as CACHE_SIZE
-from engine.sweeps.runner import analyse_reference, clear_cache, estimate_seconds, run_sweep
+from engine.sweeps.runner import analyse_reference, clear_cache, default_workers, estimate_seconds, run_sweep
 
 __all__ = [
     "ATTACKS",
@@ -92,6 +92,7 @@ __all__ = [
     "analyse_reference",
     "clear_cache",
     "combined_summary",
+    "default_workers",
     "estimate_seconds",
     "paper_budgets",
     "pareto_mask",

@@ -40,7 +40,8 @@ from engine.sweeps.grid import Budget, GridPoint, SweepConfig
 from engine.sweeps.results import SweepResult
 from engine.validation import check_integer
 
-__all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "estimate_seconds", "run_sweep", "shutdown_pools"]
+__all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "default_workers", "estimate_seconds", "run_sweep",
+           "shutdown_pools"]
 
 #: Finished sweeps kept by the in-process cache.
 CACHE_SIZE = 8
@@ -484,6 +485,20 @@ def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetit
     first = analyse(built, mechanism, seed=seeds[0])
     rows = [first.row()] + [analyse(built, mechanism, seed=s).row() for s in seeds[1:]]
     return PointAnalysis(mechanism, first, tuple(rows))
+
+
+def default_workers() -> int:
+    """Worker processes a sweep runs on unless told otherwise: one per core this process may use (its CPU affinity,
+    e.g. a container's share, where the system reports it). The page and the command line start with it; a sweep on
+    one worker runs inline.
+
+    >>> 1 <= default_workers() <= (os.cpu_count() or 1)
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - platforms without sched_getaffinity (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
 
 
 def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1) -> float:

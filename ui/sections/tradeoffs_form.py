@@ -21,6 +21,7 @@ from engine.sweeps import (
     SWEEP_MECHANISMS,
     Budget,
     SweepConfig,
+    default_workers,
     preset,
     released_rows,
 )
@@ -198,9 +199,10 @@ def draw_form(n: int, default_program: ProgramConfig | None) -> None:
         a3.number_input("Seed", key="tradeoffs.seed", min_value=0, step=1,
                         help="Sweeps are simulations: the seed makes the table reproducible (same seed → same table). "
                         "Nothing from a sweep is released.")
-        seed_widget("tradeoffs.workers", 1)
+        seed_widget("tradeoffs.workers", default_workers())
         a4.number_input("Worker processes", key="tradeoffs.workers", min_value=1, max_value=max(os.cpu_count() or 1, 1),
-                        step=1, help="Run cells in parallel processes; the table does not depend on it.")
+                        step=1, help="Run cells in parallel processes (default: one per core); the table does not depend "
+                        "on it.")
         seed_widget("tradeoffs.compute_on", "local")
         seed_widget("tradeoffs.scheduler", "")
         compute_controls(st.columns([0.5, 0.5])[0])

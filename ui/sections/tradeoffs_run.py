@@ -13,7 +13,7 @@ import streamlit as st
 from engine.data.preparation import PreparedData
 from engine.evaluation.programs import METRICS
 from engine.progress import format_seconds
-from engine.sweeps import PROTECTION_COLUMNS, SweepConfig, SweepResult
+from engine.sweeps import PROTECTION_COLUMNS, SweepConfig, SweepResult, default_workers
 from ui.cached import sweep_estimate
 from ui.common import user_errors
 from ui.compute_target import cluster_caption, sweep_client
@@ -68,7 +68,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
     if pending:
         configs = [SweepConfig.from_dict(c) for c in pending]
         total = sum(c.n_cells for c in configs)
-        n_workers = int(st.session_state.get("tradeoffs.workers", 1))
+        n_workers = int(st.session_state.get("tradeoffs.workers", default_workers()))
         with user_errors(prefix="Time estimate: "):
             estimate = sweep_estimate(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers, prepared)
             st.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one cell; the "
