@@ -45,6 +45,8 @@ __all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "default_workers", 
 
 #: Finished sweeps kept by the in-process cache.
 CACHE_SIZE = 8
+#: Most worker processes one sweep may use.
+MAX_WORKERS = 64
 
 
 @dataclass
@@ -235,7 +237,7 @@ def run_sweep(
     """
     if not isinstance(config, SweepConfig):
         raise InvalidParameterError(f"config must be a SweepConfig; got {type(config).__name__}")
-    n_workers = check_integer("workers", workers, 1, 64)
+    n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
     fingerprint = _data_fingerprint(data)
     key = _cache_key(fingerprint, config)
     if use_cache:
@@ -489,22 +491,23 @@ def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetit
 
 def default_workers() -> int:
     """Worker processes a sweep runs on unless told otherwise: one per core this process may use (its CPU affinity,
-    e.g. a container's share, where the system reports it). The page and the command line start with it; a sweep on
-    one worker runs inline.
+    e.g. a container's share, where the system reports it), at most :data:`MAX_WORKERS`. The page and the command line
+    start with it; a sweep on one worker runs inline.
 
     >>> 1 <= default_workers() <= (os.cpu_count() or 1)
     True
     """
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - platforms without sched_getaffinity (macOS, Windows)
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
 
 
 def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1) -> float:
     """Wall time the sweeps will take, from one timed cell of each (the first private grid point), divided
     among ``workers``. A rough figure to show before a long run starts; the progress bar refines it."""
-    n_workers = check_integer("workers", workers, 1, 64)
+    n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
     total = 0.0
     for config in configs:
         point = next(p for p in config.points() if p.budget is not None)
