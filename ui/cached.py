@@ -275,11 +275,11 @@ def sweep_reference_point(fingerprint: str, sweep_json: str, mechanism_json: str
 
 
 @st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…")
-def sweep_estimate(fingerprint: str, sweep_jsons: tuple[str, ...], workers: int, _prepared: PreparedData) -> float:
-    """Estimated wall time of the sweeps (``engine.sweeps.estimate_seconds``: one timed cell each)."""
-    from engine.sweeps import SweepConfig, estimate_seconds
+def sweep_plan(fingerprint: str, sweep_jsons: tuple[str, ...], workers: int, _prepared: PreparedData) -> tuple[int, float]:
+    """Worker processes and estimated wall time of the sweeps (``engine.sweeps.plan_sweeps``: one timed cell each)."""
+    from engine.sweeps import SweepConfig, plan_sweeps
 
-    return estimate_seconds(_prepared, [SweepConfig.from_json(j) for j in sweep_jsons], workers)
+    return plan_sweeps(_prepared, [SweepConfig.from_json(j) for j in sweep_jsons], workers)
 
 
 @st.cache_data(max_entries=64, ttl="2h", show_spinner=False)

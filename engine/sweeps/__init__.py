@@ -79,7 +79,14 @@ from engine.sweeps.results import SweepResult, TrivialRule, combined_summary, pa
 from engine.sweeps.runner import _CACHE as _CACHE
 from engine.sweeps.runner import _WORKER_MODULES as _WORKER_MODULES
 from engine.sweeps.runner import CACHE_SIZE as CACHE_SIZE
-from engine.sweeps.runner import analyse_reference, clear_cache, default_workers, estimate_seconds, run_sweep
+from engine.sweeps.runner import (
+    analyse_reference,
+    clear_cache,
+    default_workers,
+    estimate_seconds,
+    plan_sweeps,
+    run_sweep,
+)
 
 __all__ = [
     "ATTACKS",
@@ -96,6 +103,7 @@ __all__ = [
     "estimate_seconds",
     "paper_budgets",
     "pareto_mask",
+    "plan_sweeps",
     "preset",
     "released_rows",
     "run_sweep",

@@ -40,13 +40,16 @@ from engine.sweeps.grid import Budget, GridPoint, SweepConfig
 from engine.sweeps.results import SweepResult
 from engine.validation import check_integer
 
-__all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "default_workers", "estimate_seconds", "run_sweep",
-           "shutdown_pools"]
+__all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "default_workers", "estimate_seconds", "plan_sweeps",
+           "run_sweep", "shutdown_pools"]
 
 #: Finished sweeps kept by the in-process cache.
 CACHE_SIZE = 8
 #: Most worker processes one sweep may use.
 MAX_WORKERS = 64
+#: Sweeps estimated to take less than this many seconds in one process run inline (:func:`plan_sweeps`): a pool's
+#: first start (its processes' imports, the attacks' compiled kernels, the data's context in each) costs about as much.
+INLINE_BELOW_SECONDS = 5.0
 
 
 @dataclass
@@ -517,3 +520,15 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
         analyse(built, mechanism, seed=0)
         total += (time.perf_counter() - started) * config.n_cells
     return total / min(n_workers, os.cpu_count() or 1)
+
+
+def plan_sweeps(data: Any, configs: Sequence[SweepConfig], workers: int) -> tuple[int, float]:
+    """The worker processes to run ``configs`` on and the wall time that will take: ``(workers, seconds)``.
+
+    ``workers`` as asked, except 1 (inline) when the sweeps would take under :data:`INLINE_BELOW_SECONDS` in one
+    process (:func:`estimate_seconds`): a pool would not repay its start-up, and the table does not depend on it.
+    """
+    n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
+    inline = estimate_seconds(data, configs, 1)
+    chosen = 1 if inline < INLINE_BELOW_SECONDS else n_workers
+    return chosen, inline / min(chosen, os.cpu_count() or 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -196,6 +197,26 @@ def test_worker_pool_is_started_once_and_serves_sweeps_of_other_data():
     assert sweeps._POOLS == {}
     again = run_sweep(first, cfg, workers=2, use_cache=False).table
     pd.testing.assert_frame_equal(again, pooled_first, check_exact=True)
+
+
+def test_plan_runs_short_sweeps_inline_and_long_ones_on_the_workers_asked(monkeypatch):
+    """``plan_sweeps``: a sweep estimated under ``INLINE_BELOW_SECONDS`` in one process gets one worker (a pool would
+    not repay its start-up), a longer one the workers asked for; the estimate is the one-process estimate divided by
+    the workers chosen (capped at the cores)."""
+    import engine.sweeps.runner as runner
+    from engine.sweeps import default_workers, plan_sweeps
+
+    data = _tiny(seed=14)
+    cfg = _config(attacks=("singling_out",))
+    monkeypatch.setattr(runner, "estimate_seconds", lambda d, c, w=1: 3.0 if w == 1 else float("nan"))
+    assert plan_sweeps(data, [cfg], 2) == (1, 3.0)
+    monkeypatch.setattr(runner, "estimate_seconds", lambda d, c, w=1: 12.0 if w == 1 else float("nan"))
+    workers, seconds = plan_sweeps(data, [cfg], 2)
+    assert workers == 2 and seconds == pytest.approx(12.0 / min(2, os.cpu_count() or 1))
+    assert plan_sweeps(data, [cfg], 1) == (1, 12.0)
+    with pytest.raises(InvalidParameterError, match="workers"):
+        plan_sweeps(data, [cfg], 0)
+    assert 1 <= default_workers() <= min(runner.MAX_WORKERS, os.cpu_count() or 1)
 
 
 def test_analysis_inputs_are_built_once_for_the_estimate_the_sweep_and_its_reference(monkeypatch):

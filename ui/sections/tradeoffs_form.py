@@ -201,8 +201,8 @@ def draw_form(n: int, default_program: ProgramConfig | None) -> None:
                         "Nothing from a sweep is released.")
         seed_widget("tradeoffs.workers", default_workers())
         a4.number_input("Worker processes", key="tradeoffs.workers", min_value=1, max_value=max(os.cpu_count() or 1, 1),
-                        step=1, help="Run cells in parallel processes (default: one per core); the table does not depend "
-                        "on it.")
+                        step=1, help="Run cells in parallel processes (default: one per core; a sweep estimated to take "
+                        "under 5 s runs in the page's own process instead); the table does not depend on it.")
         seed_widget("tradeoffs.compute_on", "local")
         seed_widget("tradeoffs.scheduler", "")
         compute_controls(st.columns([0.5, 0.5])[0])

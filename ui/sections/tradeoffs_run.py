@@ -14,7 +14,7 @@ from engine.data.preparation import PreparedData
 from engine.evaluation.programs import METRICS
 from engine.progress import format_seconds
 from engine.sweeps import PROTECTION_COLUMNS, SweepConfig, SweepResult, default_workers
-from ui.cached import sweep_estimate
+from ui.cached import sweep_plan
 from ui.common import user_errors
 from ui.compute_target import cluster_caption, sweep_client
 from ui.figures.tradeoffs import points_frame, tradeoff_figure
@@ -69,11 +69,13 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         configs = [SweepConfig.from_dict(c) for c in pending]
         total = sum(c.n_cells for c in configs)
         n_workers = int(st.session_state.get("tradeoffs.workers", default_workers()))
+        estimate_slot = st.empty()  # cleared when the sweep ends: the toast then says how long it took
         with user_errors(prefix="Time estimate: "):
-            estimate = sweep_estimate(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers, prepared)
-            st.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one cell; the "
-                    "progress bar refines it). You can stop at any time and keep the finished points.",
-                    icon=":material/timer:")
+            n_workers, estimate = sweep_plan(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers,
+                                             prepared)
+            estimate_slot.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one "
+                               "cell; the progress bar refines it). You can stop at any time and keep the finished "
+                               "points.", icon=":material/timer:")
         stop_slot = st.empty()
         stop_slot.button("Stop the sweep", key="tradeoffs.stop", icon=":material/stop_circle:",
                          help="Stops after the cell that is running; finished points are kept.")
@@ -104,6 +106,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         bar.empty()
         live.empty()
         stop_slot.empty()
+        estimate_slot.empty()
         if not outcome.failed:
             state.sweeps = tuple(results)
             st.session_state.pop("tradeoffs.partial", None)
