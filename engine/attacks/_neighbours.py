@@ -58,12 +58,12 @@ _SEED_ROWS = 64
 _BOUND_SLACK = 1e-5
 #: When the first group's boxes keep more than this share of (row, column set) pairs, the rest is scanned unbounded.
 _PRUNE_FRACTION = 0.5
-#: CPU ns per (query, row) of the scans, for choosing between them (:func:`_bounded`; medians of 5 on nigeria-demo's
-#: 15 columns at B = 0.05 and 0.25, 2-core AMD EPYC machine, 2026-11-27; every first pass on the 16-bit grid of
-#: :mod:`engine.attacks._l1`): a separate scan per known column (0.034-0.040); the all-but-one scan per column
-#: (0.088); the joint scan per column, set and addition of its shared-pair plan (0.035); the joint scan's all-but-one
-#: part per column (0.077).
-_COSTS = {"separate": 0.037, "all-but-one": 0.088, "joint": 0.035, "joint all-but-one": 0.077}
+#: CPU ns per (query, row) of the scans, for choosing between them (:func:`_bounded`; medians of 5 runs of 5 on
+#: nigeria-demo's 15 columns at B = 0.05 and 0.25, 2-core AMD EPYC machine, 2026-11-27; every first pass on the 16-bit
+#: grid of :mod:`engine.attacks._l1`): a separate scan per known column (0.033-0.041); the all-but-one scan per
+#: column (0.079); the joint scan per column, set and addition of its shared-pair plan (0.024, whole tiles); the joint
+#: scan's all-but-one part per column (0.066).
+_COSTS = {"separate": 0.037, "all-but-one": 0.079, "joint": 0.024, "joint all-but-one": 0.066}
 #: Rows sharing a value with a query equal to a row, at most, for answering it by sorting (:func:`_at_distance_zero`).
 _ZERO_RANGE = 64
 #: Below this many (query, row) pairs a plain blocked scan is cheaper than bounding.

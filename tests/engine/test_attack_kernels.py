@@ -296,6 +296,20 @@ def test_queries_equal_to_rows_get_the_lowest_row_equal_on_each_set(seed):
         np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
 
 
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 300, 511, 513])
+def test_joint_scan_pads_its_last_tile_with_rows_that_are_never_nearest(n):
+    """The joint scan reads whole tiles (``_JOINT_TILE`` rows), the last one padded. Queries at the grid's lowest
+    corner are where padding rows of zeros would have the smallest sums and hide the real nearest rows (the tile's
+    smallest sum sets every set's threshold): the padding gets the largest terms instead, and the answers are the
+    brute force's for every row count around the tile's size."""
+    assert _l1._JOINT_TILE == 256
+    rng = np.random.default_rng(n)
+    d = 5
+    rows = rng.uniform(1.0, 2.0, size=(n, d))
+    corner = np.vstack([rows.min(axis=0), rows.min(axis=0) - 0.5, rng.uniform(1.0, 2.0, size=(20, d))])
+    _joint_scan_is_canonical(rows, corner, [np.array([0, 1]), np.array([1, 2, 4]), np.array([0, 2, 3, 4])])
+
+
 def test_joint_scan_refuses_bad_column_sets():
     rows = np.zeros((5, 3))
     for sets in ([np.array([0])], [np.array([2, 1])], [np.array([0, 3])], [np.array([1, 1])]):
