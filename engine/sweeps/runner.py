@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,12 +36,12 @@ from engine.analysis import (
 from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
-from engine.sweeps.grid import Budget, GridPoint, SweepConfig
+from engine.sweeps.grid import GridPoint, SweepConfig
 from engine.sweeps.results import SweepResult
 from engine.validation import check_integer
 
 __all__ = ["CACHE_SIZE", "analyse_reference", "clear_cache", "default_workers", "estimate_seconds", "plan_sweeps",
-           "run_sweep", "shutdown_pools"]
+           "run_sweep", "shutdown_pools", "warm_pool"]
 
 #: Finished sweeps kept by the in-process cache.
 CACHE_SIZE = 8
@@ -82,12 +82,17 @@ _WORKER_MODULES: tuple[str, ...] = (
 )
 _CACHE: collections.OrderedDict[str, SweepResult] = collections.OrderedDict()
 _CACHE_LOCK = threading.Lock()
+#: Cells that :func:`estimate_seconds` timed, by (sweep cache key, cell): the sweep that follows takes their rows
+#: instead of running them again (the same cell, seed and context give the same row). At most :data:`_TIMED_SIZE`.
+_TIMED: collections.OrderedDict[tuple[str, int], dict] = collections.OrderedDict()
+_TIMED_SIZE = 16
 
 
 def clear_cache() -> None:
     """Forget every cached sweep (and the analysis inputs kept for them)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+        _TIMED.clear()
     clear_analysis_cache()
 
 
@@ -277,20 +282,28 @@ def run_sweep(
             progress(Progress(len(rows), total, f"{label}, repetition {int(row['rep']) + 1}",
                               elapsed=time.perf_counter() - started))
 
+    todo = list(range(total))
+    if use_cache:  # cells the time estimate ran (estimate_seconds): their rows, not a second run
+        with _CACHE_LOCK:
+            timed = [_TIMED.pop((key, cell)) for cell in todo if (key, cell) in _TIMED]
+        for row in timed:
+            finished(dict(row))
+        todo = [cell for cell in todo if cell not in rows]
     cancelled = False
     if client is not None:
-        cancelled = _run_dask(client, ctx, tasks, seeds, cancel, finished)
+        cancelled = _run_dask(client, ctx, tasks, todo, seeds, cancel, finished)
     elif n_workers == 1:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1):
-            for cell, (point_index, rep) in enumerate(tasks):
+            for cell in todo:
                 if cancel is not None and cancel.cancelled:
                     cancelled = True
                     break
+                point_index, rep = tasks[cell]
                 finished(_run_cell(ctx, cell, point_index, rep, seeds[cell + 1]))
     else:
-        cancelled = _run_pool(ctx, tasks, seeds, n_workers, cancel, finished)
+        cancelled = _run_pool(ctx, tasks, todo, seeds, n_workers, cancel, finished)
 
     table = _table([rows[c] for c in sorted(rows)])
     result = SweepResult(
@@ -336,9 +349,10 @@ _POOLS_LOCK = threading.Lock()
 _SWEEP_TOKENS = itertools.count(1)
 
 
-def _pool(n_workers: int) -> cf.ProcessPoolExecutor:
-    """The session's pool of ``n_workers`` processes for the current start method (started when first asked)."""
-    method = _start_method()
+def _pool(n_workers: int, method: str | None = None) -> cf.ProcessPoolExecutor:
+    """The session's pool of ``n_workers`` processes for ``method`` (default: the current :func:`_start_method`),
+    started when first asked."""
+    method = _start_method() if method is None else method
     with _POOLS_LOCK:
         pool = _POOLS.get((n_workers, method))
         if pool is None and method == "forkserver":
@@ -354,6 +368,34 @@ def _pool(n_workers: int) -> cf.ProcessPoolExecutor:
         return pool
 
 
+def _warm_worker() -> None:
+    """A pool worker's first task from :func:`warm_pool`: load the attacks' compiled kernels (from numba's cache)."""
+    from engine.attacks.precompile import compile_kernels
+
+    compile_kernels()
+
+
+def warm_pool(workers: int) -> None:
+    """Start the session's pool of ``workers`` processes (:func:`_pool`) and load the attacks' kernels in each, in the
+    background: returns at once, and a pooled sweep that follows finds the workers ready (in a running pool the
+    tasks take microseconds). Nothing for one worker (inline). On a machine with a spare core this costs no wall time:
+    the timed cells of the estimate, and an inline sweep, use one core."""
+    n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
+    if n_workers == 1:
+        return
+    method = _start_method()  # decided here: the thread below would make this process look threaded
+
+    def start() -> None:
+        pool = _pool(n_workers, method)
+        for _ in range(n_workers):
+            pool.submit(_warm_worker)
+
+    if method == "fork":
+        start()  # forking takes milliseconds, and forking from a second thread would not be safe
+    else:  # the forkserver imports the workers' modules first (about a second): not on the caller's time
+        threading.Thread(target=start, name="warm-pool", daemon=True).start()
+
+
 def shutdown_pools() -> None:
     """Stop the session's worker processes (run at exit; the next pooled sweep starts new ones)."""
     with _POOLS_LOCK:
@@ -366,9 +408,10 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
-def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken | None,
+def _run_pool(ctx: _Context, tasks, todo: list[int], seeds, n_workers: int, cancel: CancelToken | None,
               finished: Callable[[dict], None]) -> bool:
-    """Run cells in the session's worker processes, at most 2 × workers in flight; returns True when cancelled.
+    """Run the cells ``todo`` in the session's worker processes, at most 2 × workers in flight; returns True when
+    cancelled.
 
     The context goes to each worker once per sweep: a task carries only the sweep's token, and a worker holding
     another sweep's context answers so; that cell is sent again with the pickled context. A broken pool (a worker
@@ -380,7 +423,7 @@ def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken |
     cancelled = False
     pending: set[cf.Future] = set()
     retry: list[int] = []  # cells whose worker asked for the context
-    next_cell = 0
+    next_cell = 0  # position in todo
 
     def submit(cell: int, with_context: bool) -> None:  # the first tasks carry the context: no round trip
         point_index, rep = tasks[cell]
@@ -388,11 +431,11 @@ def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken |
                                 seeds[cell + 1]))
 
     try:
-        while next_cell < len(tasks) or pending or retry:
+        while next_cell < len(todo) or pending or retry:
             while retry:
                 submit(retry.pop(), True)
-            while not cancelled and next_cell < len(tasks) and len(pending) < 2 * n_workers:
-                submit(next_cell, next_cell < 2 * n_workers)
+            while not cancelled and next_cell < len(todo) and len(pending) < 2 * n_workers:
+                submit(todo[next_cell], next_cell < 2 * n_workers)
                 next_cell += 1
             done, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
             for future in done:
@@ -403,7 +446,7 @@ def _run_pool(ctx: _Context, tasks, seeds, n_workers: int, cancel: CancelToken |
                     finished(row)
             if cancel is not None and cancel.cancelled and not cancelled:
                 cancelled = True
-                next_cell = len(tasks)  # submit nothing more; let the running cells finish
+                next_cell = len(todo)  # submit nothing more; let the running cells finish
                 retry.clear()
     except BaseException as exc:
         for future in pending:  # not started yet: never run; running ones finish in the background
@@ -425,9 +468,9 @@ def _dask_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.ra
         return _run_cell(ctx, cell, point_index, rep, seed)
 
 
-def _run_dask(client: Any, ctx: _Context, tasks, seeds, cancel: CancelToken | None,
+def _run_dask(client: Any, ctx: _Context, tasks, todo: list[int], seeds, cancel: CancelToken | None,
               finished: Callable[[dict], None]) -> bool:
-    """Run cells as tasks on a Dask cluster; returns True when cancelled.
+    """Run the cells ``todo`` as tasks on a Dask cluster; returns True when cancelled.
 
     The context goes to every worker once (``scatter(broadcast=True)``); at most 2 × workers tasks are in flight, so
     a cancel leaves little running. Any exception raised while rows arrive (the dashboard's stop of a closed or
@@ -447,8 +490,8 @@ def _run_dask(client: Any, ctx: _Context, tasks, seeds, cancel: CancelToken | No
                              key=f"sweep-cell-{cell}-{secrets.token_hex(4)}")
 
     first: list[Any] = []
-    while next_cell < len(tasks) and len(first) < in_flight:
-        first.append(submit(next_cell))
+    while next_cell < len(todo) and len(first) < in_flight:
+        first.append(submit(todo[next_cell]))
         next_cell += 1
     running = as_completed(first, loop=client.loop)
     try:
@@ -457,8 +500,8 @@ def _run_dask(client: Any, ctx: _Context, tasks, seeds, cancel: CancelToken | No
             if cancel is not None and cancel.cancelled:
                 cancelled = True
                 break
-            if next_cell < len(tasks):
-                running.add(submit(next_cell))
+            if next_cell < len(todo):
+                running.add(submit(todo[next_cell]))
                 next_cell += 1
     finally:
         leftover = list(running.futures)  # submitted, not yet handed out
@@ -509,16 +552,29 @@ def default_workers() -> int:
 
 def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1) -> float:
     """Wall time the sweeps will take, from one timed cell of each (the first private grid point), divided
-    among ``workers``. A rough figure to show before a long run starts; the progress bar refines it."""
+    among ``workers``. A rough figure to show before a long run starts; the progress bar refines it.
+
+    The timed cell is the sweep's own (its seed, single-threaded BLAS as in the sweep): its row is kept, and the next
+    :func:`run_sweep` of that configuration on the same data (with ``use_cache``) takes it instead of running the
+    cell again, so the estimate costs no extra work."""
+    from threadpoolctl import threadpool_limits
+
     n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
     total = 0.0
     for config in configs:
-        point = next(p for p in config.points() if p.budget is not None)
-        built = _analysis_data(data, config)
-        mechanism = config.mechanism_for(point.b, cast(Budget, point.budget), d=built.x_rel.shape[1])
+        key = _cache_key(_data_fingerprint(data), config)
+        ctx = _build_context(data, config, True)
+        tasks = [(p.index, rep) for p in ctx.points for rep in range(config.repetitions)]
+        cell = next(c for c, (index, _) in enumerate(tasks) if ctx.points[index].budget is not None)
+        seeds = spawn_seeds(config.seed, len(tasks) + 1)
         started = time.perf_counter()
-        analyse(built, mechanism, seed=0)
+        with threadpool_limits(1):
+            row = _run_cell(ctx, cell, tasks[cell][0], tasks[cell][1], seeds[cell + 1])
         total += (time.perf_counter() - started) * config.n_cells
+        with _CACHE_LOCK:
+            _TIMED[(key, cell)] = row
+            while len(_TIMED) > _TIMED_SIZE:
+                _TIMED.popitem(last=False)
     return total / min(n_workers, os.cpu_count() or 1)
 
 
@@ -527,8 +583,11 @@ def plan_sweeps(data: Any, configs: Sequence[SweepConfig], workers: int) -> tupl
 
     ``workers`` as asked, except 1 (inline) when the sweeps would take under :data:`INLINE_BELOW_SECONDS` in one
     process (:func:`estimate_seconds`): a pool would not repay its start-up, and the table does not depend on it.
+    With more than one worker asked, the session's pool starts in the background first (:func:`warm_pool`), so its
+    start-up overlaps the timed cells instead of following them.
     """
     n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
+    warm_pool(n_workers)
     inline = estimate_seconds(data, configs, 1)
     chosen = 1 if inline < INLINE_BELOW_SECONDS else n_workers
     return chosen, inline / min(chosen, os.cpu_count() or 1)

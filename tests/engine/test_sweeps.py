@@ -247,6 +247,43 @@ def test_analysis_inputs_are_built_once_for_the_estimate_the_sweep_and_its_refer
     assert len(builds) == 2
 
 
+def test_the_cell_timed_for_the_estimate_is_not_run_again_and_changes_nothing(monkeypatch):
+    """``estimate_seconds`` times the sweep's own first private cell (its seed, single-threaded BLAS) and keeps the row:
+    the sweep that follows runs one cell fewer, reports every cell's progress, and its table is a fresh run's, inline
+    and on a pool; a sweep without the cache, or of another configuration, runs every cell."""
+    import engine.sweeps.runner as runner
+    from engine.sweeps import estimate_seconds
+
+    data = _tiny(seed=15)
+    cfg = _config(attacks=("singling_out", "attribute_inference"))
+    fresh = run_sweep(data, cfg, use_cache=False).table
+    clear_cache()
+    calls = []
+    original = runner._run_cell
+
+    def counting(*args):
+        calls.append(args[1])
+        return original(*args)
+
+    monkeypatch.setattr(runner, "_run_cell", counting)
+    assert estimate_seconds(data, [cfg]) > 0
+    timed = list(calls)
+    assert len(timed) == 1
+    seen = []
+    result = run_sweep(data, cfg, progress=seen.append)
+    pd.testing.assert_frame_equal(result.table, fresh, check_exact=True)
+    assert sorted(calls[1:]) == [c for c in range(cfg.n_cells) if c != timed[0]]
+    assert [p.done for p in seen] == list(range(1, cfg.n_cells + 1))
+    clear_cache()
+    estimate_seconds(data, [cfg])
+    pd.testing.assert_frame_equal(run_sweep(data, cfg, workers=2).table, fresh, check_exact=True)
+    calls.clear()
+    estimate_seconds(data, [cfg])
+    run_sweep(data, cfg, use_cache=False)
+    run_sweep(data, _config(attacks=("singling_out", "attribute_inference"), seed=5), use_cache=False)
+    assert len(calls) == 1 + 2 * cfg.n_cells
+
+
 def test_progress_after_every_cell_and_rows_delivered():
     data = _tiny(seed=2)
     cfg = _config(attacks=("singling_out",))
