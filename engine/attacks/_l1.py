@@ -194,6 +194,36 @@ def _largest_nearest(queries: np.ndarray, seeds_t: np.ndarray) -> float:  # prag
     return largest
 
 
+@numba.njit(cache=True, nogil=True)
+def _box_gaps(rows_t: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, int]:  # pragma: no cover
+    d, n = rows_t.shape
+    gaps = np.empty((d, n), dtype=np.float32)
+    outside = np.zeros(n, dtype=np.bool_)
+    for k in range(d):
+        low = lo[k]
+        high = hi[k]
+        column = rows_t[k]
+        for i in range(n):
+            gap = max(low - column[i], column[i] - high, 0.0)
+            gaps[k, i] = gap
+            outside[i] |= gap > 0.0
+    return gaps, n - int(np.count_nonzero(outside))
+
+
+def box_gaps(rows_t: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per-column gap between each row (a column of ``rows_t``, shape (d, n)) and the box [lo, hi]: max(lo_k − v_k,
+    v_k − hi_k, 0) computed in float64 and rounded to float32, shape (d, n); and the number of rows inside the box
+    on every column (all gaps 0). For finite values, what ``np.maximum(np.maximum(lo[:, None] - rows_t,
+    rows_t - hi[:, None]), 0).astype(np.float32)`` gives, in one pass instead of four.
+
+    >>> gaps, inside = box_gaps(np.array([[0.0, 2.0, 5.0]]), np.array([1.0]), np.array([3.0]))
+    >>> gaps.tolist(), inside
+    ([[1.0, 0.0, 2.0]], 1)
+    """
+    return _box_gaps(np.ascontiguousarray(rows_t, dtype=np.float64), np.ascontiguousarray(lo, dtype=np.float64),
+                     np.ascontiguousarray(hi, dtype=np.float64))
+
+
 def largest_nearest_distance(queries: np.ndarray, seeds: np.ndarray) -> float:
     """max over the queries of the smallest float64 L1 distance to the rows ``seeds`` (same columns): an upper bound,
     up to rounding, on every query's distance to its nearest row among any rows that include the seeds. What
@@ -614,7 +644,8 @@ def shared_pairs(sets: list[list[int]], d: int) -> tuple[np.ndarray, list[list[i
 
 
 def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.ndarray], slack: float,
-                  all_but_one: bool, candidates: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
+                  all_but_one: bool, candidates: np.ndarray | None = None,
+                  shared: tuple[np.ndarray, list[list[int]]] | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
     """Canonical nearest rows on several column sets at once, and optionally on every column but j for every j.
 
     One pass over the rows per batch of queries: each row's d terms |t_k − v_k| are computed once on the 16-bit grid
@@ -636,6 +667,8 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
         Also return, for every column j, the nearest row on every other column (shape (m, d)).
     candidates : ndarray of int, optional
         Ascending rows holding every row that can be nearest for every query and set (default: all).
+    shared : (pairs, plan), optional
+        :func:`shared_pairs` of ``column_sets``, when the caller has it (default: computed here).
 
     Returns
     -------
@@ -672,7 +705,7 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
     columns = np.zeros((len(sets), max(count, default=1)), dtype=np.intp)
     for r, s in enumerate(sets):
         columns[r, : s.size] = s
-    pairs, plan = shared_pairs([s.tolist() for s in sets], d)
+    pairs, plan = shared_pairs([s.tolist() for s in sets], d) if shared is None else shared
     sizes = np.array([len(p) for p in plan], dtype=np.intp)
     members = np.zeros((len(sets), max(sizes, default=1)), dtype=np.intp)
     for r, p in enumerate(plan):
@@ -687,4 +720,4 @@ def joint_nearest(rows: np.ndarray, queries: np.ndarray, column_sets: list[np.nd
     return [np.ascontiguousarray(out[:, r]) for r in range(len(sets))], (every if all_but_one else None)
 
 
-__all__ = ["all_but_one_nearest", "joint_nearest", "largest_nearest_distance", "scan_nearest"]
+__all__ = ["all_but_one_nearest", "box_gaps", "joint_nearest", "largest_nearest_distance", "scan_nearest"]

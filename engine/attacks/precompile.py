@@ -22,7 +22,13 @@ import numpy as np
 def compile_kernels() -> float:
     """Compile (or load from the cache) every attack kernel; return the seconds it took."""
     from engine.attacks._chebyshev import two_nearest_chebyshev
-    from engine.attacks._l1 import all_but_one_nearest, joint_nearest, largest_nearest_distance, scan_nearest
+    from engine.attacks._l1 import (
+        all_but_one_nearest,
+        box_gaps,
+        joint_nearest,
+        largest_nearest_distance,
+        scan_nearest,
+    )
 
     started = time.perf_counter()
     rows = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 2.0], [2.0, 2.0, 0.0]])
@@ -30,6 +36,7 @@ def compile_kernels() -> float:
     scan_nearest(rows, queries, np.array([0, 2]))
     all_but_one_nearest(rows, queries, 1e-9)
     largest_nearest_distance(queries[:, :2], rows[:, :2])
+    box_gaps(np.ascontiguousarray(rows.T), queries[0], queries[0])
     for every in (True, False):
         joint_nearest(rows, queries, [np.array([0, 2]), np.array([0, 1])], 1e-9, every)
     huge = (rows - 1.0) * 1e308  # a spread beyond float64 (not on the 16-bit grid): the float64-only scans

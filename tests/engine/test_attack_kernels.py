@@ -158,6 +158,46 @@ def test_pruned_search_equals_the_canonical_brute_force(seed, group_size, scan, 
         assert bool(chosen) == (scan == "joint")
 
 
+@pytest.mark.parametrize("noise", [1e-4, 0.5])
+def test_a_release_inside_the_targets_box_is_scanned_unbounded_with_the_same_answers(noise, monkeypatch):
+    """When most released rows lie inside the first query group's box (little noise) their bounds are all 0 and
+    bounding cannot pay: every target is scanned unbounded at once. With much noise most rows lie outside and the
+    bounded path runs. The answers are the brute force's either way."""
+    rng = np.random.default_rng(7)
+    x = _unit_ball(rng, 3000, 6)
+    rows = x[:2600] + rng.normal(scale=noise, size=(2600, 6))
+    queries = x[2400:]  # 200 released rows' originals and 400 others: the box of the targets holds the data
+    sets = [np.array([0, 2, 5]), np.array([1, 2, 3, 4]), np.array([0, 1, 2, 3, 4])]
+    unbounded = []
+    original = _neighbours._unbounded
+    monkeypatch.setattr(_neighbours, "_unbounded", lambda r, q, subset, *a: unbounded.append(subset.size)
+                        or original(r, q, subset, *a))
+    for known, found in zip(sets, nearest_on_column_sets(rows, queries, sets), strict=True):
+        np.testing.assert_array_equal(found, canonical_nearest(rows, queries, known))
+    assert unbounded == ([queries.shape[0]] if noise < 0.01 else [])
+
+
+def test_box_gaps_are_numpys_and_count_the_rows_inside():
+    rng = np.random.default_rng(3)
+    rows_t = np.round(rng.normal(size=(7, 900)), 1)  # values on the box's edges too
+    lo, hi = np.full(7, -0.5), np.full(7, 0.7)
+    lo[2] = hi[2] = 0.1
+    gaps, inside = _l1.box_gaps(rows_t, lo, hi)
+    expected = np.maximum(np.maximum(lo[:, None] - rows_t, rows_t - hi[:, None]), 0.0).astype(np.float32)
+    np.testing.assert_array_equal(gaps, expected)
+    assert gaps.dtype == np.float32 and inside == int(np.count_nonzero((expected == 0).all(axis=0))) > 0
+
+
+def test_seed_rows_are_rows_with_the_smallest_bounds():
+    rng = np.random.default_rng(4)
+    for zeros in (0, 10, 64, 500):
+        bound = rng.uniform(0.5, 2.0, size=3000).astype(np.float32)
+        bound[rng.choice(3000, size=zeros, replace=False)] = 0.0
+        seeds = _neighbours._seed_rows(bound)
+        assert seeds.size == np.unique(seeds).size == _neighbours._SEED_ROWS
+        assert bound[seeds].max() <= np.sort(bound)[_neighbours._SEED_ROWS - 1]
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_shared_pairs_plans_add_up_to_their_sets(seed):
     """Every set's plan, with each shared pair expanded into its two terms, adds exactly the set's columns once each;
