@@ -556,25 +556,36 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
 
     The timed cell is the sweep's own (its seed, single-threaded BLAS as in the sweep): its row is kept, and the next
     :func:`run_sweep` of that configuration on the same data (with ``use_cache``) takes it instead of running the
-    cell again, so the estimate costs no extra work."""
+    cell again, so the estimate costs no extra work. The cells of several configurations are timed at once on
+    threads (the attacks' kernels and numpy release the interpreter lock), each by its thread's CPU time — a pool
+    worker's cell runs on one core, so its CPU time is its wall time there."""
     from threadpoolctl import threadpool_limits
 
     n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
-    total = 0.0
-    for config in configs:
-        key = _cache_key(_data_fingerprint(data), config)
+    fingerprint = _data_fingerprint(data)
+
+    def timed(config: SweepConfig) -> float:
         ctx = _build_context(data, config, True)
         tasks = [(p.index, rep) for p in ctx.points for rep in range(config.repetitions)]
         cell = next(c for c, (index, _) in enumerate(tasks) if ctx.points[index].budget is not None)
         seeds = spawn_seeds(config.seed, len(tasks) + 1)
-        started = time.perf_counter()
-        with threadpool_limits(1):
-            row = _run_cell(ctx, cell, tasks[cell][0], tasks[cell][1], seeds[cell + 1])
-        total += (time.perf_counter() - started) * config.n_cells
+        started = time.thread_time()
+        row = _run_cell(ctx, cell, tasks[cell][0], tasks[cell][1], seeds[cell + 1])
+        seconds = time.thread_time() - started
         with _CACHE_LOCK:
-            _TIMED[(key, cell)] = row
+            _TIMED[(_cache_key(fingerprint, config), cell)] = row
             while len(_TIMED) > _TIMED_SIZE:
                 _TIMED.popitem(last=False)
+        return seconds * config.n_cells
+
+    for config in configs:  # the analysis inputs once, before the threads (they share them)
+        _analysis_data(data, config)
+    with threadpool_limits(1):
+        if len(configs) > 1:
+            with cf.ThreadPoolExecutor(min(len(configs), os.cpu_count() or 1), thread_name_prefix="estimate") as pool:
+                total = sum(pool.map(timed, configs))
+        else:
+            total = sum(timed(config) for config in configs)
     return total / min(n_workers, os.cpu_count() or 1)
 
 

@@ -282,6 +282,16 @@ def test_the_cell_timed_for_the_estimate_is_not_run_again_and_changes_nothing(mo
     run_sweep(data, cfg, use_cache=False)
     run_sweep(data, _config(attacks=("singling_out", "attribute_inference"), seed=5), use_cache=False)
     assert len(calls) == 1 + 2 * cfg.n_cells
+    # Two configurations: their cells are timed at once (threads), and each sweep takes its own row.
+    other = _config(attacks=("singling_out", "attribute_inference"), mechanism="gaussian")
+    fresh_other = run_sweep(data, other, use_cache=False).table
+    clear_cache()
+    calls.clear()
+    estimate_seconds(data, [cfg, other], 2)
+    assert len(calls) == 2
+    pd.testing.assert_frame_equal(run_sweep(data, cfg).table, fresh, check_exact=True)
+    pd.testing.assert_frame_equal(run_sweep(data, other).table, fresh_other, check_exact=True)
+    assert len(calls) == 2 * cfg.n_cells
 
 
 def test_progress_after_every_cell_and_rows_delivered():
