@@ -264,14 +264,16 @@ def candidate_checks(b: float, epsilon: float, delta: float, gammas: tuple[float
 
 # ------------------------------------------------------------------------------ Mechanisms and Tradeoffs pages
 @st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def sweep_reference_point(fingerprint: str, sweep_json: str, mechanism_json: str, _prepared: PreparedData):
+def sweep_reference_point(fingerprint: str, sweep_json: str, mechanism_json: str, _prepared: PreparedData,
+                          _workers: int = 1):
     """A mechanism outside the grid (k-anonymity) on the sweep's own rows and seeds
-    (``engine.sweeps.analyse_reference``)."""
+    (``engine.sweeps.analyse_reference``), its releases on ``_workers`` processes (the result does not depend on
+    it, so it is not part of the cache key)."""
     from engine.mechanisms import mechanism_from_dict
     from engine.sweeps import SweepConfig, analyse_reference
 
     return analyse_reference(_prepared, SweepConfig.from_json(sweep_json),
-                             mechanism_from_dict(json.loads(mechanism_json)))
+                             mechanism_from_dict(json.loads(mechanism_json)), workers=_workers)
 
 
 @st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…")

@@ -32,8 +32,10 @@ from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnaly
 # ------------------------------------------------------------------------------------------------ progress bars
 #: Shortest time between two redraws of a progress bar (seconds). Every redraw is a message to the browser, which
 #: then renders the page again: a quick sweep finishing 15–20 cells a second kept Chromium's renderer as busy as the
-#: server for as long as it ran (measured on the 2-core machine; the live curves are throttled separately).
-PROGRESS_REDRAW_SECONDS = 0.5
+#: server for as long as it ran (measured on the 2-core machine; the live curves are throttled separately). At 0.5 s
+#: (and live curves every 1.5 s), Chromium still took 4.4-5.3 CPU s of the 2 cores during the page's 30-second quick
+#: sweep of 25,000 × 30; at 1 s (and 3 s) 3.4-3.8 s.
+PROGRESS_REDRAW_SECONDS = 1.0
 
 
 class Throttle:

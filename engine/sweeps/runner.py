@@ -158,17 +158,29 @@ def _init_worker() -> None:
     threadpool_limits(1)
 
 
-def _worker_cell(token: int, payload: bytes | None, cell: int, point_index: int, rep: int,
-                 seed: np.random.SeedSequence) -> dict:
-    """One cell in a pool worker. A worker keeps the context of the last sweep it served (``token``); when it
-    holds another sweep's, it installs ``payload`` (the pickled context) or, without one, asks for it."""
+def _reference_cell(ctx: _Context, cell: int, mechanism: Any, seed: np.random.SeedSequence) -> dict:
+    """One release of :func:`analyse_reference`: its full analysis (the first release's is kept) and its row."""
+    result = analyse(ctx.data, mechanism, seed=seed)
+    return {"cell": cell, "result": result}
+
+
+def _task(kind: str) -> Callable[..., dict]:
+    """What a pool task of ``kind`` runs: ``"cell"`` a sweep's cell, ``"reference"`` a release of a reference."""
+    tasks: dict[str, Callable[..., dict]] = {"cell": _run_cell, "reference": _reference_cell}
+    return tasks[kind]
+
+
+def _worker_cell(token: int, payload: bytes | None, kind: str, cell: int, *args: Any) -> dict:
+    """``_task(kind)(context, cell, *args)`` in a pool worker. A worker keeps the context of the last sweep it served
+    (``token``); when it holds another sweep's, it installs ``payload`` (the pickled context) or, without one, asks
+    for it."""
     global _WORKER_CONTEXT, _WORKER_TOKEN
     if token != _WORKER_TOKEN:
         if payload is None:
             return {"cell": cell, _NEED_CONTEXT: True}
         _WORKER_CONTEXT, _WORKER_TOKEN = pickle.loads(payload), token
     assert _WORKER_CONTEXT is not None
-    return _run_cell(_WORKER_CONTEXT, cell, point_index, rep, seed)
+    return _task(kind)(_WORKER_CONTEXT, cell, *args)
 
 
 def _analysis_data(data: Any, config: SweepConfig, use_cache: bool = True) -> AnalysisData:
@@ -303,7 +315,8 @@ def run_sweep(
                 point_index, rep = tasks[cell]
                 finished(_run_cell(ctx, cell, point_index, rep, seeds[cell + 1]))
     else:
-        cancelled = _run_pool(ctx, tasks, todo, seeds, n_workers, cancel, finished)
+        cancelled = _run_pool(ctx, todo, "cell", lambda cell: (*tasks[cell], seeds[cell + 1]), n_workers, cancel,
+                              finished)
 
     table = _table([rows[c] for c in sorted(rows)])
     result = SweepResult(
@@ -408,10 +421,10 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
-def _run_pool(ctx: _Context, tasks, todo: list[int], seeds, n_workers: int, cancel: CancelToken | None,
-              finished: Callable[[dict], None]) -> bool:
-    """Run the cells ``todo`` in the session's worker processes, at most 2 × workers in flight; returns True when
-    cancelled.
+def _run_pool(ctx: _Context, todo: list[int], kind: str, arguments: Callable[[int], tuple],
+              n_workers: int, cancel: CancelToken | None, finished: Callable[[dict], None]) -> bool:
+    """Run ``_task(kind)(ctx, cell, *arguments(cell))`` for the cells ``todo`` in the session's worker processes, at
+    most 2 × workers in flight, handing each answer to ``finished``; returns True when cancelled.
 
     The context goes to each worker once per sweep: a task carries only the sweep's token, and a worker holding
     another sweep's context answers so; that cell is sent again with the pickled context. A broken pool (a worker
@@ -426,9 +439,7 @@ def _run_pool(ctx: _Context, tasks, todo: list[int], seeds, n_workers: int, canc
     next_cell = 0  # position in todo
 
     def submit(cell: int, with_context: bool) -> None:  # the first tasks carry the context: no round trip
-        point_index, rep = tasks[cell]
-        pending.add(pool.submit(_worker_cell, token, payload if with_context else None, cell, point_index, rep,
-                                seeds[cell + 1]))
+        pending.add(pool.submit(_worker_cell, token, payload if with_context else None, kind, cell, *arguments(cell)))
 
     try:
         while next_cell < len(todo) or pending or retry:
@@ -518,21 +529,29 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetitions: int | None = None
-                      ) -> PointAnalysis:
+def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetitions: int | None = None,
+                      workers: int = 1) -> PointAnalysis:
     """A mechanism outside the grid (e.g. k-anonymity, the paper's non-DP baseline) analysed on exactly the
     sweep's released rows and holdout, with ``repetitions`` (default: the sweep's) releases, so its marker sits on
     the same axes as the sweep's points.
 
     Seeds: the sweep's holdout (the analysis configuration's holdout_seed), and releases from a stream spawned from
-    the sweep seed that no cell uses.
+    the sweep seed that no cell uses. ``workers`` > 1 analyses the releases in the session's worker processes, as a
+    sweep's cells (single-threaded BLAS, as in a sweep); the numbers do not depend on it.
     """
     reps = config.repetitions if repetitions is None else check_integer("repetitions", repetitions, 1, 10_000)
+    n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
     built = _analysis_data(data, config)
     seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
-    first = analyse(built, mechanism, seed=seeds[0])
-    rows = [first.row()] + [analyse(built, mechanism, seed=s).row() for s in seeds[1:]]
-    return PointAnalysis(mechanism, first, tuple(rows))
+    if n_workers == 1 or reps == 1:
+        results = [analyse(built, mechanism, seed=s) for s in seeds]
+    else:
+        found: dict[int, Any] = {}
+        _run_pool(_Context(config, built, config.points()), list(range(reps)), "reference",
+                  lambda cell: (mechanism, seeds[cell]), n_workers, None,
+                  lambda answer: found.__setitem__(int(answer["cell"]), answer["result"]))
+        results = [found[r] for r in range(reps)]
+    return PointAnalysis(mechanism, results[0], tuple(r.row() for r in results))
 
 
 def default_workers() -> int:

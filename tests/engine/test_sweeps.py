@@ -294,6 +294,28 @@ def test_the_cell_timed_for_the_estimate_is_not_run_again_and_changes_nothing(mo
     assert len(calls) == 2 * cfg.n_cells
 
 
+def test_reference_point_is_the_same_on_worker_processes():
+    """``analyse_reference`` with its releases analysed in the session's worker processes gives the inline run's rows,
+    in seed order, and the first release's full analysis: a k-anonymous release (repeated rows) and a Gaussian one,
+    whose releases differ (so the order is checked)."""
+    from threadpoolctl import threadpool_limits
+
+    from engine.mechanisms.mondrian import MondrianKAnonymity
+    from engine.sweeps import analyse_reference
+
+    data = _tiny(seed=16)
+    cfg = _config(attacks=("singling_out", "attribute_inference"))
+    for mechanism in (MondrianKAnonymity(k=2), GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-3)):
+        with threadpool_limits(1):  # as in the workers
+            alone = analyse_reference(data, cfg, mechanism, repetitions=4)
+        pooled = analyse_reference(data, cfg, mechanism, repetitions=4, workers=2)
+        assert pd.DataFrame(pooled.runs).equals(pd.DataFrame(alone.runs)) and len(alone.runs) == 4
+        assert pd.DataFrame([pooled.first.row()]).equals(pd.DataFrame([alone.first.row()]))
+    assert pd.DataFrame(alone.runs)["accuracy"].nunique() > 1  # the Gaussian releases differ
+    with pytest.raises(InvalidParameterError, match="workers"):
+        analyse_reference(data, cfg, MondrianKAnonymity(k=2), workers=0)
+
+
 def test_progress_after_every_cell_and_rows_delivered():
     data = _tiny(seed=2)
     cfg = _config(attacks=("singling_out",))

@@ -30,6 +30,7 @@ from engine.sweeps import (
     SweepResult,
     TrivialRule,
     combined_summary,
+    default_workers,
     pareto_mask,
 )
 from engine.workshop import candidate_from_sweep
@@ -234,7 +235,8 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
     with st.spinner("Evaluating the k-anonymity reference on the sweep's rows…"), user_errors(
             prefix="k-anonymity reference: "):
         k_anon = sweep_reference_point(prepared.fingerprint, results[0].config.to_json(),
-                                 MondrianKAnonymity(k=2).to_json(), prepared)
+                                       MondrianKAnonymity(k=2).to_json(), prepared,
+                                       int(st.session_state.get("tradeoffs.workers", default_workers())))
     return SweepView(results=results, summaries=[r.flagged_summary(utility) for r in results], utility=utility,
                      selected=(state.selected_point or {}).get("point_id"), k_anon=k_anon, d=int(prepared.d),
                      trivial=results[0].best_trivial(utility))

@@ -22,8 +22,9 @@ from ui.runs import ProgressBar, Throttle, run_sweeps
 from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.state import StudioState
 
-#: Smallest interval between two redraws of the live curves while a sweep runs.
-LIVE_REDRAW_SECONDS = 1.5
+#: Smallest interval between two redraws of the live curves while a sweep runs: each costs the server a summary of
+#: the rows so far and the browser a chart (see ``ui.runs.PROGRESS_REDRAW_SECONDS``).
+LIVE_REDRAW_SECONDS = 3.0
 
 
 def redraw_live(placeholder, configs: list[SweepConfig], partial: dict, draw: int) -> None:
