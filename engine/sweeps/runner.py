@@ -33,7 +33,7 @@ from engine.analysis import (
     analyse,
     clear_analysis_cache,
 )
-from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError
+from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError, ResourceLimitError
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
 from engine.sweeps.grid import GridPoint, SweepConfig
@@ -159,7 +159,8 @@ def _init_worker() -> None:
 
 
 def _reference_cell(ctx: _Context, cell: int, mechanism: Any, seed: np.random.SeedSequence) -> dict:
-    """One release of :func:`analyse_reference`: its full analysis (the first release's is kept) and its row."""
+    """One release of :func:`analyse_reference`: its full analysis (the caller keeps the first release's whole and
+    the others' rows)."""
     result = analyse(ctx.data, mechanism, seed=seed)
     return {"cell": cell, "result": result}
 
@@ -390,9 +391,10 @@ def _warm_worker() -> None:
 
 def warm_pool(workers: int) -> None:
     """Start the session's pool of ``workers`` processes (:func:`_pool`) and load the attacks' kernels in each, in the
-    background: returns at once, and a pooled sweep that follows finds the workers ready (in a running pool the
-    tasks take microseconds). Nothing for one worker (inline). On a machine with a spare core this costs no wall time:
-    the timed cells of the estimate, and an inline sweep, use one core."""
+    background: returns at once (a forked pool, for a process without other threads, starts in milliseconds and is
+    started before returning), and a pooled sweep that follows finds the workers ready (in a running pool the tasks
+    take microseconds). Nothing for one worker (inline). On a machine with a spare core this costs no wall time: the
+    timed cells of the estimate, and an inline sweep, use one core."""
     n_workers = check_integer("workers", workers, 1, MAX_WORKERS)
     if n_workers == 1:
         return
@@ -467,6 +469,10 @@ def _run_pool(ctx: _Context, todo: list[int], kind: str, arguments: Callable[[in
                 for key, kept in list(_POOLS.items()):
                     if kept is pool:
                         del _POOLS[key]
+            raise ResourceLimitError(
+                "a worker process stopped before it finished (most often the machine ran out of memory); the next "
+                "run starts new ones — run again, with fewer worker processes if it happens again"
+            ) from exc
         raise
     return cancelled
 
@@ -588,9 +594,11 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
         tasks = [(p.index, rep) for p in ctx.points for rep in range(config.repetitions)]
         cell = next(c for c, (index, _) in enumerate(tasks) if ctx.points[index].budget is not None)
         seeds = spawn_seeds(config.seed, len(tasks) + 1)
-        started = time.thread_time()
-        row = _run_cell(ctx, cell, tasks[cell][0], tasks[cell][1], seeds[cell + 1])
-        seconds = time.thread_time() - started
+        with threadpool_limits(1):  # here too: OpenMP's limit is per thread (BLAS's is the caller's, process-wide)
+            started = time.thread_time()
+            row = _run_cell(ctx, cell, tasks[cell][0], tasks[cell][1], seeds[cell + 1])
+            seconds = time.thread_time() - started
+        row["_cpu_seconds"] = seconds  # process_time would count the other thread's cell too
         with _CACHE_LOCK:
             _TIMED[(_cache_key(fingerprint, config), cell)] = row
             while len(_TIMED) > _TIMED_SIZE:

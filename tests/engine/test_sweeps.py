@@ -316,6 +316,38 @@ def test_reference_point_is_the_same_on_worker_processes():
         analyse_reference(data, cfg, MondrianKAnonymity(k=2), workers=0)
 
 
+def test_a_worker_that_dies_is_reported_as_a_resource_limit_and_its_pool_dropped(monkeypatch):
+    """A pool whose worker died (the out-of-memory killer, most often) raises ``BrokenProcessPool`` for every task:
+    the sweep and the k-anonymity reference report it as a ``ResourceLimitError`` (an error box on the page, not a
+    traceback) that says what to do, and the broken pool is dropped so the next run starts a new one."""
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
+    import engine.sweeps.runner as runner
+    from engine.errors import ResourceLimitError
+    from engine.mechanisms.mondrian import MondrianKAnonymity
+    from engine.sweeps import analyse_reference
+
+    class Broken:
+        def submit(self, *args, **kwargs):
+            future = cf.Future()
+            future.set_exception(BrokenProcessPool("a child process terminated abruptly"))
+            return future
+
+    broken = Broken()
+    monkeypatch.setitem(runner._POOLS, (2, "test"), broken)
+    monkeypatch.setattr(runner, "_pool", lambda n_workers, method=None: broken)
+    data = _tiny(seed=17)
+    cfg = _config(attacks=("singling_out",))
+    with pytest.raises(ResourceLimitError, match="worker process stopped.*fewer worker processes"):
+        run_sweep(data, cfg, workers=2, use_cache=False)
+    assert broken not in runner._POOLS.values()
+    runner._POOLS[(2, "test")] = broken
+    with pytest.raises(ResourceLimitError, match="worker process stopped"):
+        analyse_reference(data, cfg, MondrianKAnonymity(k=2), repetitions=3, workers=2)
+    assert broken not in runner._POOLS.values()
+
+
 def test_progress_after_every_cell_and_rows_delivered():
     data = _tiny(seed=2)
     cfg = _config(attacks=("singling_out",))
