@@ -248,7 +248,7 @@ def test_analysis_inputs_are_built_once_for_the_estimate_the_sweep_and_its_refer
 
 
 def test_the_cell_timed_for_the_estimate_is_not_run_again_and_changes_nothing(monkeypatch):
-    """``estimate_seconds`` times the sweep's own first private cell (its seed, single-threaded BLAS) and keeps the row:
+    """``estimate_seconds`` times one of the sweep's own private cells (its seed, single-threaded BLAS) and keeps the row:
     the sweep that follows runs one cell fewer, reports every cell's progress, and its table is a fresh run's, inline
     and on a pool; a sweep without the cache, or of another configuration, runs every cell."""
     import engine.sweeps.runner as runner
