@@ -46,9 +46,9 @@ class Progress:
 
     def describe(self) -> str:
         """``"12 of 90 cells — about 40 s left — <message>"``."""
-        eta = self.eta_seconds
-        left = "" if not math.isfinite(eta) else f" — about {format_seconds(eta)} left"
-        return f"{self.done} of {self.total}{left}" + (f" — {self.message}" if self.message else "")
+        left = format_left(self.eta_seconds)
+        return f"{self.done} of {self.total}" + (f" — {left}" if left else "") + (
+            f" — {self.message}" if self.message else "")
 
 
 def format_seconds(seconds: float) -> str:
@@ -63,6 +63,17 @@ def format_seconds(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60} s"
     return f"{s // 3600} h {(s % 3600) // 60} min"
+
+
+def format_left(seconds: float) -> str:
+    """Time left for people: "about 8 s left", "less than a second left" (not "about 0 s"); "" when unknown (NaN).
+
+    >>> format_left(7.6), format_left(0.3), format_left(float("nan"))
+    ('about 8 s left', 'less than a second left', '')
+    """
+    if not math.isfinite(seconds):
+        return ""
+    return "less than a second left" if seconds < 0.5 else f"about {format_seconds(seconds)} left"
 
 
 ProgressCallback = Callable[[Progress], None]

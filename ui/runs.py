@@ -25,7 +25,7 @@ from engine.analysis import AnalysisConfig
 from engine.data.preparation import PreparedData
 from engine.evaluation.programs import ProgramConfig
 from engine.guarantee import Guarantee
-from engine.progress import CancelToken, Progress, format_seconds
+from engine.progress import CancelToken, Progress, format_left
 from engine.release import ReleaseConfig
 from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnalysis, analyse_release
 
@@ -167,7 +167,7 @@ def run_sweeps(
 
         def progress(p, offset=done_before) -> None:
             eta = p.eta_seconds
-            left = "" if not math.isfinite(eta) else f"about {format_seconds(eta)} left for this mechanism — "
+            left = f"{format_left(eta)} for this mechanism — " if math.isfinite(eta) else ""
             on_progress(offset + p.done, total, left + p.message)
 
         def row(r: dict, rows=rows, reps=reps, index=index) -> None:

@@ -28,7 +28,7 @@ from engine.errors import CancelledError, InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.export_csv import write_safe_csv
 from engine.output_files import check_output_path
-from engine.progress import CancelToken, cancel_on_interrupt, format_seconds
+from engine.progress import CancelToken, cancel_on_interrupt, format_left
 from engine.rng import fresh_seed
 from engine.sweeps import (
     ATTACKS,
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
 
     def report(p) -> None:
         eta = p.eta_seconds
-        left = f" about {format_seconds(eta)} left —" if eta == eta else ""
+        left = f" {format_left(eta)} —" if eta == eta else ""
         print(f"[{p.done}/{p.total}]{left} {p.message}", file=sys.stderr, flush=True)
 
     def notice() -> None:

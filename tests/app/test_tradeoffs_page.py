@@ -47,6 +47,21 @@ def test_sweep_runs_both_mechanisms_and_shows_the_engines_numbers(swept):
     assert at.get("download_button")
 
 
+def test_a_sweep_run_again_says_it_came_from_the_sessions_results(swept):
+    """The toast of a finished sweep gives its time; running the same sweep again takes the stored results, and the
+    toast says so instead of claiming the time again. Same results on the page."""
+    at = swept
+    assert any("Sweep finished:" in t.value and " cells in " in t.value for t in at.toast)
+    before = [r.table for r in studio(at).sweeps]
+    at.button(key="tradeoffs.run").click().run()
+    assert_clean(at)
+    assert any(t.value.startswith("Same sweep as before: its ") and "taken from this session's results" in t.value
+               for t in at.toast)
+    assert not any("Sweep finished:" in t.value for t in at.toast)
+    for old, new in zip(before, (r.table for r in studio(at).sweeps), strict=True):
+        assert new.equals(old)
+
+
 def test_one_release_per_point_is_warned_and_the_charts_draw_the_engines_trivial_rule(swept):
     from ui.sections.tradeoffs_results import SINGLE_RUN_WARNING
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ui.runs import PROGRESS_REDRAW_SECONDS, ProgressBar, Throttle, cancel_token, forget_run, stop_run
 
 
@@ -82,3 +84,12 @@ def test_throttle_is_due_at_once_then_at_most_every_interval_and_always_when_fin
     assert not throttle.due()  # … and counts as a drawing
     now[0] += 0.5
     assert throttle.due()
+
+
+def test_live_curves_redraw_about_twelve_times_a_sweep_every_one_to_three_seconds():
+    from ui.sections.tradeoffs_run import LIVE_REDRAW_SECONDS, live_redraw_seconds
+
+    assert live_redraw_seconds(6.0) == 1.0  # a short sweep still fills in visibly
+    assert live_redraw_seconds(24.0) == pytest.approx(2.0)
+    assert live_redraw_seconds(600.0) == LIVE_REDRAW_SECONDS == 3.0
+    assert live_redraw_seconds(float("nan")) == LIVE_REDRAW_SECONDS  # no estimate (it failed): the longest

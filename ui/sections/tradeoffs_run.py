@@ -6,6 +6,8 @@ The sweeps themselves are :func:`engine.sweeps.run_sweep` (through :func:`ui.run
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -22,9 +24,23 @@ from ui.runs import ProgressBar, Throttle, run_sweeps
 from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.state import StudioState
 
-#: Smallest interval between two redraws of the live curves while a sweep runs: each costs the server a summary of
-#: the rows so far and the browser a chart (see ``ui.runs.PROGRESS_REDRAW_SECONDS``).
+#: Redraws of the live curves over a sweep's estimated time, at most one every :data:`LIVE_REDRAW_SECONDS` and at least
+#: one every 1 s: each costs the server a summary of the rows so far and the browser a chart (see
+#: ``ui.runs.PROGRESS_REDRAW_SECONDS``), which share the cores with the sweep; a short sweep still fills in visibly.
+LIVE_REDRAWS = 12
+#: Longest interval between two redraws of the live curves while a sweep runs.
 LIVE_REDRAW_SECONDS = 3.0
+
+
+def live_redraw_seconds(estimate: float) -> float:
+    """Seconds between two redraws of the live curves for a sweep estimated at ``estimate`` seconds.
+
+    >>> live_redraw_seconds(6.0), live_redraw_seconds(24.0), live_redraw_seconds(300.0), live_redraw_seconds(float("nan"))
+    (1.0, 2.0, 3.0, 3.0)
+    """
+    if not math.isfinite(estimate):
+        return LIVE_REDRAW_SECONDS
+    return min(LIVE_REDRAW_SECONDS, max(1.0, estimate / LIVE_REDRAWS))
 
 
 def redraw_live(placeholder, configs: list[SweepConfig], partial: dict, draw: int) -> None:
@@ -71,6 +87,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         total = sum(c.n_cells for c in configs)
         n_workers = int(st.session_state.get("tradeoffs.workers", default_workers()))
         estimate_slot = st.empty()  # cleared when the sweep ends: the toast then says how long it took
+        estimate = math.nan
         with user_errors(prefix="Time estimate: "):
             n_workers, estimate = sweep_plan(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers,
                                              prepared)
@@ -84,7 +101,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         live = st.empty()
         partial: dict[int, list] = {}
         draws = [0]
-        live_redraw = Throttle(LIVE_REDRAW_SECONDS)  # summaries of large partial tables cost time
+        live_redraw = Throttle(live_redraw_seconds(estimate))  # summaries of large partial tables cost time
 
         def on_progress(done: int, total_: int, message: str) -> None:
             bar.update(done / max(total_, 1), f"{done} of {total_} cells — {message}")
@@ -112,7 +129,11 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
             state.sweeps = tuple(results)
             st.session_state.pop("tradeoffs.partial", None)
             seconds = sum(r.seconds for r in results if np.isfinite(r.seconds))
-            st.toast(f"Sweep finished: {total} cells in {seconds:.1f} s.", icon=":material/done_all:")
+            if all(r.from_cache for r in results):
+                st.toast(f"Same sweep as before: its {total} cells were taken from this session's results "
+                         f"(computed in {seconds:.1f} s).", icon=":material/done_all:")
+            else:
+                st.toast(f"Sweep finished: {total} cells in {seconds:.1f} s.", icon=":material/done_all:")
 
     if st.session_state.get("tradeoffs.stopped"):
         done = sum(len(v) for v in (st.session_state.get("tradeoffs.partial") or {}).values())
