@@ -158,11 +158,11 @@ def _init_worker() -> None:
     threadpool_limits(1)
 
 
-def _reference_cell(ctx: _Context, cell: int, mechanism: Any, seed: np.random.SeedSequence) -> dict:
-    """One release of :func:`analyse_reference`: its full analysis (the caller keeps the first release's whole and
-    the others' rows)."""
+def _reference_cell(ctx: _Context, cell: int, mechanism: Any, seed: np.random.SeedSequence, whole: bool) -> dict:
+    """One release of :func:`analyse_reference`: its whole analysis when ``whole`` (the first release's, which the
+    caller keeps), else only its row (the release itself is not sent back)."""
     result = analyse(ctx.data, mechanism, seed=seed)
-    return {"cell": cell, "result": result}
+    return {"cell": cell, "result": result if whole else None, "row": result.row()}
 
 
 def _task(kind: str) -> Callable[..., dict]:
@@ -551,13 +551,12 @@ def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetit
     seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
     if n_workers == 1 or reps == 1:
         results = [analyse(built, mechanism, seed=s) for s in seeds]
-    else:
-        found: dict[int, Any] = {}
-        _run_pool(_Context(config, built, config.points()), list(range(reps)), "reference",
-                  lambda cell: (mechanism, seeds[cell]), n_workers, None,
-                  lambda answer: found.__setitem__(int(answer["cell"]), answer["result"]))
-        results = [found[r] for r in range(reps)]
-    return PointAnalysis(mechanism, results[0], tuple(r.row() for r in results))
+        return PointAnalysis(mechanism, results[0], tuple(r.row() for r in results))
+    found: dict[int, dict] = {}
+    _run_pool(_Context(config, built, config.points()), list(range(reps)), "reference",
+              lambda cell: (mechanism, seeds[cell], cell == 0), n_workers, None,
+              lambda answer: found.__setitem__(int(answer["cell"]), answer))
+    return PointAnalysis(mechanism, found[0]["result"], tuple(found[r]["row"] for r in range(reps)))
 
 
 def default_workers() -> int:
