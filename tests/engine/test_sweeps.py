@@ -268,7 +268,9 @@ def test_the_cell_timed_for_the_estimate_is_not_run_again_and_changes_nothing(mo
     monkeypatch.setattr(runner, "_run_cell", counting)
     assert estimate_seconds(data, [cfg]) > 0
     timed = list(calls)
-    assert len(timed) == 1
+    tasks = [(p, rep) for p in cfg.points() for rep in range(cfg.repetitions)]
+    private = [c for c, (p, rep) in enumerate(tasks) if p.budget is not None and rep == 0]
+    assert timed == [private[len(private) // 2]]  # the middle private point's first repetition
     seen = []
     result = run_sweep(data, cfg, progress=seen.append)
     pd.testing.assert_frame_equal(result.table, fresh, check_exact=True)
@@ -346,6 +348,28 @@ def test_a_worker_that_dies_is_reported_as_a_resource_limit_and_its_pool_dropped
     with pytest.raises(ResourceLimitError, match="worker process stopped"):
         analyse_reference(data, cfg, MondrianKAnonymity(k=2), repetitions=3, workers=2)
     assert broken not in runner._POOLS.values()
+
+
+def test_warm_pool_starts_the_sessions_pool_once_and_nothing_for_one_worker():
+    """``warm_pool``: no pool for one worker; for two, the session's pool (the one a sweep then uses) with its workers
+    answering; a second call starts no other pool."""
+    import time
+
+    import engine.sweeps.runner as runner
+
+    runner.shutdown_pools()
+    runner.warm_pool(1)
+    assert runner._POOLS == {}
+    runner.warm_pool(2)
+    deadline = time.monotonic() + 60
+    while not runner._POOLS and time.monotonic() < deadline:  # the forkserver's pool starts on a thread
+        time.sleep(0.05)
+    (key, pool), = runner._POOLS.items()
+    assert key[0] == 2 and runner._pool(2) is pool
+    assert pool.submit(os.getpid).result(timeout=60) != os.getpid()  # a worker process answers
+    runner.warm_pool(2)
+    assert list(runner._POOLS.values()) == [pool]
+    runner.shutdown_pools()
 
 
 def test_progress_after_every_cell_and_rows_delivered():
