@@ -402,8 +402,12 @@ def warm_pool(workers: int) -> None:
 
     def start() -> None:
         pool = _pool(n_workers, method)
-        for _ in range(n_workers):
-            pool.submit(_warm_worker)
+        try:
+            for _ in range(n_workers):
+                pool.submit(_warm_worker)
+        except (RuntimeError, cf.BrokenExecutor):
+            # Shut down (at exit, shutdown_pools) or broken meanwhile: nothing to warm; a sweep starts a new pool.
+            pass
 
     if method == "fork":
         start()  # forking takes milliseconds, and forking from a second thread would not be safe
