@@ -688,24 +688,27 @@ PUBLIC_INFORMATION_SCOPE = "DP / ε-TP subject to the invariants Z"
 def public_information_block(
     study: Any, *, periods: int, data: str, model: dict[str, Any] | None = None, seed: int | None = None,
     source: str = "demo",
+    subcounts: bool = True,
 ) -> dict[str, Any]:
     """The decision record's public-information block for a count-table study (issue 13).
 
     ``study`` is an :class:`engine.public_info.results.CountStudyConfig`; ``periods`` the number of periods of the
-    table (for the whole-study ε, digest G15). States the scope, the declared public statistics, ε per period and
-    for the whole study (both readings), the composition caveat and every (method, ε) CountReleaseConfig.
+    table (for the whole-study ε, digest G15); ``subcounts`` whether it has a sub-count (Δ_z depends on it). States the
+    scope, the declared public statistics, ε per period and for the whole study (both readings), the composition
+    caveat, the Δ_z the releases use with how it was derived, and every (method, ε) CountReleaseConfig.
 
     Examples
     --------
     >>> from engine.public_info.results import CountStudyConfig
     >>> b = public_information_block(CountStudyConfig(epsilons=(0.5,)), periods=24, data="counties-demo")
-    >>> b["scope"], b["epsilon_total"][0]["sequential"]
-    ('DP / ε-TP subject to the invariants Z', 12.0)
+    >>> b["scope"], b["epsilon_total"][0]["sequential"], b["sensitivity"]
+    ('DP / ε-TP subject to the invariants Z', 12.0, 4.0)
     """
     from engine.public_info.composition import study_budget
     from engine.public_info.guarantee import PUBLIC_STATISTICS, SEQUENTIAL_CAVEAT
 
     budgets = [study_budget(e, periods) for e in study.epsilons]
+    delta_z = study.release_config(study.methods[0], study.epsilons[0]).delta_z(subcounts=subcounts)
     block = {
         "scope": PUBLIC_INFORMATION_SCOPE,
         "public": {p: PUBLIC_STATISTICS[p] for p in study.public},
@@ -714,7 +717,10 @@ def public_information_block(
         "epsilon_total": [{"per_period": b.epsilon_per_period, "parallel": b.parallel, "sequential": b.sequential}
                           for b in budgets],
         "composition_caveat": SEQUENTIAL_CAVEAT,
-        "sensitivity": study.sensitivity,
+        "sensitivity": delta_z.value,
+        "sensitivity_derivation": {"derived": delta_z.derived, "exact": delta_z.exact, "override": delta_z.override,
+                                   "reason": delta_z.describe()},
+        "subcounts": bool(subcounts),
         "study": study.to_dict(),
         "releases": [c.to_dict() for c in study.release_configs()],
         "data": data,

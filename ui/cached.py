@@ -40,7 +40,7 @@ from ui.state import StudioState
 if TYPE_CHECKING:
     from engine.attacks.distinguishing import TradeoffCurve
     from engine.public_info.count_table import CountTable
-    from engine.public_info.dependence import DependenceAudit
+    from engine.public_info.dependence import DependenceAudit, SensitivityDerivation
     from engine.public_info.results import DependenceSummary
     from engine.public_info.sensitivity import GaussianSensitivityReport
 
@@ -445,11 +445,11 @@ def default_highlighted_regions(data_key: str, _table: CountTable) -> tuple[str,
 
 
 @st.cache_data(max_entries=64, ttl="2h")
-def release_sensitivity(model_json: str, subcounts: bool) -> float:
-    """Δ_z a release must use under the declared model (engine: DependenceModel.release_sensitivity)."""
-    from engine.public_info.dependence import DependenceModel
+def derive_sensitivity(public: tuple[str, ...], model_json: str, subcounts: bool) -> SensitivityDerivation:
+    """Δ_z a release must use, and why (``engine.public_info.dependence.derive_sensitivity``)."""
+    from engine.public_info import dependence
 
-    return DependenceModel.from_json(model_json).release_sensitivity(subcounts=subcounts)
+    return dependence.derive_sensitivity(public, dependence.DependenceModel.from_json(model_json), subcounts=subcounts)
 
 
 @st.cache_data(max_entries=64, ttl="2h")

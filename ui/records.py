@@ -87,7 +87,7 @@ def check_per_record_settings(settings: Any, where: str) -> dict[str, Any]:
 
 #: Ranges of the Public information page's inputs: a link or record outside them is refused, never clamped.
 PUBLIC_INFO_RANGES = {"replicates": (1, 1000), "alpha": (0.01, 100.0), "sensitivity": (0.5, 1000.0), "n": (2, 500)}
-PUBLIC_INFO_KEYS = {"source", "data", "model", "seed", "study", "periods"}
+PUBLIC_INFO_KEYS = {"source", "data", "model", "seed", "study", "periods", "subcounts"}
 
 
 def check_public_info_settings(settings: Any, where: str) -> dict[str, Any]:
@@ -115,9 +115,9 @@ def check_public_info_settings(settings: Any, where: str) -> dict[str, Any]:
         check_studio_range("ε per period", eps, *STUDIO_EPSILON, where)
     check_studio_range("replicates", study.replicates, *PUBLIC_INFO_RANGES["replicates"], where)
     check_studio_range("α", study.alpha, *PUBLIC_INFO_RANGES["alpha"], where)
-    if model.kind == "fixed":
+    if study.sensitivity is not None:
         check_studio_range("Δ_z", study.sensitivity, *PUBLIC_INFO_RANGES["sensitivity"], where)
-    else:
+    if model.kind == "correlated":
         check_studio_range("people per group n", model.n, *PUBLIC_INFO_RANGES["n"], where)
     out = {"source": source, "model": model.to_dict(), "seed": seed, "study": study.to_dict()}
     if isinstance(settings.get("data"), str):
@@ -126,6 +126,11 @@ def check_public_info_settings(settings: Any, where: str) -> dict[str, Any]:
         from engine.validation import check_integer
 
         out["periods"] = check_integer("public_info.periods", settings["periods"], 1, 10_000)
+    if "subcounts" in settings:
+        if not isinstance(settings["subcounts"], bool):
+            raise EngineError(f"{where}: the public-information 'subcounts' must be true or false")
+        out["subcounts"] = settings["subcounts"]
+        study.release_config(study.methods[0], study.epsilons[0]).delta_z(subcounts=out["subcounts"])
     return out
 
 
@@ -153,6 +158,7 @@ def record_from_state(state: StudioState, loaded: Any, *, created: str | None = 
         public_information = public_information_block(
             CountStudyConfig.from_dict(pi["study"]), periods=int(pi.get("periods", 1)), data=str(pi.get("data", "")),
             model=pi.get("model"), seed=pi.get("seed"), source=str(pi.get("source", "demo")),
+            subcounts=bool(pi.get("subcounts", True)),
         )
     if state.program is not None:
         program = state.program

@@ -3,12 +3,17 @@
 Examples::
 
     python -m engine counts --dataset counties-demo --method wasserstein --base congenial --epsilon 1 \\
-        --public last-period,total,subcount --replicates 10 --seed 1 --output released.csv
+        --public last-period,total,subcount --output released.csv
     python -m engine counts --input my_counts.csv --count cases --subcount deaths --method postprocess \\
         --epsilon 0.5 --public total,subcount --output released.csv
+    # a simulation of the release's error (seeded: NOT private)
+    python -m engine counts --dataset counties-demo --method postprocess --epsilon 1 --replicates 10 --seed 1 \\
+        --output simulated.csv
 
-Writes the released table (CSV: region, period, replicate, count[, subcount]) and prints its guarantee, the
-whole-study ε both ways, the configuration and the time as JSON. Without ``--seed`` the noise comes from the
+Writes the released table (CSV: region, period, replicate, count[, subcount]) and prints its guarantee, how Δ_z was
+derived, the whole-study ε both ways, the configuration and the time as JSON. Δ_z is derived from ``--public``,
+``--dependence`` and whether the table has a sub-count (``--sensitivity`` may only raise it). R replicates written
+to one file spend R·ε per period, and the printed guarantee says so. Without ``--seed`` the noise comes from the
 operating system's entropy; with it the output is reproducible and NOT private.
 """
 
@@ -46,11 +51,15 @@ def register(subparsers) -> None:
                         help="comma-separated public statistics: last-period, total, subcount (default: all three)")
     parser.add_argument("--alpha", type=float, default=1.0, help="Dirichlet–multinomial concentration α (prior base)")
     parser.add_argument("--sensitivity", type=float, default=None,
-                        help="Δ_z (default: 2, the paper's, or the --dependence model's)")
+                        help="a larger Δ_z than the derived one (default: derived from --public, --dependence and "
+                             "whether the table has a sub-count — 4 for count + sub-count with the total public; a "
+                             "smaller value is refused)")
     parser.add_argument("--dependence", metavar="N,Z0,Z1", default=None,
-                        help="correlated counts: groups of N people, z0 ≤ z1 (§4.4); the release uses this model's "
-                             "exact Δ_z (doubled when the table has a sub-count) unless --sensitivity is larger")
-    parser.add_argument("--replicates", type=int, default=1, help="independent releases (default 1)")
+                        help="correlated counts: groups of N people, z0 ≤ z1 (§4.4); Δ_z is derived from this model "
+                             "and --public")
+    parser.add_argument("--replicates", type=int, default=1,
+                        help="independent releases in one file (default 1); published together they spend "
+                             "R·ε per period, and the printed guarantee says so — use --seed for a simulation")
     parser.add_argument("--seed", type=int, default=None, help="seed (simulation only — NOT private)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the released table (CSV)")
     parser.set_defaults(func=run)
@@ -66,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     from engine.cli._common import print_json
     from engine.public_info.composition import study_budget
-    from engine.public_info.count_release import CountReleaseConfig, release_counts, sensitivity_for
+    from engine.public_info.count_release import CountReleaseConfig, release_counts
     from engine.public_info.count_table import counties_demo, load_count_table
     from engine.public_info.dependence import DependenceModel
     from engine.rng import SEEDED_WARNING, make_rng
@@ -94,9 +103,9 @@ def run(args: argparse.Namespace) -> int:
                                  subcount=args.subcount, population=args.population)
     config = CountReleaseConfig(
         method=args.method, base=args.base, epsilon=args.epsilon, public=public, alpha=args.alpha,
-        replicates=args.replicates, dependence=model,
-        sensitivity=args.sensitivity if args.sensitivity is not None else sensitivity_for(table, model),
+        replicates=args.replicates, dependence=model, sensitivity=args.sensitivity,
     )
+    delta_z = config.delta_z(subcounts=table.subcounts is not None)  # refuses a smaller --sensitivity, with why
     out_path = Path(args.output)
     if not out_path.parent.is_dir():
         raise InvalidParameterError(f"--output: the folder {str(out_path.parent)!r} does not exist")
@@ -116,10 +125,15 @@ def run(args: argparse.Namespace) -> int:
     if release.subcounts is not None:
         frame["subcount"] = release.subcounts.ravel()
     frame.to_csv(out_path, index=False)
-    budget = study_budget(config.epsilon, t)
+    published = release.published_guarantee  # all r replicates together: r·ε per period
+    budget = study_budget(published.epsilon, t)
     payload = {
-        "guarantee": release.guarantee.to_dict(),
-        "statement": release.guarantee.describe(),
+        "guarantee": published.to_dict(),
+        "statement": published.describe(),
+        "delta_z": {"value": delta_z.value, "derived": delta_z.derived, "exact": delta_z.exact,
+                    "override": delta_z.override, "reason": delta_z.describe()},
+        "replicates": r,
+        "epsilon_per_replicate": config.epsilon,
         "study_epsilon": {"per_period": budget.epsilon_per_period, "parallel": budget.parallel,
                           "sequential": budget.sequential},
         "config": config.to_dict(),
@@ -132,5 +146,11 @@ def run(args: argparse.Namespace) -> int:
     }
     if args.seed is not None:
         payload["warning"] = SEEDED_WARNING
+    elif r > 1:
+        payload["warning"] = (
+            f"{r} releases of the same table in one file: published together they spend ε = {published.epsilon:.6g} "
+            "per period, not the ε of one release (averaging them removes the noise). Publish one replicate, or add "
+            "--seed for a simulation (not private)."
+        )
     print_json(payload)
     return 0

@@ -19,7 +19,8 @@ from engine.public_info.guarantee import (
 )
 from engine.validation import check_integer, check_interval
 
-__all__ = ["StudyBudget", "compose_sequential", "compose_parallel", "condition_on_public", "study_budget"]
+__all__ = ["StudyBudget", "compose_sequential", "compose_parallel", "compose_replicates", "condition_on_public",
+           "study_budget"]
 
 
 def _check_all_tp(guarantees: Sequence[object]) -> list[TPGuarantee]:
@@ -72,6 +73,33 @@ def compose_parallel(guarantees: Sequence[object]) -> TPGuarantee:
     """Lemma 7 as the paper states it: max ε over disjoint blocks (with the G6 warning in the notes)."""
     items = _check_all_tp(guarantees)
     return _merge(items, float(max(g.epsilon for g in items)), "parallel", PARALLEL_CAVEAT)
+
+
+def compose_replicates(guarantee: object, replicates: int) -> TPGuarantee:
+    """R independent draws of one mechanism on the same data, published together: R·ε per period.
+
+    Not Lemma 6 (whose G5 caveat is about different releases): the R draws are one joint mechanism whose loss is
+    the sum of the R losses, so on the SAME Wasserstein-∞ coupling of the two secret-conditional laws (coupled
+    tables within Δ_z) the joint density ratio is at most e^{Rε}; integrating over the coupling gives Rε-TP (the
+    proof of Theorem 9 applied to the joint release). One replicate: unchanged.
+
+    Examples
+    --------
+    >>> g = TPGuarantee(epsilon=0.5, sensitivity=4.0)
+    >>> compose_replicates(g, 10).epsilon, compose_replicates(g, 1) is g
+    (5.0, True)
+    """
+    (g,) = _check_all_tp([guarantee])
+    r = check_integer("replicates", replicates, 1, None)
+    if r == 1:
+        return g
+    note = (f"{r} replicates of one release published together: each spends ε = {g.epsilon:.6g} on the same data, "
+            f"so together ε = {r} × {g.epsilon:.6g} = {r * g.epsilon:.6g} per period (one joint mechanism on the "
+            "same coupling; averaging the replicates removes noise accordingly).")
+    return TPGuarantee(
+        epsilon=r * g.epsilon, sensitivity=g.sensitivity, public=g.public, mechanism=g.mechanism, unit=g.unit,
+        exact=g.exact, composition="replicates", periods=g.periods, notes=g.notes + (note,), basis=g.basis,
+    )
 
 
 def condition_on_public(guarantee: object) -> TPGuarantee:

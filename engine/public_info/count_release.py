@@ -1,10 +1,16 @@
 """Release a region × period count table subject to public information (the paper's case study, §4 / digest §7).
 
 :class:`CountReleaseConfig` is the frozen, JSON round-trippable configuration (method, base, ε per period, the
-declared public statistics, α, replicates, Δ_z); :func:`release_counts` runs it period by period with progress and
-cancel, and returns a :class:`CountRelease` holding the replicates and the guarantee. Under a correlated
-:class:`~engine.public_info.dependence.DependenceModel` the release refuses a Δ_z below the model's (no silent
-under-calibration); :func:`sensitivity_for` gives the value to use.
+declared public statistics, α, replicates, the dependence model and an optional larger Δ_z); :func:`release_counts`
+runs it period by period with progress and cancel, and returns a :class:`CountRelease` holding the replicates and
+the guarantee. Δ_z is never a free default: it is derived from the declared public statistics, the dependence model
+and whether the table has a sub-count (:func:`~engine.public_info.dependence.derive_sensitivity`; with the total
+public it is 2 per count, 4 for count + sub-count, for independent people). A requested Δ_z below the derived one is
+refused with the reason, under every model.
+
+Replicates: R releases of the same table are R draws of one mechanism on the same data. Published together they
+spend R·ε per period (:func:`~engine.public_info.composition.compose_replicates`), which
+:attr:`CountRelease.published_guarantee` states; a seeded run is a simulation and is labelled not private.
 
 Methods (per period t, with Z_t = the declared public statistics):
 
@@ -24,8 +30,9 @@ import numpy as np
 
 from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
+from engine.public_info.composition import compose_replicates
 from engine.public_info.count_table import CountTable
-from engine.public_info.dependence import DependenceModel
+from engine.public_info.dependence import DependenceModel, SensitivityDerivation, derive_sensitivity
 from engine.public_info.discrete_laplace import sample_discrete_laplace
 from engine.public_info.guarantee import PUBLIC_STATISTICS, TPGuarantee
 from engine.public_info.projection import two_stage_projection
@@ -33,7 +40,7 @@ from engine.public_info.wasserstein import BASES, sample_congenial
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval, check_rng
 
-__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts", "release_guarantee", "sensitivity_for"]
+__all__ = ["METHODS", "CountReleaseConfig", "CountRelease", "release_counts", "release_guarantee"]
 
 METHODS = {
     "postprocess": "discrete Laplace noise, then the two-stage projection onto the public information",
@@ -43,7 +50,8 @@ METHODS = {
 
 @dataclass(frozen=True)
 class CountReleaseConfig(Serializable):
-    """What to release and how. ``epsilon`` is per period; the whole-study ε is reported both ways (G15)."""
+    """What to release and how. ``epsilon`` is per period (of one release); the whole-study ε is reported both ways
+    (G15). ``sensitivity`` is None to use the derived Δ_z (the default), or a larger Δ_z the user asks for."""
 
     KIND = "count_release"
 
@@ -53,7 +61,7 @@ class CountReleaseConfig(Serializable):
     public: tuple[str, ...] = ("last-period", "total", "subcount")
     alpha: float = 1.0
     replicates: int = 1
-    sensitivity: float = 2.0
+    sensitivity: float | None = None
     dependence: DependenceModel = DependenceModel()
 
     def __post_init__(self) -> None:
@@ -62,19 +70,14 @@ class CountReleaseConfig(Serializable):
         check_interval("epsilon", self.epsilon, 0, None, closed="neither")
         check_interval("alpha", self.alpha, 0, None, closed="neither")
         check_integer("replicates", self.replicates, 1, 10_000)
-        check_interval("sensitivity", self.sensitivity, 0, None, closed="neither")
         if not isinstance(self.dependence, DependenceModel):
             raise InvalidParameterError(f"dependence must be a DependenceModel; got {type(self.dependence).__name__}")
-        if self.dependence.kind == "correlated" and self.sensitivity < self.dependence.count_sensitivity:
-            raise InvalidParameterError(
-                f"sensitivity = {self.sensitivity:g} is below the Δ_z = {self.dependence.count_sensitivity} of one "
-                f"count under the declared dependence ({self.dependence.describe()}); use "
-                "dependence.release_sensitivity(...) as the release's Δ_z"
-            )
         for p in self.public:
             check_choice("public", p, PUBLIC_STATISTICS, hint="declare any of last-period, total, subcount")
         if len(set(self.public)) != len(self.public):
             raise InvalidParameterError(f"public lists a statistic twice: {self.public!r}")
+        if self.sensitivity is not None:  # at least a count table's Δ_z; the sub-count's is checked with the table
+            self.delta_z(subcounts=False)
         if self.method == "wasserstein" and self.base in ("congenial", "prior") and "total" not in self.public:
             raise InvalidParameterError(
                 f"the Wasserstein mechanism with the {self.base} base (base={self.base!r}) builds its support from "
@@ -88,17 +91,34 @@ class CountReleaseConfig(Serializable):
                 "the dashboard's methods)"
             )
 
-    @property
-    def noise_rate(self) -> float:
+    def delta_z(self, *, subcounts: bool) -> SensitivityDerivation:
+        """The Δ_z a release of a table with (``subcounts=True``) or without a sub-count uses, and why.
+
+        >>> CountReleaseConfig(public=("total",)).delta_z(subcounts=True).value
+        4.0
+        >>> CountReleaseConfig(public=("total",), sensitivity=3.0).delta_z(subcounts=True)
+        Traceback (most recent call last):
+        ...
+        engine.errors.InvalidParameterError: sensitivity Δ_z = 3 is below the 4 this release needs (2 per count because the \
+current total is public: one person's change moves two regions (one up, another down); independent people; \
+doubled for the sub-count (each moved case moves at most one sub-count unit)): a release calibrated to 3 would not \
+keep its ε. Leave Δ_z to be derived, or choose at least 4
+        """
+        return derive_sensitivity(self.public, self.dependence, subcounts=subcounts, requested=self.sensitivity)
+
+    def noise_rate(self, *, subcounts: bool) -> float:
         """Rate a of the discrete Laplace noise DL(a) per count: ε/Δ_z for post-processing, ε/(2Δ_z) for the
         Wasserstein mechanism (the factor 2 of the exponential mechanism; the non-naive bases reuse the same a).
 
-        >>> CountReleaseConfig(method="postprocess", epsilon=1.0).noise_rate, CountReleaseConfig(epsilon=1.0).noise_rate
-        (0.5, 0.25)
+        >>> CountReleaseConfig(method="postprocess", public=()).noise_rate(subcounts=True)
+        0.5
+        >>> CountReleaseConfig(public=("total",)).noise_rate(subcounts=True)
+        0.125
         """
+        delta = self.delta_z(subcounts=subcounts).value
         if self.method == "postprocess":
-            return self.epsilon / self.sensitivity
-        return self.epsilon / (2 * self.sensitivity)
+            return self.epsilon / delta
+        return self.epsilon / (2 * delta)
 
     @property
     def label(self) -> str:
@@ -114,9 +134,9 @@ class CountReleaseConfig(Serializable):
         ``--count``/``--subcount``/… when they differ from the defaults).
 
         >>> CountReleaseConfig(epsilon=0.5, public=("total",), replicates=20).cli_command()
-        'python -m engine counts --dataset counties-demo --method wasserstein --base congenial --epsilon 0.5 --public total --sensitivity 2 --output released-counts.csv'
-        >>> CountReleaseConfig(method="postprocess", epsilon=1.0, public=()).cli_command()
-        "python -m engine counts --dataset counties-demo --method postprocess --epsilon 1 --public '' --sensitivity 2 --output released-counts.csv"
+        'python -m engine counts --dataset counties-demo --method wasserstein --base congenial --epsilon 0.5 --public total --output released-counts.csv'
+        >>> CountReleaseConfig(method="postprocess", epsilon=1.0, public=(), sensitivity=3.0).cli_command()
+        "python -m engine counts --dataset counties-demo --method postprocess --epsilon 1 --public '' --sensitivity 3 --output released-counts.csv"
         """
         import shlex
 
@@ -124,8 +144,9 @@ class CountReleaseConfig(Serializable):
         parts = ["python", "-m", "engine", "counts", *source, "--method", self.method]
         if self.method == "wasserstein":  # the base measure is the Wasserstein mechanism's only
             parts += ["--base", self.base]
-        parts += ["--epsilon", repr(float(self.epsilon)).removesuffix(".0"), "--public", ",".join(self.public),
-                  "--sensitivity", repr(float(self.sensitivity)).removesuffix(".0")]
+        parts += ["--epsilon", repr(float(self.epsilon)).removesuffix(".0"), "--public", ",".join(self.public)]
+        if self.sensitivity is not None:
+            parts += ["--sensitivity", repr(float(self.sensitivity)).removesuffix(".0")]
         if self.method == "wasserstein" and self.base == "prior":
             parts += ["--alpha", repr(float(self.alpha))]
         if self.dependence.kind == "correlated":
@@ -137,7 +158,8 @@ class CountReleaseConfig(Serializable):
 @dataclass(frozen=True)
 class CountRelease:
     """Released replicates: ``counts`` (R × J × T), ``subcounts`` (same or None), stage-1 ``regions`` codes of the
-    post-processing method (R × J × T, see :data:`engine.public_info.projection.REGION_CODES`; None otherwise)."""
+    post-processing method (R × J × T, see :data:`engine.public_info.projection.REGION_CODES`; None otherwise).
+    ``guarantee`` is that of one replicate; :attr:`published_guarantee` that of all R published together."""
 
     config: CountReleaseConfig
     counts: np.ndarray
@@ -146,46 +168,43 @@ class CountRelease:
     regions: np.ndarray | None = None
     notes: tuple[str, ...] = field(default=())
 
+    @property
+    def published_guarantee(self) -> TPGuarantee:
+        """The guarantee of every replicate published together: R·ε per period (one replicate: ``guarantee``)."""
+        return compose_replicates(self.guarantee, self.counts.shape[0])
+
 
 def release_guarantee(config: CountReleaseConfig, periods: int, subcounts: bool) -> TPGuarantee:
-    """The guarantee a release of ``periods`` periods under ``config`` is made under (``subcounts``: the table has a
-    sub-count; it says whether the correlated Δ_z was doubled for it)."""
-    if config.method == "postprocess":
-        mech = f"discrete Laplace DL(ε/{config.sensitivity:g}) + two-stage projection (post-processing, Lemma 5)"
-    else:
-        mech = f"Wasserstein exponential mechanism (L1 loss, {config.base} base, exact sampler)"
-    model = config.dependence
-    if model.kind == "correlated":
-        pair = ", doubled for the sub-count" if subcounts else ""
-        basis = f"{model.describe()}{pair}"
-        notes: tuple[str, ...] = (
-            f"Δ_z = {config.sensitivity:g} covers the declared dependence ({basis}): one person's secret moves the "
-            "other records of their group, so a count moves by up to W∞(1 + Bin(n−1, z1), Bin(n−1, z0)) (§4.4).",
-        )
-    else:
-        basis = ""
-        notes = (
-            f"Δ_z = {config.sensitivity:g} (one person changes one region's count and sub-count by ≤ 1 each) is the "
-            "DP sensitivity: valid only without dependence between people (Lemma 12); household or outbreak "
-            "correlation raises it (declare a correlated dependence model).",
-        )
-    if config.method == "wasserstein" and config.base != "naive":
-        notes += (
-            "Exact sampler to double precision: each region's support is cut where its weight falls e^{-40} below "
-            "the maximum (an additive slack of about 1e-17 in probability).",
-        )
-    return TPGuarantee(epsilon=config.epsilon, sensitivity=config.sensitivity, public=config.public, mechanism=mech,
-                       periods=periods, notes=notes, basis=basis)
+    """The guarantee ONE release of ``periods`` periods under ``config`` is made under (``subcounts``: the table has a
+    sub-count), with Δ_z and how it was derived.
 
-
-def sensitivity_for(table: CountTable, model: DependenceModel) -> float:
-    """The Δ_z a release of ``table`` must use under ``model`` (count, plus sub-count when the table has one).
-
-    >>> from engine.public_info.count_table import counties_demo
-    >>> sensitivity_for(counties_demo(regions=4, periods=2), DependenceModel("correlated", 100, 0.0, 0.5))
-    200.0
+    >>> g = release_guarantee(CountReleaseConfig(public=("total", "subcount")), 12, True)
+    >>> g.epsilon, g.sensitivity, g.basis[:48]
+    (1.0, 4.0, '2 per count because the current total is public:')
     """
-    return model.release_sensitivity(subcounts=table.subcounts is not None)
+    delta = config.delta_z(subcounts=subcounts)
+    if config.method == "postprocess":
+        mech = f"discrete Laplace DL(ε/{delta.value:g}) + two-stage projection (post-processing, Lemma 5)"
+    else:
+        mech = f"Wasserstein exponential mechanism (L1 loss, {config.base} base)"
+    notes: tuple[str, ...] = (f"How Δ_z was derived: {delta.describe()}.",)
+    if not delta.exact:
+        notes += (f"Δ_z = {delta.derived:g} is an upper bound on the exact Wasserstein-∞ sensitivity (not computed): "
+                  "the guarantee holds; the release may carry more noise than the least it needs.",)
+    if config.dependence.kind == "fixed":
+        notes += ("Independent people: household or outbreak correlation raises Δ_z (declare a correlated "
+                  "dependence model).",)
+    exact = True
+    if config.method == "wasserstein" and config.base != "naive":
+        exact = False
+        notes += (
+            "Approximate: the convolution sampler works in double precision and cuts each region's (and each partial "
+            "sum's) support where its weight falls e^{-40} ≈ 4e-18 below the largest, a cut that depends on the data. "
+            "The law it draws from is within a total variation of about 1e-17 per region and period of the "
+            "mechanism's (an estimate, not a proven bound): read it as (ε, δ)-TP with δ of that order.",
+        )
+    return TPGuarantee(epsilon=config.epsilon, sensitivity=delta.value, public=config.public, mechanism=mech,
+                       periods=periods, notes=notes, basis=delta.reason, exact=exact)
 
 
 def release_counts(
@@ -203,12 +222,7 @@ def release_counts(
     j, t = table.counts.shape
     r = config.replicates
     has_d = table.subcounts is not None
-    needed = config.dependence.release_sensitivity(subcounts=has_d)
-    if config.dependence.kind == "correlated" and config.sensitivity < needed:
-        raise InvalidParameterError(
-            f"sensitivity = {config.sensitivity:g} is below the Δ_z = {needed:g} this table needs under the declared "
-            f"dependence ({config.dependence.describe()}{', count + sub-count' if has_d else ''}); use {needed:g}"
-        )
+    a = config.noise_rate(subcounts=has_d)  # refuses a requested Δ_z below the derived one, with the reason
     bound = "subcount" in config.public
     total_public = "total" in config.public
     out_c = np.zeros((r, j, t), dtype=np.int64)
@@ -223,7 +237,6 @@ def release_counts(
         xd = subcounts[:, k] if subcounts is not None else None
         s = int(xc.sum())
         if config.method == "postprocess":
-            a = config.noise_rate
             yc = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
             yd = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if xd is not None else None
             if yd is not None and not bound:  # sub-counts projected on their own (≥ 0), counts on theirs
@@ -234,7 +247,6 @@ def release_counts(
             if regions is not None:
                 regions[:, :, k] = reg
         else:
-            a = config.noise_rate
             if config.base == "naive":
                 c = xc[None, :] + sample_discrete_laplace(a, (r, j), rng=rng)
                 d = xd[None, :] + sample_discrete_laplace(a, (r, j), rng=rng) if xd is not None else None

@@ -31,7 +31,7 @@ PUBLIC_STATISTICS: dict[str, str] = {
     "subcount": "the constraint sub-count ≤ count in every cell",
 }
 
-Composition = Literal["single", "sequential", "parallel", "conditioned"]
+Composition = Literal["single", "sequential", "parallel", "conditioned", "replicates"]
 
 SCOPE = "subject to the public information Z"
 
@@ -40,6 +40,7 @@ COMPOSITION_TEXT = {
     "sequential": "sequential composition (Lemma 6, ε's added)",
     "parallel": "parallel composition over disjoint blocks (Lemma 7, largest ε)",
     "conditioned": "an ε-DP output conditioned on agreeing with Z (Lemma 8, cost 2ε)",
+    "replicates": "R draws of one release on the same data, analysed jointly (R·ε)",
 }
 
 SEQUENTIAL_CAVEAT = (
@@ -78,8 +79,8 @@ class TPGuarantee(Serializable):
     unit : str
         The protection unit.
     exact : bool
-        False when the sampler only approximates the target law (MCMC): the statement is then
-        "approximate ε-TP" (digest G12).
+        False when the sampler only approximates the target law (MCMC, digest G12; or a support cut where the
+        weights are negligible): the statement is then "approximate ε-TP", and a note says how close.
     composition : {"single", "sequential", "parallel", "conditioned"}
         How the statement was obtained.
     periods : int
@@ -161,7 +162,7 @@ class TPGuarantee(Serializable):
     def headline(self) -> str:
         return (
             f"{self.standard} with ε = {self.epsilon:.6g} {SCOPE} (Δ_z = {self.sensitivity:.6g}"
-            f"{' from ' + self.basis if self.basis else ''}) for {self.unit}"
+            f"{': ' + self.basis if self.basis else ''}) for {self.unit}"
         )
 
     def describe(self) -> list[str]:

@@ -30,7 +30,7 @@ from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.public_info.composition import condition_on_public
 from engine.public_info.count_release import CountReleaseConfig, release_counts, release_guarantee
 from engine.public_info.count_table import CountTable
-from engine.public_info.dependence import DependenceModel
+from engine.public_info.dependence import DependenceModel, SensitivityDerivation
 from engine.public_info.discrete_laplace import dl_mean_abs, dl_variance
 from engine.public_info.guarantee import PUBLIC_STATISTICS, TPGuarantee
 from engine.public_info.projection import REGION_CODES
@@ -62,7 +62,7 @@ class CountStudyConfig(Serializable):
     replicates: int = 100
     public: tuple[str, ...] = ("last-period", "total", "subcount")
     alpha: float = 1.0
-    sensitivity: float = 2.0
+    sensitivity: float | None = None  # None: the Δ_z derived from the public statistics and the dependence model
     highlight: tuple[str, ...] = ()
     dependence: DependenceModel = DependenceModel()
 
@@ -79,7 +79,6 @@ class CountStudyConfig(Serializable):
         for p in self.public:
             check_choice("public", p, PUBLIC_STATISTICS)
         check_interval("alpha", self.alpha, 0, None, closed="neither")
-        check_interval("sensitivity", self.sensitivity, 0, None, closed="neither")
         for m in self.methods:  # the release configs validate the public-information requirements
             self.release_config(m, self.epsilons[0])
 
@@ -267,7 +266,7 @@ class DependenceSummary:
     """What the page shows about Δ_z, the noise and the guarantee of a study at its first ε."""
 
     correlated_delta: int | None  # Δ_z of one count under the (n, z0, z1) family, or None for the fixed model
-    release_delta: float  # Δ_z the releases use (the study's sensitivity)
+    release_delta: SensitivityDerivation  # Δ_z the releases use, and how it was derived
     noise: tuple[tuple[str, float, float, float], ...]  # (method label, DL rate a, sd, E|noise|) per method
     guarantee: TPGuarantee  # of the first method's release of ``periods`` periods
     conditioned: TPGuarantee  # an ε-DP release resampled until it agrees with Z (Lemma 8: 2ε)
@@ -278,24 +277,26 @@ def dependence_summary(config: CountStudyConfig, periods: int, subcounts: bool, 
     """Δ_z, each method's discrete-Laplace noise (rate a, sd, E|noise|), the guarantee, its conditioned version and
     the posterior band of a study at its first ε (``subcounts``: the table has a sub-count).
 
+    With the total public, count + sub-count: Δ_z = 4, so DL(ε/4) noise (digest G15).
+
     >>> s = dependence_summary(CountStudyConfig(methods=("postprocess",), epsilons=(1.0,)), 12, True, 0.5)
-    >>> s.correlated_delta, s.release_delta, s.guarantee.epsilon, s.conditioned.epsilon
-    (None, 2.0, 1.0, 2.0)
+    >>> s.correlated_delta, s.release_delta.value, s.guarantee.epsilon, s.conditioned.epsilon
+    (None, 4.0, 1.0, 2.0)
     >>> label, a, sd, mae = s.noise[0]
     >>> round(a, 4), round(sd, 4), round(mae, 4), tuple(round(x, 5) for x in s.band)
-    (0.5, 2.7992, 1.919, (0.26894, 0.73106))
+    (0.25, 5.6421, 3.9586, (0.26894, 0.73106))
     """
     model = config.dependence
     eps = config.epsilons[0]
     noise = []
     for key in config.methods:
         cfg = config.release_config(key, eps)
-        a = cfg.noise_rate
+        a = cfg.noise_rate(subcounts=subcounts)
         noise.append((cfg.label, a, float(np.sqrt(dl_variance(a))), dl_mean_abs(a)))
     guarantee = release_guarantee(config.release_config(config.methods[0], eps), periods, subcounts)
     lo, hi = posterior_band(eps, prior)
     return DependenceSummary(
         correlated_delta=model.count_sensitivity if model.kind == "correlated" else None,
-        release_delta=config.sensitivity, noise=tuple(noise), guarantee=guarantee,
+        release_delta=config.release_config(config.methods[0], eps).delta_z(subcounts=subcounts), noise=tuple(noise), guarantee=guarantee,
         conditioned=condition_on_public(guarantee), band=(float(lo), float(hi)),
     )

@@ -111,17 +111,17 @@ if kind == "correlated":
     seed_widget("public_info.z", (float(saved_model.get("z0", 0.2)), float(saved_model.get("z1", 0.6))))
     z0, z1 = d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05)
     model = DependenceModel("correlated", n=n_people, z0=float(z0), z1=float(z1))
-    sensitivity = cached.release_sensitivity(model.to_json(), has_sub)
-    d1.metric("Δ_z used by the release", fmt(sensitivity, 6),
-              help="Computed from the dependence model (exact W∞ of §4.4)" + (", doubled for the sub-count" if has_sub
-                                                                              else "") + "; every method uses it.")
-else:
-    seed_widget("public_info.sensitivity",
-                float(saved_study.get("sensitivity", 2.0)) if saved_model.get("kind", "fixed") == "fixed" else 2.0)
-    sensitivity = d1.number_input("Δ_z used by the release", min_value=0.5, max_value=1000.0, step=0.5,
-                                  key="public_info.sensitivity",
-                                  help="2 = one person changes one count and one sub-count by at most 1 each (the DP "
-                                       "value, valid only without dependence between people).")
+derived = cached.derive_sensitivity(tuple(public), model.to_json(), has_sub)
+d1.metric("Δ_z derived for the release", fmt(derived.value, 6),
+          help="Derived from what is public, the dependence model and whether the table has a sub-count; every "
+               "method uses it (see Public information in docs/paper-notes.md for the argument).")
+d1.caption(derived.reason[0].upper() + derived.reason[1:] + ("." if derived.exact else
+           ". The release is calibrated to this bound: its guarantee holds, with possibly more noise than needed."))
+seed_widget("public_info.sensitivity", saved_study.get("sensitivity"))
+sensitivity = d1.number_input("A larger Δ_z (optional)", min_value=0.5, max_value=1000.0, step=0.5, value=None,
+                              key="public_info.sensitivity", placeholder=f"derived: {fmt(derived.value, 6)}",
+                              help="Leave empty to use the derived Δ_z. A larger value adds noise and keeps the "
+                                   "guarantee true; a smaller one is refused, with the reason.")
 seed_widget("public_info.prior", 0.5)
 prior = d1.slider("Adversary's prior that a person is in the data", 0.01, 0.99, key="public_info.prior")
 draw_calculators()
@@ -153,16 +153,23 @@ with user_errors(prefix="The release study cannot run as set: "):  # full width:
     for eps in epsilons:  # the Studio's range, as links and records are checked on load
         check_studio_range("ε per period", eps, *STUDIO_EPSILON, "this field")
     config = CountStudyConfig(methods=tuple(methods), epsilons=epsilons, replicates=int(replicates),
-                              public=tuple(public), alpha=float(alpha), sensitivity=float(sensitivity),
+                              public=tuple(public), alpha=float(alpha),
+                              sensitivity=None if sensitivity is None else float(sensitivity),
                               highlight=tuple(highlight), dependence=model)
 st.session_state["public_info.invalid"] = config is None  # the Export page says when it shows an older declaration
 if config is None:
     stop_page()
+summary = None
+with user_errors(prefix="The release study cannot run as set: "):  # e.g. a Δ_z below the derived one
+    summary = cached.dependence_summary(config.to_json(), len(table.periods), has_sub, prior)
+st.session_state["public_info.invalid"] = summary is None
+if summary is None:
+    stop_page()
 state.public_info = {"source": source, "data": data_key if source == "demo" else f"upload:{data_key[:16]}",
-                     "model": model.to_dict(), "seed": seed, "study": config.to_dict(), "periods": len(table.periods)}
+                     "model": model.to_dict(), "seed": seed, "study": config.to_dict(), "periods": len(table.periods),
+                     "subcounts": has_sub}
 st.markdown(seed_badge(seed))
 
-summary = cached.dependence_summary(config.to_json(), len(table.periods), has_sub, prior)
 with d2:
     draw_dependence(summary, model, prior, len(table.periods))
 

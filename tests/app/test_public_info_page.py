@@ -176,22 +176,24 @@ def correlated(at, n: int = 100, z: tuple[float, float] = (0.0, 0.5)):
 
 
 def test_correlated_model_sets_the_releases_delta_z_and_its_noise_scale():
-    """O3 (n = 100, z0 = 0, z1 = 0.5): Δ_z = 100 per count, 200 for counties-demo's count + sub-count; the release
-    runs with it (noise DL(ε/Δ_z), scale Δ_z/ε) and every caption says which Δ_z was used."""
+    """O3 (n = 100, z0 = 0, z1 = 0.5): k = 100 per count; with the total public every case the group gains another
+    region loses (2n = 200 per count), doubled for counties-demo's sub-count: Δ_z = 400. The release runs with it
+    (noise DL(ε/Δ_z), scale Δ_z/ε) and every caption says which Δ_z was used and why."""
     from engine.public_info.dependence import DependenceModel
 
     at = correlated(start_on("public_info"))
     model = DependenceModel("correlated", n=100, z0=0.0, z1=0.5)
     cfg = CountStudyConfig.from_dict(studio(at).public_info["study"])
-    assert cfg.dependence == model and cfg.sensitivity == 200.0 == 2 * model.count_sensitivity
-    assert next(m for m in at.metric if m.label == "Δ_z used by the release").value == "200"
-    assert not any(n.key == "public_info.sensitivity" for n in at.number_input)  # not typed by hand
+    assert cfg.dependence == model and cfg.sensitivity is None  # derived, not typed
+    assert cfg.release_config("postprocess", 1.0).delta_z(subcounts=True).value == 400.0 == 4 * model.count_sensitivity
+    assert next(m for m in at.metric if m.label == "Δ_z derived for the release").value == "400"
     noise = next(d for d in at.dataframe if "noise DL(a): a" in d.value.columns).value
     eps = cfg.epsilons[0]
-    assert noise["noise DL(a): a"].tolist() == [cfg.release_config(m, eps).noise_rate for m in cfg.methods]
-    assert 1 / cfg.release_config("postprocess", eps).noise_rate == pytest.approx(200 / eps)  # scale Δ_z/ε
-    assert any("Δ_z = 200 from correlated counts, groups of n = 100 with z0 = 0, z1 = 0.5: 100 per count, "
-               "doubled for the sub-count" in m.value for m in at.markdown)
+    assert noise["noise DL(a): a"].tolist() == [cfg.release_config(m, eps).noise_rate(subcounts=True)
+                                                for m in cfg.methods]
+    assert 1 / cfg.release_config("postprocess", eps).noise_rate(subcounts=True) == pytest.approx(400 / eps)
+    assert any("The release uses Δ_z = 400: 200 per count because the current total is public" in m.value
+               for m in at.markdown)
     at.text_input(key="public_info.seed").input("7")
     at.text_input(key="public_info.epsilons").input("0.5")
     at.number_input(key="public_info.replicates").set_value(2)
@@ -202,8 +204,27 @@ def test_correlated_model_sets_the_releases_delta_z_and_its_noise_scale():
     ref = build_count_study(counties_demo(), CountStudyConfig.from_dict(studio(at).public_info["study"]),
                             rng=make_rng(7))
     np.testing.assert_array_equal(results.cells[0].released, ref.cells[0].released)
-    assert results.cells[0].guarantee.sensitivity == 200.0
-    assert "Δ_z = 200 from correlated counts" in figure(at, "Relative error").layout.title.text
+    assert results.cells[0].guarantee.sensitivity == 400.0
+    assert "Δ_z = 400: 200 per count because the current total is public" in figure(at, "Relative error").layout.title.text
+
+
+def test_delta_z_follows_what_is_public_and_a_smaller_one_is_refused():
+    """Independent people (G15): 4 for counties-demo's count + sub-count with the total public, 2 without it; a
+    Δ_z typed below the derived one is refused with the reason, and the page keeps running."""
+    at = start_on("public_info")
+    metric = lambda: next(m for m in at.metric if m.label == "Δ_z derived for the release").value  # noqa: E731
+    assert metric() == "4"
+    assert any("2 per count because the current total is public" in c.value for c in at.caption)
+    at.checkbox(key="public_info.public_total").uncheck().run()
+    assert metric() == "2" and not at.exception
+    at.checkbox(key="public_info.public_total").check().run()
+    at.number_input(key="public_info.sensitivity").set_value(2.0).run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error).replace("\\", "")  # Markdown escapes
+    assert "sensitivity Δ_z = 2 is below the 4 this release needs" in errors
+    assert not any(b.key == "public_info.run" for b in at.button)  # nothing runs under a false guarantee
+    at.number_input(key="public_info.sensitivity").set_value(8.0).run()
+    assert not at.error and any("Δ_z = 8, set by the user above the derived 4" in m.value for m in at.markdown)
 
 
 def test_ignoring_the_dependence_panel_shows_the_engines_realised_epsilon():
@@ -273,7 +294,7 @@ def test_scenario_link_round_trips_the_pages_settings():
 @pytest.mark.parametrize(("change", "shown"), [
     ({"epsilons": [0.5, 60.0]}, "ε per period = 60, outside the range this Studio accepts, [0.001, 50]"),
     ({"replicates": 5000}, "replicates = 5000, outside the range this Studio accepts, [1, 1000]"),
-    ({"dependence": {"kind": "correlated", "n": 800, "z0": 0.1, "z1": 0.9}, "sensitivity": 2000.0},
+    ({"dependence": {"kind": "correlated", "n": 800, "z0": 0.1, "z1": 0.9}},
      "people per group n = 800, outside the range this Studio accepts, [2, 500]"),
     ({"methods": ["wasserstein-congenial"], "public": ["subcount"]}, "declare 'total' public"),
 ], ids=["epsilon", "replicates", "group-size", "base-needs-total"])

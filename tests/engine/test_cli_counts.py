@@ -30,9 +30,14 @@ def test_counts_demo_postprocess(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     payload = json.loads(captured.out)
-    assert payload["guarantee"]["kind"] == "tp_guarantee" and payload["guarantee"]["epsilon"] == 1.0
-    assert payload["study_epsilon"] == {"per_period": 1.0, "parallel": 1.0, "sequential": 24.0}
-    assert payload["data"]["synthetic"] is True and "warning" in payload
+    # two replicates in one file: the printed guarantee is that of both (2 × ε per period), and the seed says simulation
+    assert payload["guarantee"]["kind"] == "tp_guarantee" and payload["guarantee"]["epsilon"] == 2.0
+    assert payload["guarantee"]["composition"] == "replicates" and payload["epsilon_per_replicate"] == 1.0
+    assert payload["study_epsilon"] == {"per_period": 2.0, "parallel": 2.0, "sequential": 48.0}
+    assert payload["data"]["synthetic"] is True and "not private" in payload["warning"]
+    # the demo declares all three public statistics and has deaths: Δ_z = 4, derived and said why
+    assert payload["delta_z"]["value"] == 4.0 == payload["guarantee"]["sensitivity"] and payload["delta_z"]["exact"]
+    assert "2 per count because the current total is public" in payload["delta_z"]["reason"]
     table = pd.read_csv(out)
     assert len(table) == 2 * 67 * 24 and list(table.columns) == ["region", "period", "replicate", "count", "subcount"]
     assert (table["subcount"] <= table["count"]).all() and (table["subcount"] >= 0).all()
@@ -63,7 +68,12 @@ def test_counts_input_wasserstein(tmp_path, capsys, base):
     (["--method", "postprocess", "--epsilon", "1", "--dependence", "100,0.5"], "--dependence must be N,Z0,Z1"),
     (["--method", "postprocess", "--epsilon", "1", "--dependence", "10,0.7,0.3"], "z0 must be ≤ z1"),
     (["--method", "postprocess", "--epsilon", "1", "--dependence", "100,0,0.5", "--sensitivity", "50"],
-     "below the Δ_z = 100 of one count"),
+     "sensitivity Δ_z = 50 is below the 200 this release needs"),
+    # under independence too (the issue's reproduction: 0.5 was accepted, realised ε = 4 at a claimed 1)
+    (["--method", "postprocess", "--epsilon", "1", "--public", "", "--sensitivity", "0.5"],
+     "sensitivity Δ_z = 0.5 is below the 1 this release needs"),
+    (["--method", "postprocess", "--epsilon", "1", "--subcount", "deaths", "--sensitivity", "2"],
+     "sensitivity Δ_z = 2 is below the 4 this release needs (2 per count because the current total is public"),
 ])
 def test_counts_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
     path, _ = _input(tmp_path)
@@ -79,23 +89,52 @@ def test_counts_missing_file(tmp_path, capsys):
     assert code == 2 and "--input" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("subcount", "expected"), [(True, 200.0), (False, 100.0)])
-def test_counts_dependence_model_sets_delta_z(tmp_path, capsys, subcount, expected):
-    """O3's model (n = 100, z0 = 0, z1 = 0.5): Δ_z = 100 per count, doubled with a sub-count; noise rate ε/Δ_z."""
+@pytest.mark.parametrize(("subcount", "public", "expected"), [
+    (True, "last-period", 200.0), (False, "last-period", 100.0), (True, "total,subcount", 400.0),
+    (False, "total", 200.0),
+])
+def test_counts_dependence_model_sets_delta_z(tmp_path, capsys, subcount, public, expected):
+    """O3's model (n = 100, z0 = 0, z1 = 0.5): Δ_z = 100 per count, doubled with a sub-count, doubled again with the
+    total public; noise rate ε/Δ_z."""
     path, _ = _input(tmp_path)
     code = main(["counts", "--input", str(path), "--region", "county", "--period", "month", "--count", "cases",
                  *(["--subcount", "deaths"] if subcount else []), "--method", "postprocess", "--epsilon", "0.5",
-                 "--dependence", "100,0,0.5", "--seed", "1", "--output", str(tmp_path / "o.csv")])
+                 "--public", public, "--dependence", "100,0,0.5", "--seed", "1", "--output", str(tmp_path / "o.csv")])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     payload = json.loads(captured.out)
-    assert payload["config"]["sensitivity"] == expected == payload["guarantee"]["sensitivity"]
+    assert payload["delta_z"]["value"] == expected == payload["guarantee"]["sensitivity"]
+    assert payload["config"]["sensitivity"] is None  # derived, not chosen
     assert payload["config"]["dependence"] == {"kind": "correlated", "n": 100, "z0": 0.0, "z1": 0.5}
-    assert payload["guarantee"]["basis"].startswith("correlated counts, groups of n = 100 with z0 = 0, z1 = 0.5")
+    assert "groups of n = 100 with z0 = 0, z1 = 0.5" in payload["guarantee"]["basis"]
+    assert ("because the current total is public" in payload["delta_z"]["reason"]) == ("total" in public)
+
+
+def test_unseeded_replicates_carry_the_composed_guarantee(tmp_path, capsys):
+    """R releases written to one file spend R·ε per period: the JSON says so, never "ε of one release"."""
+    path, _ = _input(tmp_path)
+    code = main(["counts", "--input", str(path), "--region", "county", "--period", "month", "--count", "cases",
+                 "--method", "wasserstein", "--base", "naive", "--epsilon", "0.5", "--public", "",
+                 "--replicates", "10", "--output", str(tmp_path / "o.csv")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    payload = json.loads(captured.out)
+    g = payload["guarantee"]
+    assert g["epsilon"] == 5.0 and g["composition"] == "replicates" and payload["replicates"] == 10
+    assert payload["study_epsilon"]["per_period"] == 5.0
+    assert payload["statement"][0].startswith("ε-TP with ε = 5 ")
+    assert any("10 replicates of one release published together" in line for line in payload["statement"])
+    assert "spend ε = 5 per period" in payload["warning"] and payload["seed"] is None
+    one = main(["counts", "--input", str(path), "--region", "county", "--period", "month", "--count", "cases",
+                "--method", "wasserstein", "--base", "naive", "--epsilon", "0.5", "--public", "",
+                "--output", str(tmp_path / "one.csv")])
+    single = json.loads(capsys.readouterr().out)
+    assert one == 0 and single["guarantee"]["epsilon"] == 0.5 and single["guarantee"]["composition"] == "single"
+    assert "warning" not in single
 
 
 @pytest.mark.parametrize("config", [
-    CountReleaseConfig(method="postprocess", epsilon=0.5, public=("total", "subcount"), sensitivity=3.0),
+    CountReleaseConfig(method="postprocess", epsilon=0.5, public=("total", "subcount"), sensitivity=5.0),
     CountReleaseConfig(method="wasserstein", base="prior", epsilon=2.0, alpha=0.5,
                        public=("last-period", "total"), replicates=2),
     CountReleaseConfig(method="wasserstein", base="naive", epsilon=1.0, public=(),

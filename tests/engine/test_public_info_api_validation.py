@@ -83,7 +83,7 @@ def test_valid_call_succeeds(fn, valid, params):
 CONFIGS = [
     (TPGuarantee, dict(epsilon=1.0, sensitivity=2.0), {"epsilon": (0.0, -1.0, math.nan), "sensitivity": POS,
                                                        "periods": INT1, "composition": ("nope",)}),
-    (CountReleaseConfig, {}, {"epsilon": POS, "alpha": POS, "replicates": INT1, "sensitivity": POS,
+    (CountReleaseConfig, {}, {"epsilon": POS, "alpha": POS, "replicates": INT1, "sensitivity": POS[:-1] + (0.5,),
                               "method": ("nope",), "base": ("nope",), "public": (("nope",), ("total", "total"))}),
     (CountStudyConfig, dict(methods=("postprocess",)), {"epsilons": ((), (0.0,), (-1.0,)), "replicates": INT1,
                                                         "methods": ((), ("nope",)), "alpha": POS}),

@@ -55,12 +55,12 @@ def test_cancel_keeps_the_finished_cells():
 
 def test_dependence_summary_of_a_correlated_model_with_subcounts():
     model = DependenceModel("correlated", n=20, z0=0.2, z1=0.6)
-    delta = model.release_sensitivity(subcounts=True)
-    cfg = CountStudyConfig(methods=("postprocess", "wasserstein-naive"), epsilons=(0.8, 2.0), sensitivity=delta,
+    count_delta = correlated_counts_sensitivity(20, 0.2, 0.6)
+    delta = 2 * count_delta  # no public total: the count's Δ_z, doubled for the sub-count (exact)
+    cfg = CountStudyConfig(methods=("postprocess", "wasserstein-naive"), epsilons=(0.8, 2.0), public=("last-period",),
                            dependence=model)
     s = dependence_summary(cfg, periods=5, subcounts=True, prior=0.3)
-    count_delta = correlated_counts_sensitivity(20, 0.2, 0.6)
-    assert s.correlated_delta == count_delta and s.release_delta == 2 * count_delta
+    assert s.correlated_delta == count_delta and s.release_delta.value == delta and s.release_delta.exact
     # DL rate a = ε/Δ_z for post-processing, ε/(2Δ_z) for the exponential mechanism, at the first ε
     rates = [a for _, a, _, _ in s.noise]
     assert rates == pytest.approx([0.8 / delta, 0.8 / (2 * delta)], rel=1e-12)

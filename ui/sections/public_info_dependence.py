@@ -19,11 +19,10 @@ def draw_dependence(summary: DependenceSummary, model: DependenceModel, prior: f
         z, grid = cached.correlated_sensitivity_grid(model.n, 21)
         st.plotly_chart(figs.sensitivity_heatmap(z, grid, model.n, (model.z0, model.z1), summary.correlated_delta),
                         key="public_info.heatmap")
-        doubled = summary.release_delta != summary.correlated_delta
         st.markdown(f"With groups of **n = {model.n}** people and **z0 = {fmt(model.z0)}, z1 = {fmt(model.z1)}**, "
-                    f"one person can move a count by up to **Δ_z = {summary.correlated_delta}** (the DP value is 1 "
-                    f"per count). The release uses **Δ_z = {fmt(summary.release_delta, 6)}**"
-                    + (" (the count's Δ_z, doubled for the sub-count)." if doubled else "."))
+                    f"one person can move a count by up to **k = {summary.correlated_delta}** when nothing ties the "
+                    "regions together (the DP value is 1 per count).")
+    st.markdown(f"**The release uses {summary.release_delta.describe()}.**")
     lo, hi = summary.band
     st.markdown(
         f"**Guarantee at the first ε:** {summary.guarantee.headline()}.\n\n"
