@@ -44,15 +44,21 @@ st.set_page_config(page_title="Privacy Parameter Studio", page_icon=str(Path(__f
                    layout="wide")
 
 # A reload starts a new session: bring back this session's work kept in memory under the address's key.
+evicted_note = None
 if STATE_KEY not in st.session_state:
-    kept = session_store.restore(st.query_params.get(session_store.SESSION_PARAM))
+    asked = st.query_params.get(session_store.SESSION_PARAM)
+    kept = session_store.restore(asked)
     if kept is not None:
         st.session_state[STATE_KEY], extras = kept
         st.session_state.update(extras)
-        st.session_state[SESSION_KEY] = st.query_params.get(session_store.SESSION_PARAM)
+        st.session_state[SESSION_KEY] = asked
+    else:  # evicted work is announced, never dropped silently
+        evicted_note = session_store.evicted(asked)
 st.session_state.setdefault(SESSION_KEY, session_store.new_key())
 
 state = get_state()
+if evicted_note is not None:
+    state.notices.append(evicted_note)
 link_page = None
 if not state.link_restored:
     state.link_restored = True

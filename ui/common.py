@@ -23,6 +23,7 @@ import streamlit as st
 
 from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
+from ui import session_store
 from ui.figures.theme import fmt, fmt_param
 from ui.links import scenario_params
 from ui.state import StudioState
@@ -293,6 +294,11 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
                 "back your data and results after a reload in this browser."
             )
             st.code(share_link(state, page), language=None, wrap_lines=True)
+        held = session_store.stats()
+        st.caption(f"Reload-safe: this server keeps each session's work in memory for {session_store.TTL / 3600:g} h "
+                   f"after its last use ({held['sessions']} of {held['max_sessions']} sessions, "
+                   f"{held['bytes'] / 2**20:.0f} of {held['max_bytes'] / 2**20:.0f} MiB of uploads held; never on "
+                   "disk). Export a decision record to keep it longer.")
 
 
 def b_in_data_units(prepared: Any, b: float) -> str:
