@@ -5,11 +5,10 @@ uploading the largest file the app accepts never evicts anyone."""
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from engine.guarantee import Guarantee
 from engine.workshop import Candidate, Workshop
-from streamlit.testing.v1 import AppTest
-
 from tests.app.conftest import APP, TIMEOUT, start_app
 from ui import cached, session_store
 from ui.session_store import new_key, restore, save
