@@ -12,9 +12,9 @@ from engine.errors import InvalidParameterError
 from engine.public_info.count_release import CountReleaseConfig, release_counts
 from engine.public_info.count_table import count_table_from_frame, counties_demo
 from engine.public_info.dependence import DependenceModel, dependence_audit, derive_sensitivity
-from engine.public_info.wasserstein import congenial_log_pmf
 from engine.public_info.discrete_laplace import dl_mean_abs
 from engine.public_info.results import CountStudyConfig
+from engine.public_info.wasserstein import congenial_log_pmf
 
 O3_MODEL = DependenceModel("correlated", n=100, z0=0.0, z1=0.5)
 
