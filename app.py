@@ -18,12 +18,9 @@ from pathlib import Path
 import streamlit as st
 
 from ui import session_store
-from ui.common import PageStop, render_sidebar, show_notices, wait_for_warm_up, warm_up
+from ui.common import PageStop, render_sidebar, show_interrupted, show_notices, wait_for_warm_up, warm_up
 from ui.links import apply_scenario_params, scenario_params
-from ui.state import STATE_KEY, get_state, keep_widget_values
-
-#: Where this session's key for the in-memory store lives (ui.session_store).
-SESSION_KEY = "studio.session_key"
+from ui.state import get_state, has_session, keep_widget_values, restore_session, session_key, set_session_key
 
 #: (file, title, icon) in workflow order.
 PAGES: tuple[tuple[str, str, str], ...] = (
@@ -43,20 +40,24 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 st.set_page_config(page_title="Privacy Parameter Studio", page_icon=str(Path(__file__).parent / "assets" / "favicon.svg"),
                    layout="wide")
 
-# A reload starts a new session: bring back this session's work kept in memory under the address's key.
+# A reload starts a new session: bring back this session's work kept in memory under the address's key (work that
+# was running then is reported as interrupted, with a button to run it again: ui.common.show_interrupted).
 evicted_note = None
-if STATE_KEY not in st.session_state:
+restored = False
+if not has_session():
     asked = st.query_params.get(session_store.SESSION_PARAM)
     kept = session_store.restore(asked)
-    if kept is not None:
-        st.session_state[STATE_KEY], extras = kept
-        st.session_state.update(extras)
-        st.session_state[SESSION_KEY] = asked
+    if kept is not None and isinstance(asked, str):
+        restore_session(*kept)
+        set_session_key(asked)
+        restored = True
     else:  # evicted work is announced, never dropped silently
         evicted_note = session_store.evicted(asked)
-st.session_state.setdefault(SESSION_KEY, session_store.new_key())
+set_session_key(session_store.new_key())
 
 state = get_state()
+if not restored:
+    state.finish_work()  # work an earlier run of this session announced ended with that run (a Stop or another click)
 if evicted_note is not None:
     state.notices.append(evicted_note)
 link_page = None
@@ -75,6 +76,7 @@ if isinstance(link_page, str) and link_page != navigation.url_path:
         st.switch_page(target)  # a shared link opens on the page it was made on
 sidebar = st.sidebar.container()
 show_notices(state)
+show_interrupted(state)
 keep_widget_values()
 wait_for_warm_up()  # never import alongside the background warm-up (ui.common.wait_for_warm_up)
 try:
@@ -83,9 +85,9 @@ except PageStop:  # the page ended early on purpose (ui.common.stop_page): the s
     pass
 finally:
     render_sidebar(state, sidebar, page=navigation.url_path)
-    wanted = {**scenario_params(state, page=navigation.url_path),
-              session_store.SESSION_PARAM: st.session_state[SESSION_KEY]}
+    key = session_key() or ""
+    wanted = {**scenario_params(state, page=navigation.url_path), session_store.SESSION_PARAM: key}
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
-    session_store.save(st.session_state[SESSION_KEY], state, st.session_state)
+    session_store.save(key, get_state(), st.session_state)
     warm_up()  # after the first page is drawn: import what the later pages need in the background

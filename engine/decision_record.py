@@ -379,6 +379,37 @@ class DecisionRecord(Serializable):
         """The embedded :class:`ReleaseConfig` alone, for ``privatize --config`` from a separate file."""
         return self.release.to_json(indent=2, ensure_ascii=False)
 
+    @property
+    def chosen_is_released(self) -> bool:
+        """True when the workshop's chosen candidate is what the record releases (its mechanism, on these data)."""
+        choice = self.workshop.choice if self.workshop is not None else None
+        if choice is None:
+            return False
+        try:
+            return choice.build_mechanism(self.data.d).to_dict() == self.release.mechanism
+        except InvalidParameterError:
+            return False
+
+    def evaluate_command(self, record_file: str = "decision-record.json") -> str | None:
+        """The command that re-measures the chosen candidate's evidence on the data to the last digit — ``python -m
+        engine evaluate --config FILE --seed SEED --repetitions N`` — or None when no choice is released or its
+        evidence cannot be replayed exactly (measured with fresh randomness, by a sweep or a search, on other data,
+        or with another program: :attr:`engine.workshop.Evidence.replayable`)."""
+        import shlex
+
+        if not self.chosen_is_released or self.workshop is None or self.workshop.choice is None:
+            return None
+        evidence = self.workshop.choice.evidence
+        if evidence is None or not evidence.replayable or evidence.data != self.data.sha256:
+            return None
+        if evidence.metric is not None and not evidence.measured_with(self.program):
+            return None
+        parts = ["python", "-m", "engine", "evaluate", "--config", record_file]
+        if self.data.source == "upload":
+            parts += ["--input", "YOUR_DATA.csv"]
+        parts += ["--seed", str(evidence.seed), "--repetitions", str(evidence.repetitions)]
+        return " ".join(shlex.quote(p) for p in parts)
+
 
 def _version_message(version: Any) -> str:
     return (
@@ -491,7 +522,7 @@ def _missing_fields(tp: Any, value: Any, where: str) -> list[str]:
         for name, hint in _field_hints(tp).items():
             path = f"{where}.{name}" if where else name
             if name not in value:
-                if not (tp is DecisionRecord and name in OPTIONAL_RECORD_FIELDS):
+                if name not in OPTIONAL_FIELDS.get(tp.__name__, ()):
                     out.append(path)
             elif tp is ReleaseConfig and name == "mechanism" and isinstance(value[name], dict):
                 cls = MECHANISMS.get(value[name].get("kind"))
@@ -681,6 +712,12 @@ def privacy_specification(
 
 #: Record fields added after schema version 1 shipped: old records without them load (as None).
 OPTIONAL_RECORD_FIELDS = ("public_information", "workshop")
+#: Fields added after schema version 1 shipped, by the class that holds them: a record written before them loads
+#: with their default (None: "not recorded"), never with a made-up value.
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "DecisionRecord": OPTIONAL_RECORD_FIELDS,
+    "Evidence": ("program", "method"),  # what the evidence was measured with and how (issue 31)
+}
 
 PUBLIC_INFORMATION_SCOPE = "DP / ε-TP subject to the invariants Z"
 
@@ -781,11 +818,26 @@ def build_decision_record(
     ``candidate`` is the (B, ε, δ) chosen on the feasibility page (the target the mechanism was set up from).
     ``sweeps`` are the last tradeoff sweep's results, one per mechanism swept; ``selected`` is the grid point the
     designer picked (stored with the first). ``workshop`` holds the pinned candidates, the chosen one and the
-    group's rationale (None or an empty workshop: not written).
+    group's rationale (None or an empty workshop: not written); when it has a chosen candidate, ``mechanism`` must be
+    that candidate's (the record releases what the group chose, or it is refused).
     """
     release = ReleaseConfig(
         data=prepared.spec, mechanism=mechanism, seed=seed, dataset=dataset if source == "demo" else None
     )
+    if workshop is not None and workshop.choice is not None:
+        chosen = workshop.choice.build_mechanism(prepared.d).to_dict()
+        if chosen != release.mechanism:
+            raise InvalidParameterError(
+                f"the record would release {release.build_mechanism().LABEL} ({release.mechanism}) while the "
+                f"workshop's chosen candidate {workshop.choice.label!r} is {chosen} — a record releases the chosen "
+                "candidate; clear the choice to release another configuration"
+            )
+    for result in sweeps:
+        if result.fingerprint and result.fingerprint != prepared.fingerprint:
+            raise InvalidParameterError(
+                f"the sweep of {result.config.mechanism} was computed on other data (fingerprint "
+                f"{result.fingerprint[:12]}…) than the record's ({prepared.fingerprint[:12]}…) — leave it out"
+            )
     mech = release.build_mechanism()
     guarantee = mech.guarantee()
     reports = tuple(feasibility_report(g, candidate.epsilon, candidate.delta) for g in gammas)

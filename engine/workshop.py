@@ -162,6 +162,15 @@ class Evidence(Serializable):
     baselines : dict
         The rules that use no data (target nobody, approve everyone, …) → their mean value of ``metric`` on the same
         rows, so that a candidate no better than one of them is flagged (:attr:`no_better_than`).
+    program : dict or None
+        The program the metric was measured with (``ProgramConfig.to_dict()``; None: not recorded, in evidence
+        written before it was, or no program ran), so that evidence is never attributed to another program setting.
+    method : {"release", "sweep", "search"} or None
+        How it was measured: ``"release"`` — :func:`engine.analysis.analyse_mechanisms` on the candidate's mechanism
+        alone with root seed ``seed`` and ``repetitions`` releases (the Mechanisms page's run, the Workshop's
+        measurement), which ``python -m engine evaluate --seed SEED --repetitions N`` replays to the last digit;
+        ``"sweep"`` — the rows of a sweep's grid point (their own seeds); ``"search"`` — the recommender's releases.
+        None: not recorded.
     """
 
     metric: str | None
@@ -176,6 +185,8 @@ class Evidence(Serializable):
     seed: int | None = None
     data: str | None = None
     baselines: dict[str, float] = field(default_factory=dict)
+    program: dict[str, Any] | None = None
+    method: Literal["release", "sweep", "search"] | None = None
 
     PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
         "repetitions": Integer(1),
@@ -193,6 +204,27 @@ class Evidence(Serializable):
                 raise InvalidParameterError(f"the {name.replace('_', ' ')} protection must lie in [0, 1]; got {score!r}")
         if (self.metric is None) != (self.value is None):
             raise InvalidParameterError("evidence states a program metric and its value together, or neither")
+        if self.program is not None:
+            from engine.evaluation.programs import ProgramConfig
+
+            program = self.program
+            if isinstance(program, ProgramConfig):
+                program = program.to_dict()
+            object.__setattr__(self, "program", ProgramConfig.from_dict(program).to_dict())
+        if self.method not in (None, "release", "sweep", "search"):
+            raise InvalidParameterError(f"evidence's method must be release, sweep or search; got {self.method!r}")
+
+    @property
+    def replayable(self) -> bool:
+        """True when ``python -m engine evaluate --seed SEED --repetitions N`` on a record releasing the candidate's
+        mechanism with this program reproduces these numbers exactly (a release analysis with a recorded seed)."""
+        return self.method == "release" and self.seed is not None
+
+    def measured_with(self, program: Any) -> bool:
+        """True when this evidence was measured with ``program`` (a ``ProgramConfig`` or None), or does not say."""
+        if self.program is None:
+            return True
+        return program is not None and self.program == program.to_dict()
 
     @property
     def seeded(self) -> bool:
@@ -222,13 +254,15 @@ class Evidence(Serializable):
 
 
 def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *, seed: int | None,
-                       confidence: float = 0.95, data: str | None = None) -> Evidence:
+                       confidence: float = 0.95, data: str | None = None, program: Any = None,
+                       method: Literal["release", "sweep", "search"] | None = None) -> Evidence:
     """Evidence from the analysis rows of repeated releases of one configuration.
 
     ``runs`` are :meth:`engine.analysis.AnalysisResult.row` dicts — a Mechanisms run's ``PointAnalysis.runs`` or a
     sweep point's rows of ``SweepResult.table``, which hold the same columns; attacks run on the first release only,
     so each protection is the mean of its finite values. ``metric`` is the program's headline metric (None without
-    a program); ``data`` the prepared data's fingerprint.
+    a program); ``data`` the prepared data's fingerprint; ``program`` the ``ProgramConfig`` the rows were scored
+    with and ``method`` how they were made (see :class:`Evidence`).
     """
     if not runs:
         raise InvalidParameterError("no releases were analysed for this candidate — run it first")
@@ -265,6 +299,8 @@ def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *,
         seed=seed,
         data=data,
         baselines={rule: v for rule, v in baselines.items() if v is not None},
+        program=None if program is None else program.to_dict(),
+        method=method,
     )
 
 
@@ -433,12 +469,14 @@ class Workshop(Serializable):
         return replace(self, rationale=str(text))
 
 
-def candidate_from_run(run: Any, label: str) -> Candidate:
+def candidate_from_run(run: Any, label: str, *, program: Any = None) -> Candidate:
     """A Mechanisms run (:class:`engine.release_analysis.ReleaseAnalysis`) as a candidate with its evidence: the
-    chosen mechanism's releases (``points[0].runs``) and the run's recorded seed (None for a real release)."""
-    program = run.program
-    evidence = evidence_from_runs(run.points[0].runs, None if program is None else program.headline_metric,
-                                  seed=run.summary.get("seed"), data=(run.summary.get("data") or {}).get("sha256"))
+    chosen mechanism's releases (``points[0].runs``) and the run's recorded seed (None for a real release);
+    ``program`` is the ``ProgramConfig`` the run scored (recorded with the evidence)."""
+    result = run.program
+    evidence = evidence_from_runs(run.points[0].runs, None if result is None else result.headline_metric,
+                                  seed=run.summary.get("seed"), data=(run.summary.get("data") or {}).get("sha256"),
+                                  program=program if result is not None else None, method="release")
     return Candidate.of(label, "mechanisms", run.mechanism, evidence)
 
 
@@ -451,14 +489,16 @@ def candidate_from_sweep(result: Any, point: int, label: str, *, d: int | None =
     rows = result.table[result.table["point"] == int(point)].to_dict("records")
     metric = result.config.program.headline_metric
     return Candidate.of(label, "tradeoffs", found[0],
-                        evidence_from_runs(rows, metric, seed=int(result.config.seed), data=result.fingerprint or None))
+                        evidence_from_runs(rows, metric, seed=int(result.config.seed), data=result.fingerprint or None,
+                                           program=result.config.program, method="sweep"))
 
 
 def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | None = None,
-                                  data: str | None = None) -> Candidate:
+                                  data: str | None = None, program: Any = None) -> Candidate:
     """The recommended point of :func:`engine.recommend.recommend` as a candidate: the mechanism spending its
     (B, ε, δ), the target metric's interval from the search's releases and the protections measured there (the
-    search is seeded: a simulation). ``data`` is the fingerprint of the prepared data searched."""
+    search is seeded: a simulation). ``data`` is the fingerprint of the prepared data searched, ``program`` the
+    ``ProgramConfig`` it was searched with."""
     point = recommendation.recommended
     if point is None:
         raise InvalidParameterError("the search found no configuration that meets the target — nothing to pin")
@@ -472,6 +512,8 @@ def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | N
                      if f"protection_{p}" in recommendation.protections},
         seed=recommendation.config.seed,
         data=data,
+        program=None if program is None else program.to_dict(),
+        method="search",
     )
     return Candidate.of(label, "recommendation", mechanism, evidence)
 

@@ -214,6 +214,20 @@ def stop_page() -> None:
     raise PageStop
 
 
+#: Results computed for other settings than the page's form are drawn in a container whose key starts with
+#: ``stale_`` (Streamlit gives it the class ``st-key-stale_…``) and greyed out by this rule.
+STALE_CSS = """<style>
+div[class*="st-key-stale_"] { opacity: 0.45; filter: grayscale(0.8); }
+</style>"""
+
+
+def stale_block(stale: bool, name: str) -> Any:
+    """A container for a page's results: greyed (``stale_<name>``) when they are not of the form's settings."""
+    if stale:
+        st.html(STALE_CSS)
+    return st.container(key=f"{'stale' if stale else 'current'}_{name}")
+
+
 @dataclass
 class Outcome:
     """Set by :func:`user_errors`: whether the block failed, and the error."""
@@ -244,6 +258,26 @@ def show_notices(state: StudioState) -> None:
     """Show (once) the messages queued in ``state.notices`` — e.g. what a shared link could not restore."""
     while state.notices:
         st.warning(plain(state.notices.pop(0)), icon=":material/info:")
+
+
+def show_interrupted(state: StudioState) -> None:
+    """Say what a reload interrupted (``state.interrupted``) and offer to run it again, on every page until the user
+    answers: nothing the user did is dropped without a word."""
+    work = state.interrupted
+    if work is None:
+        return
+    done = ""
+    if work.kind == "sweep" and state.sweep_partial is not None and state.sweep_partial.cells:
+        done = f" ({state.sweep_partial.cells} of its cells had finished)"
+    with st.container(border=True):
+        st.warning(f"The page was reloaded while {plain(work.description)} was running{done}: it was interrupted and "
+                   "its results were not kept. The settings it ran with are restored.", icon=":material/history:")
+        again, dismiss = st.columns([0.3, 0.7])
+        if again.button("Run it again", key="app.run_again", icon=":material/replay:", type="primary"):
+            st.switch_page(state.run_again())
+        if dismiss.button("Dismiss", key="app.dismiss_interrupted"):
+            state.interrupted = None
+            st.rerun()
 
 
 def seed_badge(seed: int | None) -> str:

@@ -19,7 +19,7 @@ from engine.data.preparation import Categorical, DataSpec, MissingRule, Normaliz
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import LENDING_ROLES, PROGRAM_KINDS, ProgramConfig
 from ui.common import plain
-from ui.state import seed_widget
+from ui.state import forget_widget, get_state, seed_widget
 
 NO_COLUMN = "(none)"
 DROP, FILL, LEVEL = "drop the rows", "fill with a public constant", "encode as its own level"
@@ -43,15 +43,15 @@ UNIT_LABELS = {"amount": "money per applicant", "rate": "a rate (0.12 = 12 % of 
 #: Widget keys that describe the columns of ONE table.
 COLUMN_KEYS = (
     "data.features", "data.target", "data.program", "data.norm_method", "data.standardize", "data.bounds",
-    "data.missing_base", "data.missing", "data.categorical_base", "data.categorical", "data.positive",
+    "data.missing", "data.categorical", "data.positive",
     "data.share", "data.population", "data.approval_rule", "data.approval_value", "data.interest_unit",
     "data.revenue_unit", *(f"data.role.{role}" for role in LENDING_ROLES),
 )
 
 
 def reset_column_widgets() -> None:
-    for key in (*COLUMN_KEYS, "data.bounds_base"):
-        st.session_state.pop(key, None)
+    forget_widget(*COLUMN_KEYS)
+    get_state().editor_bases.clear()
 
 
 def _kinds(profile: pd.DataFrame) -> dict[str, str]:
@@ -111,7 +111,7 @@ def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[s
         return {}
     examples = dict(zip(profile["column"], profile["examples"], strict=True))
     known = spec.categorical or {}
-    base = st.session_state.get("data.categorical_base")
+    base = get_state().editor_base("categorical")
     if base is None or list(base["column"]) != text:
         rows = []
         for f in text:
@@ -122,8 +122,8 @@ def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[s
                          "add an 'other' level": bool(cat.other) if cat is not None and not cat.levels_from_data
                          else True})
         base = pd.DataFrame(rows)
-        st.session_state["data.categorical_base"] = base
-        st.session_state.pop("data.categorical", None)
+        get_state().keep_editor("categorical", base)
+        forget_widget("data.categorical")
     container.markdown("**Text features — one-hot encoded**")
     container.caption(
         "Each level becomes a 0/1 column. Levels typed from a code list or questionnaire are public; levels read "
@@ -132,6 +132,7 @@ def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[s
     )
     edited = container.data_editor(base, key="data.categorical", hide_index=True, disabled=["column"],
                                    num_rows="fixed", width="stretch")
+    get_state().keep_editor("categorical", edited)  # the edit outlives the page (Streamlit forgets the editor's)
     out = {}
     for row in edited.to_dict("records"):
         levels = _split_levels(row["levels (separated by |)"])
@@ -153,7 +154,7 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
     if not gaps:
         return {}, categorical
     known = spec.missing or {}
-    base = st.session_state.get("data.missing_base")
+    base = get_state().editor_base("missing")
     if base is None or list(base["column"]) != gaps:
         rows = []
         for c in gaps:
@@ -165,8 +166,8 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
                          "fill value (public)": "" if rule is None or rule.value is None else str(rule.value),
                          "add a missing-indicator feature": bool(rule.indicator) if rule is not None else False})
         base = pd.DataFrame(rows)
-        st.session_state["data.missing_base"] = base
-        st.session_state.pop("data.missing", None)
+        get_state().keep_editor("missing", base)
+        forget_widget("data.missing")
     container.markdown("**Missing values**")
     container.caption(
         "Per column: drop the rows with a gap, fill gaps with a constant fixed in advance (never the data's own "
@@ -178,6 +179,7 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
         width="stretch",
         column_config={"what to do": st.column_config.SelectboxColumn(options=[DROP, FILL, LEVEL], required=True)},
     )
+    get_state().keep_editor("missing", edited)  # the edit outlives the page (Streamlit forgets the editor's)
     rules: dict[str, MissingRule] = {}
     cats = dict(categorical)
     for row in edited.to_dict("records"):

@@ -1,7 +1,9 @@
 """Decision records: this session → a record (export) and a record → a new session (import).
 
 The record's format is the engine's (:mod:`engine.decision_record`); this module maps it to and from a
-:class:`ui.state.StudioState`, and checks on import every value the Studio's widgets could not show unchanged
+:class:`ui.state.StudioState`. Export is the decision: with a Workshop choice the record releases the chosen
+candidate (:func:`record_from_state`), or refuses with the reason when it cannot be released as it was measured
+(:func:`check_exportable`). Import checks every value the Studio's widgets could not show unchanged
 (:func:`check_studio_range`, :func:`check_studio_candidate`, :func:`check_per_record_settings`): a record outside
 those ranges is refused with a message, never clamped.
 """
@@ -9,13 +11,14 @@ those ranges is refused with a message, never clamped.
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import streamlit as st
+from typing import TYPE_CHECKING, Any, Literal
 
 from engine.errors import EngineError
 from engine.guarantee import Guarantee
-from ui.state import STATE_KEY, STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, StudioState
+from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, SelectedPoint, StudioState
+
+if TYPE_CHECKING:
+    from engine.workshop import Candidate
 
 
 def check_studio_range(name: str, value: Any, low: float, high: float, where: str) -> float:
@@ -134,24 +137,88 @@ def check_public_info_settings(settings: Any, where: str) -> dict[str, Any]:
     return out
 
 
-#: Session-state key prefixes of the pages' own (non-durable) values, dropped when a record is imported so no page
-#: shows results of the replaced session.
-PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_record.", "public_info.", "workshop.")
-
-
 def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
     """The mechanism a record states when none was configured: the Gaussian TDP mechanism at the candidate."""
     return {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta}
 
 
-def record_from_state(state: StudioState, loaded: Any, *, created: str | None = None):
-    """Build the :class:`~engine.decision_record.DecisionRecord` of this session (``loaded``: ui.cached.LoadedData),
-    with every sweep result of the session (``state.sweeps``)."""
+#: Which configuration a record releases: the Workshop's chosen candidate, or what the pages show (the Mechanisms
+#: page's configuration at the candidate) — the latter clears the choice in the record.
+Release = Literal["workshop", "pages"]
+
+
+def pages_mechanism(state: StudioState) -> dict[str, Any]:
+    """What the pages show: the configured mechanism, or the Gaussian mechanism at the candidate."""
+    from engine.mechanisms import mechanism_from_dict
+
+    if state.mechanism is not None:
+        return state.mechanism.to_dict()
+    return mechanism_from_dict(default_mechanism(state.candidate_or_default())).to_dict()
+
+
+def chosen_mechanism(state: StudioState, d: int) -> dict[str, Any] | None:
+    """The Workshop's chosen candidate's mechanism (as a record states it), None without a choice."""
+    choice = state.workshop.choice
+    if choice is None:
+        return None
+    return choice.build_mechanism(d).to_dict()
+
+
+def pages_differ(state: StudioState, d: int) -> bool:
+    """True when the Workshop has a choice and the pages show another configuration: the Export page asks."""
+    try:
+        chosen = chosen_mechanism(state, d)
+    except EngineError:
+        return True
+    return chosen is not None and chosen != pages_mechanism(state)
+
+
+def check_exportable(choice: Candidate, loaded: Any, program: Any) -> None:
+    """Refuse (``EngineError``, naming the fix) a chosen candidate a record on ``loaded`` cannot release as it was
+    measured: evidence of other data or of another program setting, or a mechanism made for other data."""
+    fingerprint = loaded.prepared.fingerprint
+    ev = choice.evidence
+    if ev is not None and ev.data not in (None, fingerprint):
+        raise EngineError(
+            f"the Workshop's choice “{choice.label}” was measured on other data (fingerprint {ev.data[:12]}…) than "
+            f"the loaded ({fingerprint[:12]}…), so a record on these data would attribute that evidence to data it "
+            "was not measured on — load the data it was measured on, or measure it on these data on the Workshop "
+            "page (unpin the old evidence first), before exporting it; or export what the pages show"
+        )
+    if ev is not None and ev.metric is not None and not ev.measured_with(program):
+        raise EngineError(
+            f"the Workshop's choice “{choice.label}” was measured with another program setting than the session's "
+            "(Data page), so the record would attribute its numbers to a program they were not measured with — set "
+            "the program back, or pin and measure the candidate again with this program"
+        )
+    mechanism = choice.build_mechanism(int(loaded.prepared.d))
+    d = getattr(mechanism, "d", None)
+    if d is not None and int(d) != int(loaded.prepared.d):
+        raise EngineError(
+            f"the Workshop's choice “{choice.label}” projects {d} features, but the loaded data have "
+            f"{loaded.prepared.d}: it was made for other data — load those, or choose another candidate"
+        )
+
+
+def record_from_state(state: StudioState, loaded: Any, *, release: Release = "workshop", created: str | None = None):
+    """Build the :class:`~engine.decision_record.DecisionRecord` of this session (``loaded``: ui.cached.LoadedData).
+
+    With a Workshop choice and ``release="workshop"`` (the default) the record releases that candidate — its
+    mechanism, its guarantee as the candidate (B, ε, δ), fresh randomness — with its evidence (in the workshop) and
+    the group's rationale; a choice it cannot release as measured is refused (:func:`check_exportable`). With
+    ``release="pages"`` it releases what the pages show and the record's workshop has no choice. Only the sweeps
+    computed on the loaded data go in (:meth:`ui.state.StudioState.sweeps_for`).
+
+    Raises
+    ------
+    EngineError
+        The chosen candidate cannot be released on these data as it was measured (the message says why and what to
+        do), or a value fails the engine's validation.
+    """
     from engine.decision_record import build_decision_record, public_information_block
     from engine.evaluation.programs import ProgramConfig
     from engine.public_info.results import CountStudyConfig
 
-    candidate = state.candidate_or_default()
     pi = state.public_info or {}
     public_information = None
     if pi.get("study"):
@@ -166,6 +233,31 @@ def record_from_state(state: StudioState, loaded: Any, *, created: str | None = 
         program = loaded.default_program
     else:
         program = ProgramConfig()
+    fingerprint = loaded.prepared.fingerprint
+    sweeps = state.sweeps_for(fingerprint)
+    selected = state.selected_point
+    selected_dict = selected.to_dict() if selected is not None and sweeps and selected.data == fingerprint \
+        and selected.mechanism == sweeps[0].config.mechanism else None
+    choice = state.workshop.choice
+    workshop = state.workshop
+    if choice is not None and release == "workshop":
+        check_exportable(choice, loaded, program)
+        mechanism = choice.build_mechanism(int(loaded.prepared.d)).to_dict()
+        candidate = state.candidate_or_default()
+        g = choice.guarantee
+        if g.relation == "row":
+            try:
+                check_studio_candidate(g.b, g.epsilon, g.delta, "the chosen candidate")
+                candidate = g
+            except EngineError:
+                pass  # outside the Studio's inputs: the record keeps the candidate the pages show
+        seed = None  # a release is made with fresh randomness; the evidence's seed replays the evidence
+    else:
+        if choice is not None:
+            workshop = workshop.choose(None)  # the record releases another configuration: it states no choice
+        mechanism = pages_mechanism(state)
+        candidate = state.candidate_or_default()
+        seed = state.seed
     return build_decision_record(
         prepared=loaded.prepared,
         source=state.source,
@@ -175,28 +267,40 @@ def record_from_state(state: StudioState, loaded: Any, *, created: str | None = 
         columns=tuple(str(c) for c in loaded.frame.columns),
         candidate=candidate,
         gammas=state.gammas,
-        delta_is_default=state.delta is None,
-        mechanism=state.mechanism.to_dict() if state.mechanism is not None else default_mechanism(candidate),
-        seed=state.seed,
+        delta_is_default=state.delta is None and math.isclose(candidate.delta, state.effective_delta(),
+                                                              rel_tol=1e-12),
+        mechanism=mechanism,
+        seed=seed,
         program=program,
         rationale=state.rationale,
-        sweeps=state.sweeps,
-        selected=state.selected_point,
+        sweeps=sweeps,
+        selected=selected_dict,
         file_sha256=state.upload_fingerprint if state.source == "upload" else None,
         studio={"eps_max": state.eps_max, "per_record": dict(state.per_record),
                 # flags the spec's bounds as the data's own extremes (not public bounds; links leave them out)
                 **({"bounds_from_data": True} if state.bounds_from_data else {})},
         created=created,
         public_information=public_information,
-        workshop=state.workshop,
+        workshop=workshop,
     )
+
+
+def merged_rationale(record: Any) -> str:
+    """The record's one rationale: the top-level text and the workshop's (records of older Studios may hold two)."""
+    top = str(record.rationale or "").strip()
+    group = str(record.workshop.rationale or "").strip() if record.workshop is not None else ""
+    if top and group and top != group:
+        return f"{top}\n\n{group}"
+    return top or group
 
 
 def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, list[str]]:
     """A new :class:`StudioState` holding everything ``record`` states; ``current`` is only read (uploaded bytes).
 
     Returns the state and messages for the user (e.g. "upload the same file"). Nothing is changed here: the caller
-    swaps the state in (:func:`install_state`) only when this succeeded, so a failed import loses nothing.
+    swaps the state in (:func:`ui.state.install_state`) only when this succeeded, so a failed import loses nothing.
+    The record's sweeps are kept with their data fingerprint: when the record was made on an upload, they are shown
+    again once the same file is uploaded.
     """
     messages: list[str] = []
     new = StudioState(link_restored=True)
@@ -218,10 +322,11 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
         if current.upload_bytes is not None and current.upload_fingerprint == data.file_sha256:
             new.upload_bytes, new.upload_name = current.upload_bytes, current.upload_name
         else:
+            kept = " Its sweeps and the workshop's evidence come back with it." if record.tradeoffs else ""
             messages.append(
                 f"The record was made on an uploaded file ({data.title}, fingerprint "
                 f"{(data.file_sha256 or '')[:12]}…), which records never contain. Upload the same file on the Data "
-                "page to continue with it; every setting is already restored."
+                f"page to continue with it; every setting is already restored.{kept}"
             )
     check_studio_candidate(record.candidate.b, record.candidate.epsilon, record.candidate.delta, "the record")
     if record.targets.delta_rule != "1/(n+1)":
@@ -229,15 +334,24 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
     new.gammas = tuple(record.targets.gammas)
     new.delta = None if record.targets.delta_rule == "1/(n+1)" else record.targets.delta
     new.candidate = record.candidate
-    new.mechanism = record.release.build_mechanism()
+    new.configure_mechanism(record.release.build_mechanism())
     new.seed = record.release.seed
     new.program = record.program
-    new.rationale = record.rationale
     if record.workshop is not None:  # records written before the workshop have none
         new.workshop = record.workshop
+        choice = record.workshop.choice
+        if choice is not None and not record.chosen_is_released:
+            messages.append(
+                f"This record's release ({record.release.build_mechanism().LABEL}) is not the Workshop's choice "
+                f"“{choice.label}” (an older Studio exported what the pages showed): the session keeps the choice, "
+                "and exporting again releases it."
+            )
+    new.rationale = merged_rationale(record)
     if record.tradeoffs:
         new.sweeps = tuple(t.to_result() for t in record.tradeoffs)
-        new.selected_point = record.tradeoffs[0].selected
+        selected = record.tradeoffs[0].selected
+        if selected:
+            new.selected_point = SelectedPoint.from_dict(selected, record.tradeoffs[0].fingerprint)
     studio = record.studio or {}
     if not isinstance(studio, dict):
         raise EngineError(f"the record's 'studio' part must be an object; got {type(studio).__name__}")
@@ -259,12 +373,3 @@ def state_from_record(record: Any, current: StudioState) -> tuple[StudioState, l
             messages.append("The public-information study was made on an uploaded count table, which records never "
                             "contain: upload it again on the Public information page; its settings are restored.")
     return new, messages
-
-
-def install_state(new: StudioState) -> None:
-    """Make ``new`` this session's state and drop the pages' transient values (call outside widget callbacks of
-    those pages; the importing page's own widget keys are kept)."""
-    for key in list(st.session_state.keys()):
-        if isinstance(key, str) and key.startswith(PAGE_PREFIXES):
-            del st.session_state[key]
-    st.session_state[STATE_KEY] = new

@@ -63,14 +63,21 @@ def _workshop_section(record: DecisionRecord, frame: pd.DataFrame | None) -> lis
     if frame is None:
         frame = comparison_frame(comparison_rows(w.pinned, chosen=w.chosen))
     choice = w.choice
+    released = " — the candidate this record releases" if record.chosen_is_released else ""
     parts = ["<h2>Workshop: the candidates compared</h2>",
-             f"<p>{len(w.pinned)} candidate(s) pinned. Chosen: <b>{_e(choice.label) if choice else 'none yet'}</b>.</p>"]
+             f"<p>{len(w.pinned)} candidate(s) pinned. Chosen: <b>{_e(choice.label) if choice else 'none'}</b>"
+             f"{released}.</p>"]
+    replay = record.evaluate_command()
+    if replay is not None:
+        parts.append("<p>Its evidence is re-measured from this record, to the last digit (a seeded simulation), by:</p>"
+                     f"<pre>{_e(replay)}</pre>")
     if any(c.seeded for c in w.pinned):
         parts.append(f"<p class='warn'>Evidence marked “{_e(SIMULATION_LABEL)}” was measured with a fixed seed: it "
                      "describes a simulation, not a private release.</p>")
     parts.append(frame.reset_index().to_html(index=False, border=0, escape=True))
-    parts.append("<h3>Why the group chose it</h3>")
-    parts.append(f"<p>{_e(w.rationale) if w.rationale.strip() else '<i>No rationale was written.</i>'}</p>")
+    if w.rationale.strip() and w.rationale.strip() != record.rationale.strip():  # older records may hold two texts
+        parts.append("<h3>Why the group chose it</h3>")
+        parts.append(f"<p>{_e(w.rationale)}</p>")
     return parts
 
 

@@ -3,16 +3,15 @@ the public-information study.
 
 They are not shared caches (``st.cache_data``): while they run they draw a progress bar and a Stop button, and
 drawing is a Streamlit call, the point where a rerun (the Stop button) or a closed tab ends the work; inside
-``st.cache_data`` those calls would be recorded and replayed. Each keeps its last results in the session instead
-(bounded: :data:`KEPT_RUNS` Mechanisms runs, one recommendation; sweeps go to ``StudioState.sweeps``; the study's
-finished cells to ``public_info_results``). Every number comes from the engine
+``st.cache_data`` those calls would be recorded and replayed. Each keeps its last results in the session's state instead,
+with the configuration they were computed from (bounded: :data:`ui.state.KEPT_RUNS` Mechanisms runs, one
+recommendation; sweeps go to ``StudioState.sweeps``; the study's finished cells to ``StudioState.public_info_work``). Every number comes from the engine
 (:func:`engine.release_analysis.analyse_release`, :func:`engine.sweeps.run_sweep`, :func:`engine.recommend.recommend`,
 :func:`engine.public_info.results.run_count_study`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -22,12 +21,23 @@ import pandas as pd
 import streamlit as st
 
 from engine.analysis import AnalysisConfig
-from engine.data.preparation import PreparedData
+from engine.data.preparation import DataSpec, PreparedData
+from engine.errors import EngineError
 from engine.evaluation.programs import ProgramConfig
-from engine.guarantee import Guarantee
 from engine.progress import CancelToken, Progress, format_left
 from engine.release import ReleaseConfig
-from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnalysis, analyse_release
+from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, analyse_release
+from ui.state import (
+    MechanismRun,
+    RecommendationRun,
+    RecommendRequest,
+    RunConfig,
+    StudioState,
+    Work,
+    checkpoint,
+    describe_run,
+    execution_check,
+)
 
 # ------------------------------------------------------------------------------------------------ progress bars
 #: Shortest time between two redraws of a progress bar (seconds). Every redraw is a message to the browser, which
@@ -53,12 +63,6 @@ class Throttle:
             return False
         self._last = now
         return True
-
-
-def execution_check() -> None:
-    """A Streamlit call that sends nothing to the browser: reading session state is one of the points where Streamlit
-    acts on a pending Stop click (a rerun) or a closed tab, as it does at every element a script draws."""
-    _ = "ui.runs.progress" in st.session_state
 
 
 class ProgressBar:
@@ -89,36 +93,18 @@ class ProgressBar:
 
 
 # --------------------------------------------------------------------------------------------- Mechanisms page
-#: Runs one session keeps (the current one and the last good one), newest last.
-KEPT_RUNS = 2
-
-
-def remembered_run(session: Any, key: str) -> ReleaseAnalysis | None:
-    """The run this session already made for ``key`` (see :func:`run_key`), or None."""
-    for stored_key, run in session.get("mechanisms.runs", ()):
-        if stored_key == key:
-            return run
-    return None
-
-
-def remember_run(session: Any, key: str, run: ReleaseAnalysis) -> None:
-    """Keep ``run`` under ``key`` in the session, with at most :data:`KEPT_RUNS` runs (bounded memory)."""
-    runs = [(k, r) for k, r in session.get("mechanisms.runs", ()) if k != key]
-    session["mechanisms.runs"] = tuple([*runs, (key, run)][-KEPT_RUNS:])
-
-
-def run_key(*parts: Any) -> str:
-    """One string naming a run's inputs (data fingerprint, spec, mechanism, analysis, candidate, seed …)."""
-    return json.dumps([str(p) for p in parts])
-
-
-def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConfig, analysis: AnalysisConfig,
-                candidate: Guarantee, seed: int) -> ReleaseAnalysis:
-    """The Mechanisms page's run for ``key`` (:func:`run_key` of its inputs): this session's stored one, else
-    :func:`engine.release_analysis.analyse_release` with a progress bar and a Stop button (``mechanisms.stop``)."""
-    stored = remembered_run(session, key)
+def release_run(state: StudioState, config: RunConfig, frame: pd.DataFrame, spec: DataSpec) -> MechanismRun:
+    """The Mechanisms page's run of ``config``: this session's finished one, else
+    :func:`engine.release_analysis.analyse_release` with a progress bar and a Stop button (``mechanisms.stop``),
+    announced first (:meth:`ui.state.StudioState.begin_work`, so that a reload during it says what it interrupted)
+    and kept in ``state.runs`` with its configuration."""
+    stored = state.remembered_run(config)
     if stored is not None:
         return stored
+    release = ReleaseConfig.of(spec, config.mechanism, seed=config.recorded_seed, dataset=config.dataset)
+    analysis = AnalysisConfig(program=config.program)
+    state.begin_work(Work("run", describe_run(config), run=config))
+    checkpoint()
     stop_slot = st.empty()
     stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
                      help="Stops before the next release; the previous run stays.")
@@ -129,12 +115,17 @@ def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConf
                      f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
 
     try:
-        run = analyse_release(frame, config, analysis, candidate, seed=seed, progress=on_progress,
-                              workers=PAGE_THREADS)
-    finally:
+        result = analyse_release(frame, release, analysis, config.candidate, seed=config.seed, progress=on_progress,
+                                 workers=PAGE_THREADS)
+    except EngineError:
+        state.finish_work()
+        raise
+    finally:  # a reload or a closed tab (Streamlit's stop) leaves the work announced: the next session says so
         stop_slot.empty()
         bar.empty()
-    remember_run(session, key, run)
+    state.finish_work()
+    run = MechanismRun(config, result)
+    state.remember_run(run)
     return run
 
 
@@ -183,19 +174,22 @@ def run_sweeps(
 
 
 # -------------------------------------------------------------------------------------------- Feasibility page
-def recommendation(session: Any, prepared: PreparedData, program_json: str, config_json: str):
+def recommendation(state: StudioState, prepared: PreparedData, request: RecommendRequest) -> RecommendationRun:
     """``engine.recommend.recommend`` on the session's data, with a progress bar and a Stop button.
 
-    The result is kept in the session (the last one, keyed by the data's fingerprint and both configurations), not in
-    a shared cache, so that the progress updates are Streamlit calls: a Stop click or a closed tab ends the search at
-    the next evaluated point.
+    The result is kept in the session with the request it answers (the data's fingerprint and both
+    configurations), not in a shared cache, so that the progress updates are Streamlit calls: a Stop click or a
+    closed tab ends the search at the next evaluated point.
     """
     from engine.recommend import RecommendConfig, recommend
 
-    key = run_key(prepared.fingerprint, program_json, config_json)
-    kept = session.get("feasibility.recommendation")
-    if kept is not None and kept[0] == key:
-        return kept[1]
+    kept = state.recommendation
+    if kept is not None and kept.request == request:
+        return kept
+    if request.data != prepared.fingerprint:
+        raise EngineError("the recommendation was asked for other data than the loaded — press Recommend again")
+    state.begin_work(Work("recommendation", "the search for a recommended (B, ε)", recommend=request))
+    checkpoint()
     stop_slot = st.empty()
     stop_slot.button("Stop the search", key="feasibility.rec_stop", icon=":material/stop_circle:",
                      help="Stops at the next evaluated point; nothing of the search is kept.")
@@ -205,13 +199,17 @@ def recommendation(session: Any, prepared: PreparedData, program_json: str, conf
         bar.update(p.fraction, f"Searching the frontier: {p.describe()}")
 
     try:
-        result = recommend(prepared, ProgramConfig.from_json(program_json), RecommendConfig.from_json(config_json),
+        result = recommend(prepared, ProgramConfig.from_json(request.program), RecommendConfig.from_json(request.config),
                            progress=on_progress)
+    except EngineError:
+        state.finish_work()
+        raise
     finally:
         stop_slot.empty()
         bar.empty()
-    session["feasibility.recommendation"] = (key, result)
-    return result
+    state.finish_work()
+    state.recommendation = RecommendationRun(request, result)
+    return state.recommendation
 
 
 # ------------------------------------------------------------------------------------- Public information page

@@ -44,13 +44,22 @@ MAX_BYTES = 1024 * 1024 * 1024
 TTL = 2 * 3600.0
 #: Notes of evicted sessions kept for their users' next visit.
 MAX_NOTES = 512
-#: ``st.session_state`` entries (besides the StudioState) that hold results worth keeping.
-RESULT_KEYS: tuple[str, ...] = ("mechanisms.runs", "mechanisms.last_good", "mechanisms.args", "mechanisms.origin",
-                                "tradeoffs.last_pending")
-KEPT_KEYS: tuple[str, ...] = (*RESULT_KEYS, *DURABLE_WIDGETS)
+#: ``st.session_state`` entries kept besides the StudioState (which holds every result with its configuration): the
+#: widget values that outlive their page (:data:`ui.state.DURABLE_WIDGETS`).
+KEPT_KEYS: tuple[str, ...] = DURABLE_WIDGETS
 #: StudioState fields that are bookkeeping or a summary the Data page refreshes, not the user's own work.
 _BOOKKEEPING = frozenset({"data_fingerprint", "n", "d", "feature_names", "dataset_title", "synthetic",
-                          "link_restored", "notices", "upload_fingerprint"})
+                          "link_restored", "notices", "upload_fingerprint", "upload_seen", "upload_error",
+                          "editor_bases", "form_errors", "import_seen", "import_error", "just_imported",
+                          "workshop_slide", "workshop_measure", "per_record_fresh_seed", "mechanism_origin",
+                          "public_info_work"})
+
+
+def _has_results(state: StudioState) -> bool:
+    """Runs, an upload, a recommendation, a study's results or work under way (or a reload interrupted)."""
+    return bool(state.upload_bytes or state.runs or state.recommendation is not None or state.working is not None
+                or state.interrupted is not None or state.public_info_work.results is not None
+                or state.sweep_partial is not None)
 
 
 @dataclass
@@ -79,16 +88,17 @@ def worth(state: Any, extras: dict[str, Any]) -> int:
     """How much a session holds that its user would miss: 0 nothing of their own (not stored), 1 settings, 2 runs
     or an upload, 3 sweeps, pinned candidates or a written rationale.
 
-    >>> worth(StudioState(), {}), worth(StudioState(rationale="we chose B = 0.1"), {})
+    >>> from engine.workshop import Workshop
+    >>> worth(StudioState(), {}), worth(StudioState(workshop=Workshop(rationale="we chose B = 0.1")), {})
     (0, 3)
-    >>> worth(StudioState(gammas=(0.9,)), {}), worth(StudioState(), {"mechanisms.runs": ((1, 2),)})
+    >>> worth(StudioState(gammas=(0.9,)), {}), worth(StudioState(upload_bytes=b"a,b"), {})
     (1, 2)
     """
     if not isinstance(state, StudioState):
         return 0
     if state.sweeps or state.workshop.pinned or state.rationale.strip():
         return 3
-    if state.upload_bytes or any(extras.get(k) for k in RESULT_KEYS):
+    if _has_results(state):
         return 2
     fresh = StudioState()
     changed = any(getattr(state, f.name) != getattr(fresh, f.name)
@@ -103,7 +113,7 @@ def describe_loss(state: Any, extras: dict[str, Any]) -> str:
         if state.upload_bytes:
             parts.append(f"the uploaded file {state.upload_name or ''} ({len(state.upload_bytes) / 1e6:.1f} MB)".replace(
                 "file  (", "file ("))
-        runs = len(extras.get("mechanisms.runs") or ())
+        runs = len(state.runs)
         if runs:
             parts.append(f"{runs} Mechanisms run{'s' if runs != 1 else ''}")
         if state.sweeps:

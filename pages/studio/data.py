@@ -32,7 +32,7 @@ from ui.data_controls import (
 )
 from ui.sections.data_preview import draw_preview
 from ui.sections.data_upload import handle_upload
-from ui.state import get_state, seed_widget
+from ui.state import forget_widget, get_state, seed_widget, widget
 
 state = get_state()
 
@@ -73,8 +73,8 @@ def fill_bounds_from_data(features: tuple[str, ...]) -> None:
     if table is None:
         return
     lower, upper = observed_bounds(data_key(state), features, table[0])
-    st.session_state["data.bounds_base"] = pd.DataFrame({"feature": list(features), "lower": lower, "upper": upper})
-    st.session_state.pop("data.bounds", None)
+    state.keep_editor("bounds", pd.DataFrame({"feature": list(features), "lower": lower, "upper": upper}))
+    forget_widget("data.bounds")
 
 
 st.title("Data")
@@ -108,11 +108,11 @@ else:
         f"CSV or Parquet file (at most {MAX_UPLOAD_MB} MB)", type=["csv", "tsv", "txt", "parquet", "pq"],
         key="data.upload", help=HELP["upload"],
     )
-    upload = st.session_state.get("data.upload")
-    if upload is not None and st.session_state.get("data.upload_seen") != upload.file_id:
-        st.session_state["data.upload_seen"] = upload.file_id
-        st.session_state["data.upload_error"] = handle_upload(state, upload)
-    field_error(st.session_state.get("data.upload_error"))
+    upload = widget("data.upload")
+    if upload is not None and state.upload_seen != upload.file_id:
+        state.upload_seen = upload.file_id
+        state.upload_error = handle_upload(state, upload)
+    field_error(state.upload_error)
     if state.upload_bytes is not None:
         st.caption(
             f"In memory for this session only: **{plain(state.upload_name)}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
@@ -188,7 +188,7 @@ else:
             st.caption("Public bounds per numeric feature — from a codebook, legal limits or published ranges, never "
                        "from these data. Values outside are clipped to the bounds. Encoded text columns are 0/1 and "
                        "need no bounds.")
-            base = st.session_state.get("data.bounds_base")
+            base = state.editor_base("bounds")
             if base is None or list(base["feature"]) != numeric_features:
                 known = dict(zip(active_spec.numeric_features, zip(active_spec.normalization.lower,
                                                                     active_spec.normalization.upper, strict=False),
@@ -198,10 +198,11 @@ else:
                      "lower": [known.get(f, (math.nan, math.nan))[0] for f in numeric_features],
                      "upper": [known.get(f, (math.nan, math.nan))[1] for f in numeric_features]}
                 )
-                st.session_state["data.bounds_base"] = base
-                st.session_state.pop("data.bounds", None)
+                state.keep_editor("bounds", base)
+                forget_widget("data.bounds")
             edited = st.data_editor(base, key="data.bounds", hide_index=True, disabled=["feature"],
                                     num_rows="fixed", width="stretch")
+            state.keep_editor("bounds", edited)  # the edit outlives the page (Streamlit forgets the editor's)
             lower = tuple(float(v) for v in edited["lower"])
             upper = tuple(float(v) for v in edited["upper"])
             st.button("Fill with the data's own min and max (exploration only)", key="data.fill_bounds",

@@ -10,6 +10,7 @@ import streamlit as st
 from engine.decision_record import load_decision_record
 from engine.errors import EngineError
 from engine.export_csv import safe_csv_bytes
+from engine.mechanisms import mechanism_from_dict
 from engine.public_info.count_release import CountReleaseConfig
 from engine.release import cli_command
 from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceiling
@@ -17,13 +18,14 @@ from ui.common import HELP, field_error, plain, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import fmt, fmt_param
 from ui.figures.tradeoffs import sweep_report_figures
-from ui.records import install_state, record_from_state, state_from_record
+from ui.records import Release, pages_differ, pages_mechanism, record_from_state, state_from_record
 from ui.report import html_report
-from ui.state import get_state, seed_widget
+from ui.state import forget_widget, get_state, install_state, mechanism_label, seed_widget, widget
 
 state = get_state()
-if st.session_state.pop("export.imported", False):
-    st.session_state.pop("export.rationale", None)  # reseed from the imported record
+if state.just_imported:
+    state.just_imported = False
+    forget_widget("export.rationale", "export.release")  # reseeded from the imported record
 
 st.title("Export")
 st.markdown(
@@ -42,19 +44,38 @@ if loaded is None:
     st.info("No data loaded: open the Data page (or import a decision record below).")
 else:
     # ------------------------------------------------------------------------------------------------------------
-    # The decision
+    # The decision: the Workshop's choice, unless the user says otherwise
     # ------------------------------------------------------------------------------------------------------------
     seed_widget("export.rationale", state.rationale)
     st.text_area("Rationale", key="export.rationale", height=140, help=HELP["rationale"],
                  placeholder="e.g. The program must keep 99 % of eligibility decisions; we protect people from being "
                  "told apart from anyone within B of them …")
-    state.rationale = st.session_state["export.rationale"]
-    if state.mechanism is None:
+    state.rationale = widget("export.rationale")
+    release: Release = "workshop"
+    choice = state.workshop.choice
+    d = int(loaded.prepared.d)
+    if choice is not None:
+        if pages_differ(state, d):
+            shown = mechanism_from_dict(pages_mechanism(state))
+            st.warning(
+                f"**The Workshop's choice and the pages differ.** The group chose “{plain(choice.label)}”; the "
+                f"Mechanisms page and the candidate show {plain(mechanism_label(shown))}. Which one does the record "
+                "release?", icon=":material/rule:")
+            seed_widget("export.release", "workshop")
+            release = st.radio(
+                "The record releases", ("workshop", "pages"), key="export.release",
+                format_func={"workshop": f"the Workshop's choice: {choice.label}",
+                             "pages": f"what the pages show: {mechanism_label(shown)} (the record then states no "
+                             "choice)"}.get)
+        else:
+            st.success(f"The record releases the Workshop's choice: {plain(choice.label)}.",
+                       icon=":material/check_circle:")
+    elif state.mechanism is None:
         st.info("No mechanism was configured on the Mechanisms page, so the record states the Gaussian TDP mechanism "
                 "at the candidate (B, ε, δ).", icon=":material/info:")
-    sweeps = state.sweeps
-    with user_errors():
-        record = record_from_state(state, loaded)
+    sweeps = state.sweeps_for(loaded.prepared.fingerprint)
+    with user_errors(prefix="No record: "):
+        record = record_from_state(state, loaded, release=release)
 
 if record is not None:
     spec = record.specification
@@ -83,7 +104,7 @@ if record is not None:
     if record.public_information:
         pi = record.public_information
         st.markdown("**Public information (count-table study)**")
-        if st.session_state.get("public_info.invalid"):
+        if state.public_info_work.invalid:
             st.warning("The Public information page's current settings cannot run (see its message); this record "
                        "holds the last declaration that could.", icon=":material/history:")
         with st.container(border=True):
@@ -112,11 +133,24 @@ if record is not None:
                            icon=":material/warning:")
     workshop = record.workshop
     if workshop is not None:
-        choice = workshop.choice
+        chosen = workshop.choice
         st.markdown(f"**Workshop.** {len(workshop.pinned)} pinned candidate(s): "
                     + "; ".join(plain(c.label) for c in workshop.pinned) + ". Chosen: "
-                    + (f"**{plain(choice.label)}**" if choice is not None else "none yet") + ". The record and the "
-                    "report carry the comparison and the group's rationale.")
+                    + (f"**{plain(chosen.label)}**, which the record releases" if chosen is not None else "none")
+                    + ". The record and the report carry the comparison and the group's rationale.")
+        if chosen is not None:
+            replay = record.evaluate_command()
+            if replay is not None:
+                st.markdown("Re-measure the chosen candidate's evidence from the record (a seeded simulation, the "
+                            "same numbers to the last digit):")
+                st.code(replay, language="bash")
+            elif chosen.evidence is None:
+                st.caption("The chosen candidate has no measured evidence yet: measure it on the Workshop page.")
+            else:
+                st.caption("Its evidence cannot be replayed to the digit from the record ("
+                           + ("measured with fresh randomness" if chosen.evidence.seed is None else
+                              "measured by a sweep or a search, with their own seeds") + "): `python -m engine "
+                           "evaluate --config decision-record.json --seed 0` measures it again.")
         st.page_link("pages/studio/workshop.py", label="Open the Workshop", icon=":material/groups:")
 
     # ------------------------------------------------------------------------------------------------------------
@@ -203,16 +237,16 @@ st.caption("Restores the dataset choice, every parameter, the chosen point, the 
 st.file_uploader("Decision record (.json)", type=["json"], key="export.import",
                  help="A decision-record.json exported from this page (any session, any machine). Your current "
                  "session is replaced only if the whole record is valid.")
-incoming = st.session_state.get("export.import")
-if incoming is not None and st.session_state.get("export.import_seen") != incoming.file_id:
-    st.session_state["export.import_seen"] = incoming.file_id
+incoming = widget("export.import")
+if incoming is not None and state.import_seen != incoming.file_id:
+    state.import_seen = incoming.file_id
     try:
         imported = load_decision_record(incoming.getvalue())
         new_state, messages = state_from_record(imported, state)
     except EngineError as exc:
-        st.session_state["export.import_error"] = f"{exc}. Nothing in your session was changed."
+        state.import_error = f"{exc}. Nothing in your session was changed."
     else:
-        st.session_state["export.import_error"] = None
+        state.import_error = None
         with user_errors():
             check = current_data(new_state)
             if check is not None and check.prepared.fingerprint != imported.data.sha256:
@@ -222,7 +256,8 @@ if incoming is not None and st.session_state.get("export.import_seen") != incomi
                     "see now may differ from the record's."
                 )
         new_state.notices = [f"Decision record from {imported.created} loaded: {imported.title}.", *messages]
+        new_state.import_seen = incoming.file_id
+        new_state.just_imported = True
         install_state(new_state)
-        st.session_state["export.imported"] = True
         st.rerun()
-field_error(st.session_state.get("export.import_error"))
+field_error(state.import_error)

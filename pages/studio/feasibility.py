@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.errors import EngineError
+from engine.evaluation.programs import ProgramConfig
 from engine.validation import check_interval
 from ui.cached import (
     CEILING_BS,
@@ -15,14 +16,24 @@ from ui.cached import (
     feasibility_surface,
     gamma_ceiling,
 )
-from ui.common import HELP, b_in_data_units, field_error, user_errors
+from ui.common import HELP, b_in_data_units, field_error, stale_block, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
 from ui.runs import recommendation
 from ui.sections.feasibility_example import draw_example1
 from ui.sections.feasibility_recommendation import draw_recommendation
 from ui.sections.workshop_pin import draw_pin_budget
-from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
+from ui.state import (
+    STUDIO_B,
+    STUDIO_DELTA_MAX,
+    STUDIO_EPSILON,
+    RecommendRequest,
+    get_state,
+    persist,
+    seed_widget,
+    set_widget,
+    widget,
+)
 
 state = get_state()
 
@@ -45,8 +56,8 @@ def parse_gammas(text: str) -> tuple[float, ...]:
 
 
 def _set_candidate_widgets(b: float, epsilon: float) -> None:
-    st.session_state["feasibility.b"] = float(b)
-    st.session_state["feasibility.epsilon"] = float(epsilon)
+    set_widget("feasibility.b", float(b))
+    set_widget("feasibility.epsilon", float(epsilon))
 
 
 def use_recommended(point, d: int) -> None:
@@ -54,13 +65,12 @@ def use_recommended(point, d: int) -> None:
     Mechanisms page opens on."""
     state.set_candidate(b=point.b, epsilon=point.epsilon, delta=point.delta)
     _set_candidate_widgets(point.b, point.epsilon)
-    state.mechanism = point.build_mechanism(d)
-    st.session_state["mechanisms.origin"] = (point.b, point.epsilon, point.delta)
+    state.configure_mechanism(point.build_mechanism(d))
 
 
 def on_region_select() -> None:
     """Clicking a point of the feasibility map picks (ε, B) as the candidate."""
-    event = st.session_state.get("feasibility.region")
+    event = widget("feasibility.region")
     points = (event or {}).get("selection", {}).get("points", []) if event else []
     if not points:
         return
@@ -76,9 +86,9 @@ def on_region_select() -> None:
 
 def on_example1() -> None:
     """Load the paper's Example 1 inputs: γ = 0.99, δ = 1e-4, ε = 1 (then B ≤ 0.4)."""
-    st.session_state["feasibility.gammas"] = "0.99"
-    st.session_state["feasibility.delta_default"] = False
-    st.session_state["feasibility.delta"] = EXAMPLE1["delta"]
+    set_widget("feasibility.gammas", "0.99")
+    set_widget("feasibility.delta_default", False)
+    set_widget("feasibility.delta", EXAMPLE1["delta"])
     _set_candidate_widgets(EXAMPLE1["paper_b"][0], EXAMPLE1["epsilons"][0])
     state.gammas = (EXAMPLE1["gamma"],)
     state.delta = EXAMPLE1["delta"]
@@ -86,9 +96,9 @@ def on_example1() -> None:
 
 def on_use_largest_b() -> None:
     """Set B to the largest feasible B (2/B whole) for the strictest γ at the current ε."""
-    eps = float(st.session_state.get("feasibility.epsilon", state.candidate_or_default().epsilon))
+    eps = float(widget("feasibility.epsilon", state.candidate_or_default().epsilon))
     report = feasibility_report(max(state.gammas), eps, state.effective_delta())
-    st.session_state["feasibility.b"] = float(report.b_max_integer)
+    set_widget("feasibility.b", float(report.b_max_integer))
 
 
 st.title("Accuracy targets & feasibility")
@@ -248,22 +258,35 @@ else:
         seed_widget("feasibility.rec_confidence", 0.95)
         r3.number_input("Confidence", key="feasibility.rec_confidence", min_value=0.5, max_value=0.999, step=0.01)
         st.form_submit_button("Recommend", type="primary", key="feasibility.recommend", icon=":material/explore:")
-    rec = None
+    asked = None
     with user_errors(prefix="Recommendation: "):
         from engine.recommend import RecommendConfig, Target
 
-        rec_config = RecommendConfig(Target.parse(st.session_state["feasibility.rec_target"]),
-                                     mechanisms=tuple(st.session_state["feasibility.rec_mechanisms"]),
-                                     delta=delta, confidence=float(st.session_state["feasibility.rec_confidence"]),
+        rec_config = RecommendConfig(Target.parse(widget("feasibility.rec_target")),
+                                     mechanisms=tuple(widget("feasibility.rec_mechanisms")),
+                                     delta=delta, confidence=float(widget("feasibility.rec_confidence")),
                                      steps=5, gamma=state.gammas[0] if len(state.gammas) else None)
-        if st.session_state.get("feasibility.recommend"):
-            st.session_state["feasibility.rec_config"] = rec_config.to_json()
-        if st.session_state.get("feasibility.rec_stop"):  # the Stop button below was pressed during the search
-            st.session_state.pop("feasibility.rec_config", None)
-            st.info("Stopped: the search was interrupted and nothing of it is kept. Press Recommend to search again.",
-                    icon=":material/stop_circle:")
-        if st.session_state.get("feasibility.rec_config"):
-            rec = recommendation(st.session_state, rec_loaded.prepared, rec_program.to_json(),
-                                 st.session_state["feasibility.rec_config"])
-    if rec is not None:
-        draw_recommendation(rec, rec_loaded.prepared, use_recommended)
+        asked = RecommendRequest(rec_loaded.prepared.fingerprint, rec_program.to_json(), rec_config.to_json())
+        if widget("feasibility.recommend"):
+            state.recommend_request = asked
+    if widget("feasibility.rec_stop") and state.recommend_request is not None:  # Stop pressed during the search
+        state.recommend_request = None
+        st.info("Stopped: the search was interrupted and nothing of it is kept. Press Recommend to search again.",
+                icon=":material/stop_circle:")
+    if state.recommend_request is not None:
+        with user_errors(prefix="Recommendation: "):
+            recommendation(state, rec_loaded.prepared, state.recommend_request)
+        state.recommend_request = None
+    kept = state.recommendation
+    if kept is not None and kept.request.data != rec_loaded.prepared.fingerprint:
+        st.info("The last recommendation was searched on other data (or another preparation of them): press "
+                "Recommend to search these data.", icon=":material/history:")
+    elif kept is not None:
+        stale = kept.request != asked
+        if stale:
+            st.warning("**Settings changed — run again.** The recommendation below (greyed) was searched with "
+                       "other settings (the target, the mechanisms, the confidence, δ or the program); press "
+                       "Recommend for the current ones.", icon=":material/history:")
+        with stale_block(stale, "recommendation"):
+            draw_recommendation(kept.result, rec_loaded.prepared, use_recommended,
+                                ProgramConfig.from_json(kept.request.program))

@@ -1,28 +1,27 @@
 """Mechanisms: configure one mechanism (prefilled from the candidate), run it once, see what it guarantees, costs
 and buys, compare it honestly with the alternatives at the same (B, ε, δ), and download the release.
 
-The page reads the form (:mod:`ui.sections.mechanisms_form`), builds the engine's release and analysis configurations,
-makes one engine call (:func:`engine.release_analysis.analyse_release` through :func:`ui.runs.release_run`) and draws
-the result (:mod:`ui.sections.mechanisms_results`)."""
+The page reads the form (:mod:`ui.sections.mechanisms_form`), asks for a run of exactly its configuration
+(:class:`ui.state.RunConfig`), makes one engine call (:func:`engine.release_analysis.analyse_release` through
+:func:`ui.runs.release_run`) and draws the result (:mod:`ui.sections.mechanisms_results`). A run is shown as current
+only while the form holds its configuration; otherwise it is greyed with "settings changed — run again"."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from engine.analysis import AnalysisConfig
-from engine.release import ReleaseConfig
-from engine.release_analysis import ReleaseAnalysis
 from engine.rng import SEEDED_WARNING
 from engine.workshop import candidate_from_run
 from ui.cached import current_data
-from ui.common import seed_badge, stop_page, user_errors
+from ui.common import plain, seed_badge, stale_block, stop_page, user_errors
 from ui.figures.theme import fmt, fmt_param
-from ui.runs import release_run, run_key
+from ui.runs import release_run
 from ui.sections.mechanisms_form import (
     HELP_KIND,
     KIND_LABELS,
     KINDS,
     draw_form,
+    form_config,
     on_draw_again,
     starting_config,
 )
@@ -34,7 +33,7 @@ from ui.sections.mechanisms_results import (
     draw_program_and_protection,
 )
 from ui.sections.workshop_pin import draw_pin
-from ui.state import get_state, seed_widget
+from ui.state import RunContext, get_state, seed_widget, widget
 
 state = get_state()
 
@@ -68,78 +67,59 @@ kind = st.radio(
     horizontal=True,
 )
 
-start = starting_config(state, kind, candidate, prepared.d)
-seed_widget("mechanisms.seed", "" if state.seed is None else str(state.seed))
-draw_form(kind, start, prepared, candidate)
-
-if st.session_state.get("mechanisms.form_error"):
-    st.error(st.session_state["mechanisms.form_error"], icon=":material/error:")
-
-args = st.session_state.get("mechanisms.args")
-if not args:
-    st.info("Set the parameters and press **Run the mechanism**.", icon=":material/info:")
-    stop_page()
-
 program = None
 with user_errors(prefix="Program: "):
     program = state.program_or(loaded.default_program)
 if prepared.y is None:
     program = None
-analysis = AnalysisConfig(program=program)
-dataset = state.demo_name if state.source == "demo" else None
+context = RunContext(prepared.fingerprint, program, candidate, state.demo_name if state.source == "demo" else None)
+start = starting_config(state, kind, candidate, prepared.d)
+seed_widget("mechanisms.seed", "" if state.seed is None else str(state.seed))
+draw_form(kind, start, prepared, candidate, context)
 
-if st.session_state.get("mechanisms.stop"):  # the Stop button of the run below was pressed: back to the last run
-    last = st.session_state.get("mechanisms.last_good")
-    if last and last != args:
-        st.session_state["mechanisms.args"] = args = last
-    elif not last:
-        st.session_state.pop("mechanisms.args", None)
-    st.info("Stopped. Nothing of the stopped run is kept" + (" — the previous run is shown." if last else "."),
+if state.form_errors.get("mechanisms"):
+    st.error(state.form_errors["mechanisms"], icon=":material/error:")
+
+if widget("mechanisms.stop") and state.run_request is not None:  # the Stop button of the run below was pressed
+    state.run_request = None
+    st.info("Stopped. Nothing of the stopped run is kept" + (" — the previous run is shown." if state.runs else "."),
             icon=":material/stop_circle:")
-    if not last:
-        stop_page()
 
+request = state.run_request
+if request is not None:
+    with user_errors():
+        release_run(state, request, loaded.frame, loaded.spec)
+    state.run_request = None  # done, or failed with its message above: the form asks again
 
-def key_of(a: dict) -> str:
-    return run_key(prepared.fingerprint, loaded.spec.to_json(), a["mechanism"].to_json(), analysis.to_json(),
-                   candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset)
-
-
-def compute(a: dict) -> ReleaseAnalysis:
-    """The run for ``a``: this session's stored one, else computed with a progress bar and a Stop button."""
-    config = ReleaseConfig.of(loaded.spec, a["mechanism"], seed=int(a["seed"]) if a["user_seed"] else None,
-                              dataset=dataset)
-    return release_run(st.session_state, key_of(a), loaded.frame, config, analysis, candidate, int(a["seed"]))
-
-
-run = None
-with user_errors() as outcome:
-    run = compute(args)
-if outcome.failed:
-    last = st.session_state.get("mechanisms.last_good")
-    if last and last != args:
-        with user_errors(prefix="The previous run cannot be shown either: "):
-            run = compute(last)
-            st.session_state["mechanisms.args"] = args = last
-            st.caption("Showing the previous successful run.")
-if run is None:
+form = form_config(kind, prepared.d, context)
+shown, stale = state.current_run(form)
+if shown is None:
+    st.info("Set the parameters and press **Run the mechanism**.", icon=":material/info:")
     stop_page()
-st.session_state["mechanisms.last_good"] = args
+run, config = shown.result, shown.config
+if config.data != prepared.fingerprint:
+    st.warning("The last run was made on other data (or another preparation of them) than the loaded: press **Run "
+               "the mechanism** to run it on these data.", icon=":material/history:")
+    stop_page()
 
-top = st.columns([0.75, 0.25])
-top[0].subheader(f"{run.label}")
-top[1].button("Draw again", key="mechanisms.draw_again", on_click=on_draw_again, icon=":material/casino:",
-              help="Same configuration, new noise (the next seed if you fixed one).")
-st.markdown(seed_badge(args["seed"] if args["user_seed"] else None))
-if args["user_seed"]:
-    st.warning(SEEDED_WARNING, icon=":material/warning:")
-
-
-draw_pin("mechanisms.pin", f"{KIND_LABELS.get(run.kind, run.kind)}, B = {candidate.b:g}, ε = {candidate.epsilon:g}",
-         lambda label: candidate_from_run(run, label),
-         help="Pin this run — its mechanism, guarantee and measured evidence — for the Workshop's comparison.")
-draw_guarantee(run, prepared)
-draw_data_effect(run, prepared, program, int(args["seed"]))
-draw_program_and_protection(run, state.gammas, candidate)
-draw_comparison(run)
-draw_download(run, prepared)
+if stale:
+    changed = config.differences(form) if form is not None else ["a value in the form, which is not valid now"]
+    st.warning("**Settings changed — run again.** The result below (greyed) is of the previous run, "
+               f"{plain(config.label())}; since then {plain('; '.join(changed))} changed. Press **Run the "
+               "mechanism** for the form's settings.", icon=":material/history:")
+with stale_block(stale, "mechanisms"):
+    top = st.columns([0.75, 0.25])
+    top[0].subheader(f"{run.label}")
+    top[1].button("Draw again", key="mechanisms.draw_again", on_click=on_draw_again, args=(config,),
+                  icon=":material/casino:", help="Same configuration, new noise (the next seed if you fixed one).")
+    st.markdown(seed_badge(config.recorded_seed))
+    if config.user_seed:
+        st.warning(SEEDED_WARNING, icon=":material/warning:")
+    draw_pin("mechanisms.pin", state.pin_label("Mechanisms run", run.mechanism),
+             lambda label: candidate_from_run(run, label),
+             help="Pin this run — its own mechanism, guarantee and measured evidence — for the Workshop's comparison.")
+    draw_guarantee(run, prepared)
+    draw_data_effect(run, prepared, config.program, int(config.seed))
+    draw_program_and_protection(run, state.gammas, config.candidate)
+    draw_comparison(run)
+    draw_download(run, prepared)

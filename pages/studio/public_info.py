@@ -26,9 +26,10 @@ from ui.figures.theme import fmt
 from ui.records import check_studio_range
 from ui.sections.public_info_calculators import draw_calculators
 from ui.sections.public_info_dependence import draw_dependence
-from ui.state import STUDIO_EPSILON, get_state, parse_seed, seed_widget
+from ui.state import STUDIO_EPSILON, Work, checkpoint, get_state, parse_seed, seed_widget, widget
 
 state = get_state()
+work = state.public_info_work
 saved = state.public_info or {}
 saved_study = saved.get("study") or {}
 NONE = "(none)"
@@ -55,8 +56,8 @@ else:
     upload = st.file_uploader("Count table (CSV or Parquet; one row per region × period)", type=["csv", "parquet"],
                               key="public_info.file")
     if upload is not None:
-        st.session_state["public_info_upload"] = (upload.name, upload.getvalue())
-    kept = st.session_state.get("public_info_upload")
+        work.upload = (upload.name, upload.getvalue())
+    kept = work.upload
     if kept is None:
         st.info("Upload a table with columns for region, period and count (optional: a sub-count ≤ count, and the "
                 "population).", icon=":material/upload_file:")
@@ -156,13 +157,13 @@ with user_errors(prefix="The release study cannot run as set: "):  # full width:
                               public=tuple(public), alpha=float(alpha),
                               sensitivity=None if sensitivity is None else float(sensitivity),
                               highlight=tuple(highlight), dependence=model)
-st.session_state["public_info.invalid"] = config is None  # the Export page says when it shows an older declaration
+work.invalid = config is None  # the Export page says when it shows an older declaration
 if config is None:
     stop_page()
 summary = None
 with user_errors(prefix="The release study cannot run as set: "):  # e.g. a Δ_z below the derived one
     summary = cached.dependence_summary(config.to_json(), len(table.periods), has_sub, prior)
-st.session_state["public_info.invalid"] = summary is None
+work.invalid = summary is None
 if summary is None:
     stop_page()
 state.public_info = {"source": source, "data": data_key if source == "demo" else f"upload:{data_key[:16]}",
@@ -174,18 +175,19 @@ with d2:
     draw_dependence(summary, model, prior, len(table.periods))
 
 # ---- 5. run ------------------------------------------------------------------------------------------------------
-KEY = "public_info.results"
-if st.session_state.get("public_info.stop") and st.session_state.get("public_info.pending"):
-    st.session_state.pop("public_info.pending", None)
-    st.session_state["public_info_stopped"] = True
+if widget("public_info.stop") and work.pending:
+    work.pending = None
+    work.stopped = True
 if st.button("Run the release study", type="primary", icon=":material/play_arrow:", key="public_info.run"):
-    st.session_state["public_info.pending"] = config.to_json()
+    work.pending = config.to_json()
     # A fresh id per run: the stop registry is shared by every session, so two sessions running the same
     # configuration must not share a token (Stop in one would stop the other).
-    st.session_state["public_info.run_id"] = uuid.uuid4().hex
-    st.session_state.pop("public_info_stopped", None)
-if st.session_state.get("public_info.pending"):
-    run_id = st.session_state.setdefault("public_info.run_id", uuid.uuid4().hex)
+    work.run_id = uuid.uuid4().hex
+    work.stopped = False
+if work.pending:
+    if work.run_id is None:
+        work.run_id = uuid.uuid4().hex
+    run_id = work.run_id
     token = runs.cancel_token(run_id)
     stop_slot = st.empty()
     stop_slot.button("Stop", key="public_info.stop", icon=":material/stop_circle:", on_click=runs.stop_run, args=(run_id,),
@@ -196,23 +198,26 @@ if st.session_state.get("public_info.pending"):
         bar.update(p.fraction, p.describe())
 
     def on_cell(partial) -> None:
-        st.session_state["public_info_results"] = (partial, seed)
+        work.results = (partial, seed)
 
-    run_cfg = CountStudyConfig.from_json(st.session_state["public_info.pending"])
+    run_cfg = CountStudyConfig.from_json(work.pending)
+    state.begin_work(Work("public_info", "the public-information release study", study=work.pending))
+    checkpoint()
     with user_errors():
         try:
             run_count_study(table, run_cfg, rng=make_rng(seed), on_progress=on_progress, on_cell=on_cell, cancel=token)
         except CancelledError:
-            st.session_state["public_info_stopped"] = True
-    st.session_state.pop("public_info.pending", None)
+            work.stopped = True
+    state.finish_work()
+    work.pending = None
     runs.forget_run(run_id)
-    st.session_state.pop("public_info.run_id", None)
+    work.run_id = None
     bar.empty()
     stop_slot.empty()
 
-if st.session_state.get("public_info_stopped"):
+if work.stopped:
     st.warning("The study was stopped; the finished (method, ε) cells are shown.", icon=":material/stop_circle:")
-kept_results = st.session_state.get("public_info_results")
+kept_results = work.results
 if not kept_results:
     st.info("Press **Run the release study** to simulate the release.", icon=":material/info:")
 else:

@@ -3,16 +3,17 @@ protection score (the paper's Figure 3), privacy against privacy, Figure-2 bars,
 the distinguishing attacker's view; clicking a point makes it the candidate.
 
 The page reads the form (:mod:`ui.sections.tradeoffs_form`: the engine's ``SweepConfig`` objects), runs the pending
-sweep (:mod:`ui.sections.tradeoffs_run`) and draws its results (:mod:`ui.sections.tradeoffs_results`)."""
+sweep (:mod:`ui.sections.tradeoffs_run`) and draws its results (:mod:`ui.sections.tradeoffs_results`): as current
+while the form and the session give the sweep's own configurations, greyed with "settings changed — run again"
+otherwise; a sweep of other data is kept but not shown."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from engine.sweeps import SweepConfig, SweepResult
 from ui.cached import current_data
-from ui.common import stop_page, user_errors
-from ui.sections.tradeoffs_form import draw_form
+from ui.common import plain, stale_block, stop_page, user_errors
+from ui.sections.tradeoffs_form import draw_form, form_configs
 from ui.sections.tradeoffs_results import (
     draw_choice,
     draw_distinguishing,
@@ -47,38 +48,40 @@ if prepared.y is None:
             icon=":material/info:")
     stop_page()
 
-draw_form(prepared.n, loaded.default_program)
+draw_form(prepared.n, loaded.default_program, prepared.fingerprint)
 run_pending(state, prepared)
 
-results = list(state.sweeps)
-partial_rows = st.session_state.get("tradeoffs.partial") if st.session_state.get("tradeoffs.stopped") else None
-if not results and not partial_rows:
+status = state.sweeps_status(prepared.fingerprint, form_configs(state, prepared.n, loaded.default_program))
+partial = state.sweep_partial
+partial_results = partial.results() if partial is not None and partial.stopped and partial.data == \
+    prepared.fingerprint else []
+if status == "other-data":
+    st.info("The session's last sweep was computed on other data (or another preparation of them); it is kept and "
+            "shown again when those data are loaded. Run the sweep for these data.", icon=":material/history:")
+if status in ("none", "other-data") and not partial_results:
     st.info("Configure the sweep and press **Run the sweep**. The time it will take is estimated when it starts.",
             icon=":material/info:")
     stop_page()
 
-
 # ---- results ----------------------------------------------------------------------------------------------------
-if partial_rows and any(partial_rows.values()):
-    pending_configs = [SweepConfig.from_dict(c) for c in st.session_state.get("tradeoffs.last_pending") or []]
-    results = [
-        SweepResult.from_rows(pending_configs[i], rows)
-        for i, rows in sorted(partial_rows.items())
-        if rows and i < len(pending_configs)
-    ] or results
-if not results:
-    stop_page()
-
-view = sweep_view(results, state, prepared)
-if not all(r.complete for r in results):
-    st.caption("Partial result (the sweep was stopped).")
-draw_figure3(view)
-left, right = st.columns(2)
-with left:
-    draw_privacy_privacy(view)
-with right:
-    draw_figure2(view, (state.selected_point or {}).get("b", state.candidate_or_default().b))
-draw_jl_curve(view)
-draw_choice(view, state)
-draw_distinguishing(state)
-draw_table(view)
+results = partial_results or list(state.sweeps_for(prepared.fingerprint))
+stale = not partial_results and status == "stale"
+if stale:
+    st.warning("**Settings changed — run again.** The results below (greyed) are of the last sweep, "
+               f"{plain(' · '.join(r.config.describe() for r in results))}; the form or the session's program or δ "
+               "no longer give that sweep. Press **Run the sweep** for the current settings.", icon=":material/history:")
+with stale_block(stale, "tradeoffs"):
+    view = sweep_view(results, state, prepared)
+    if not all(r.complete for r in results):
+        st.caption("Partial result (the sweep was stopped).")
+    draw_figure3(view)
+    left, right = st.columns(2)
+    with left:
+        draw_privacy_privacy(view)
+    with right:
+        draw_figure2(view, state.selected_point.b if state.selected_point is not None else
+                     state.candidate_or_default().b)
+    draw_jl_curve(view)
+    draw_choice(view, state)
+    draw_distinguishing(state)
+    draw_table(view)

@@ -54,7 +54,8 @@ if loaded is not None and loaded.prepared.y is not None:
         program = state.program_or(loaded.default_program)
 
 with user_errors():
-    if loaded is not None and st.session_state.pop("workshop.measure_all", False):
+    if loaded is not None and state.workshop_measure:
+        state.workshop_measure = False
         for i, c in enumerate(state.workshop.pinned):
             if c.evidence is None or c.evidence.data not in (None, loaded.prepared.fingerprint):
                 measure(state, i, loaded, program)
@@ -66,9 +67,8 @@ rows = workshop_comparison(loaded.prepared.fingerprint if loaded is not None els
 if presenter:
     st.html(PRESENTER_CSS)
     slides = len(rows) + 1  # one per candidate, then the comparison
-    seed_widget("workshop.slide", 0)
-    slide = min(max(int(st.session_state["workshop.slide"]), 0), slides - 1)
-    st.session_state["workshop.slide"] = slide
+    slide = min(max(int(state.workshop_slide), 0), slides - 1)
+    state.workshop_slide = slide
     prev, where, nxt = st.columns([0.2, 0.6, 0.2], vertical_alignment="center")
     prev.button("Previous", key="workshop.prev", icon=":material/arrow_back:", disabled=slide == 0,
                 on_click=on_slide, args=(-1,))
@@ -90,7 +90,7 @@ if unmeasured and loaded is not None:
                      "Mechanisms page does (5 releases with the attacks; fresh randomness unless the session has a "
                      "seed)."))
     if m2.button("Measure them", key="workshop.measure", icon=":material/play_arrow:"):
-        st.session_state["workshop.measure_all"] = True
+        state.workshop_measure = True
         st.rerun()
 
 left, right = st.columns([0.6, 0.4], gap="large")
@@ -107,7 +107,7 @@ seed_widget("workshop.choice", -1 if workshop.chosen is None else workshop.chose
 choice_labels = {-1: "not yet", **{i: plain(f"{i + 1}. {c.label}") for i, c in enumerate(workshop.pinned)}}
 st.radio("The group chooses", options, key="workshop.choice", on_change=on_choose, horizontal=True,
          format_func=choice_labels.get)
-seed_widget("workshop.rationale", workshop.rationale)
+seed_widget("workshop.rationale", state.rationale)
 st.text_area("Why the group chose it", key="workshop.rationale", on_change=on_rationale, height=120, max_chars=10_000,
              placeholder="e.g. Candidate 2 keeps exclusion errors under 5,000 people and no attacker can move "
              "beyond 3:1 odds about a neighbour …")

@@ -45,12 +45,11 @@ def test_switching_demo_resets_the_spec_and_results():
     # The list shows each demo's title with the name links and the command line use.
     assert at.selectbox(key="data.demo").options[:2] == ["Togo cash transfers (synthetic) (togo-demo)",
                                                          "Nigeria micro-loans (synthetic) (nigeria-demo)"]
-    studio(at).selected_point = {"stale": True}
     at.selectbox(key="data.demo").set_value("nigeria-demo").run()
     assert_clean(at)
     assert studio(at).demo_name == "nigeria-demo"
     assert studio(at).n == 20788
-    assert studio(at).spec is None and studio(at).selected_point is None
+    assert studio(at).spec is None
     # The Nigeria demo is a lending program with its loan columns preselected.
     assert at.selectbox(key="data.program").value == "lending"
     assert at.selectbox(key="data.role.loan_amount").value == "loan_amount"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from engine.theory.feasibility import feasibility_report
@@ -155,7 +157,7 @@ def test_recommendation_section_searches_and_sets_the_candidate():
     at.multiselect(key="feasibility.rec_mechanisms").set_value(["gaussian"])
     at.button(key="feasibility.recommend").click().run()
     assert_clean(at)
-    config = RecommendConfig.from_json(at.session_state["feasibility.rec_config"])
+    config = RecommendConfig.from_json(studio(at).recommendation.request.config)
     demo = load_demo("togo-demo")
     result = recommend(prepare(demo.frame, demo.spec), demo.program_config(), config)
     expected = result.recommended
@@ -179,12 +181,15 @@ def test_recommendation_section_searches_and_sets_the_candidate():
     open_page(at, "mechanisms")
     assert at.radio(key="mechanisms.kind").value == "gaussian"
     open_page(at, "feasibility")
-    # The Stop button shown during a search: its rerun drops the search and says so; nothing is recomputed.
-    kept = at.session_state["feasibility.recommendation"]
+    # The Stop button shown during a search for another target: its rerun drops that search and says so; nothing
+    # is recomputed, and the last recommendation is shown greyed as of other settings.
+    kept = studio(at).recommendation
+    at.text_input(key="feasibility.rec_target").set_value("accuracy>=0.74")
+    at.button(key="feasibility.recommend").click()
+    studio(at).recommend_request = dataclasses.replace(kept.request, config=kept.request.config.replace("0.72", "0.74"))
     at.session_state["feasibility.rec_stop"] = True
     at.run()
     assert_clean(at)
     assert any(i.value.startswith("Stopped: the search was interrupted") for i in at.info)
-    assert "feasibility.rec_config" not in at.session_state
-    assert not any(s.value.startswith("**Recommended:**") for s in at.success)
-    assert at.session_state["feasibility.recommendation"] is kept
+    assert studio(at).recommend_request is None and studio(at).recommendation is kept
+    assert any(w.value.startswith("**Settings changed — run again.**") for w in at.warning)

@@ -26,8 +26,8 @@ def run_with_seed(at, seed: str):
 
 
 def last_run(at):
-    """The page's last run (the session keeps its last runs under ``mechanisms.runs``, newest last)."""
-    return at.session_state["mechanisms.runs"][-1][1]
+    """The page's last run (the session keeps its last runs in ``StudioState.runs``, newest last)."""
+    return studio(at).runs[-1].result
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_draw_again_increments_a_user_seed(projection_run):
     at.button(key="mechanisms.draw_again").click().run()
     assert_clean(at)
     assert studio(at).seed == 8
-    assert at.session_state["mechanisms.args"]["seed"] == 8
+    assert studio(at).last_run.config.seed == 8 and studio(at).last_run.config.user_seed
 
 
 def test_gaussian_run_shows_sigma():
@@ -100,13 +100,15 @@ def test_gaussian_run_shows_sigma():
 def test_invalid_split_shows_message_and_keeps_the_previous_run():
     at = start_on("mechanisms")
     run_with_seed(at, "1")
-    before = dict(at.session_state["mechanisms.args"])
+    before = studio(at).last_run.config
     at.number_input(key="mechanisms.epsilon2").set_value(1.5)
     at.button(key="mechanisms.run").click().run()
     assert_clean(at)
     assert any("epsilon2 must be in (0, 1)" in e.value for e in at.error)
-    assert at.session_state["mechanisms.args"] == before
-    assert metric(at, "Noise sd per coordinate")  # the previous results are still shown
+    assert studio(at).last_run.config == before and len(studio(at).runs) == 1
+    assert metric(at, "Noise sd per coordinate")  # the previous results are still shown …
+    # … greyed: the form no longer holds their configuration
+    assert any("Settings changed — run again" in w.value for w in at.warning)
 
 
 def test_k_anonymity_is_labelled_not_dp():
@@ -175,14 +177,14 @@ def test_stop_returns_to_the_last_run_without_computing_the_stopped_one():
     stopped one."""
     at = start_on("mechanisms")
     run_with_seed(at, "5")
-    finished = dict(at.session_state["mechanisms.args"])
-    assert len(at.session_state["mechanisms.runs"]) == 1
-    # the state the Stop click leaves: new arguments were submitted, their run was interrupted, the button is pressed
-    at.session_state["mechanisms.args"] = {**finished, "seed": 6}
+    finished = studio(at).last_run.config
+    assert len(studio(at).runs) == 1
+    # the state the Stop click leaves: a new run was asked for, it was interrupted, the button is pressed
+    studio(at).run_request = finished.with_seed(6)
     at.session_state["mechanisms.stop"] = True
     at.run()
     assert_clean(at)
     assert any("Stopped" in i.value and "previous run is shown" in i.value for i in at.info)
-    assert at.session_state["mechanisms.args"] == finished
-    assert len(at.session_state["mechanisms.runs"]) == 1  # the stopped run was not computed
+    assert studio(at).run_request is None and studio(at).last_run.config == finished
+    assert len(studio(at).runs) == 1  # the stopped run was not computed
     assert metric(at, "Noise sd per coordinate")  # the last run is still shown

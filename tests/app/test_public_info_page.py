@@ -46,7 +46,7 @@ def figure(at, title_part: str):
 @pytest.mark.slow
 def test_tiny_study_figures_carry_the_engines_numbers():
     at = tiny_study(start_on("public_info"))
-    results, seed = at.session_state["public_info_results"]
+    results, seed = studio(at).public_info_work.results
     assert seed == 7
     cfg = CountStudyConfig.from_dict(studio(at).public_info["study"])
     assert cfg.epsilons == (0.5, 2.0) and cfg.replicates == 3
@@ -84,7 +84,7 @@ def test_bad_upload_shows_the_message_and_keeps_the_session():
     at = start_on("public_info")
     at.text_input(key="public_info.seed").input("3").run()
     before = dict(studio(at).public_info)
-    at.session_state["public_info_upload"] = ("bad.csv", b"region,period,count\na,1,5\na,1,6\nb,1,7\n")
+    studio(at).public_info_work.upload = ("bad.csv", b"region,period,count\na,1,5\na,1,6\nb,1,7\n")
     at.radio(key="public_info.source").set_value("upload").run()
     assert_clean(at)
     errors = [e.value for e in at.error]
@@ -98,7 +98,7 @@ def test_bad_upload_shows_the_message_and_keeps_the_session():
 def test_good_upload_with_column_pickers():
     at = start_on("public_info")
     frame = counties_demo(regions=5, periods=3).to_frame().rename(columns={"subcount": "deaths"})
-    at.session_state["public_info_upload"] = ("mine.csv", frame.to_csv(index=False).encode())
+    studio(at).public_info_work.upload = ("mine.csv", frame.to_csv(index=False).encode())
     at.radio(key="public_info.source").set_value("upload").run()
     assert_clean(at)
     at.selectbox(key="public_info.col_sub-count").set_value("deaths").run()
@@ -200,7 +200,7 @@ def test_correlated_model_sets_the_releases_delta_z_and_its_noise_scale():
     at.multiselect(key="public_info.methods").set_value(["postprocess"]).run()
     at.button(key="public_info.run").click().run()
     assert_clean(at)
-    results, _ = at.session_state["public_info_results"]
+    results, _ = studio(at).public_info_work.results
     ref = build_count_study(counties_demo(), CountStudyConfig.from_dict(studio(at).public_info["study"]),
                             rng=make_rng(7))
     np.testing.assert_array_equal(results.cells[0].released, ref.cells[0].released)

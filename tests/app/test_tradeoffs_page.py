@@ -107,7 +107,7 @@ def test_choosing_a_point_makes_it_the_candidate(swept):
     assert state.candidate.epsilon == pytest.approx(budget.epsilon)
     assert state.candidate.delta == pytest.approx(budget.delta)
     assert state.mechanism.KIND == "projection" and state.mechanism.epsilon1 == 3.0
-    assert state.selected_point["point_id"] == f"projection:{point}"
+    assert state.selected_point.point_id == f"projection:{point}"
     # The chosen point's measured γ (decision agreement over its repetitions) is held against the γ target and
     # Theorem 1, with the engine's words.
     from engine.analysis import gamma_check
@@ -133,14 +133,17 @@ def test_invalid_grid_shows_the_message_and_keeps_results(swept):
 
 
 def test_results_of_another_dataset_are_set_aside(swept):
+    """A sweep of other data is never shown as these data's; it is kept, filed under its own fingerprint (a record
+    imported before its upload gets its sweeps back when the file arrives: tests/e2e/test_decision_state.py)."""
     at = start_app()
     state = studio(at)
     state.sweeps = studio(swept).sweeps
     state.demo_name = "nigeria-demo"
     state.spec = None
     open_page(at, "tradeoffs")
-    assert studio(at).sweeps == ()
-    assert any("data changed since the last sweep" in i.value for i in at.info)
+    assert studio(at).sweeps == studio(swept).sweeps
+    assert any("last sweep was computed on other data" in i.value for i in at.info)
+    assert not at.get("plotly_chart") and not at.dataframe  # nothing of it is drawn
 
 
 def test_form_settings_survive_a_visit_to_another_page():

@@ -126,7 +126,7 @@ def test_html_report_shows_the_comparison_the_choice_and_the_rationale_escaped()
     record = build_decision_record(
         prepared=prepared, source="demo", dataset="togo-demo", title=demo.title, synthetic=True,
         columns=tuple(demo.frame.columns), candidate=candidate, gammas=(0.99,), delta_is_default=False,
-        mechanism={"kind": "gaussian", "b": 0.4, "epsilon": 1.0, "delta": 1e-4}, workshop=workshop,
+        mechanism=SEEDED_RUN.mechanism, workshop=workshop,  # the record releases the chosen candidate
     )
     page = html_report(record)
     expected = comparison_frame(comparison_rows(workshop.pinned, chosen=1))

@@ -181,7 +181,7 @@ def test_decision_record_carries_the_workshop_and_old_records_still_load(togo): 
 
     w = Workshop(pinned=(budget("Example 1"), budget("classic", b=2.0, epsilon=2.0)), chosen=0,
                  rationale="Protect neighbours within B.")
-    record = make_record(togo, workshop=w)
+    record = make_record(togo, workshop=w, mechanism=w.choice.build_mechanism().to_dict())  # releases the choice
     again = load_decision_record(record.to_json())
     assert again.workshop == w and again == record
     data = json.loads(make_record(togo).to_json())  # an empty workshop is not written …

@@ -57,7 +57,7 @@ def test_the_execution_check_is_a_streamlit_yield_point_that_draws_nothing(monke
     """``execution_check`` reads session state, which Streamlit's script runner turns into its stop/rerun check."""
     import streamlit as st
 
-    from ui.runs import execution_check
+    from ui.state import STATE_KEY, execution_check
 
     class _State:
         def __init__(self):
@@ -70,7 +70,7 @@ def test_the_execution_check_is_a_streamlit_yield_point_that_draws_nothing(monke
     state = _State()
     monkeypatch.setattr(st, "session_state", state)
     execution_check()
-    assert state.asked == ["ui.runs.progress"]
+    assert state.asked == [STATE_KEY]
 
 
 def test_throttle_is_due_at_once_then_at_most_every_interval_and_always_when_final():

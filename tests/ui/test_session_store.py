@@ -28,6 +28,12 @@ def uploader(size: int, name: str = "survey.csv", content: bytes | None = None) 
                        upload_fingerprint=str(hash(data[:size])))
 
 
+def with_runs(state: StudioState, count: int) -> StudioState:
+    """``state`` holding ``count`` Mechanisms runs (stand-ins: the store only counts them)."""
+    state.runs = tuple(f"run {i + 1}" for i in range(count))  # type: ignore[assignment]
+    return state
+
+
 def pinned() -> StudioState:
     g = Guarantee(epsilon=1.0, delta=1e-5, b=0.5)
     return StudioState(workshop=Workshop(pinned=(Candidate(label="Gaussian B = 0.5", source="feasibility", guarantee=g),)))
@@ -36,12 +42,12 @@ def pinned() -> StudioState:
 def test_visitors_who_only_open_a_page_are_not_stored_and_evict_nobody():
     """The issue's reproduction: 16 visitors who only opened the Start page pushed out an earlier user's upload."""
     mine = new_key()
-    save(mine, uploader(1000), {"mechanisms.runs": ((1, "run"),)})
+    save(mine, with_runs(uploader(1000), 1), {"tradeoffs.reps": 1})
     for _ in range(4 * session_store.MAX_SESSIONS):
         save(new_key(), StudioState(), {})
     assert session_store.stats()["sessions"] == 1
     state, extras = restore(mine)
-    assert state.upload_bytes is not None and extras["mechanisms.runs"] == ((1, "run"),)
+    assert state.upload_bytes is not None and state.runs == ("run 1",) and extras == {"tradeoffs.reps": 1}
 
 
 def test_uploads_by_others_do_not_evict_earlier_work():
@@ -73,13 +79,13 @@ def test_eviction_takes_the_least_valuable_first_and_leaves_a_note(monkeypatch):
     valuable, settings, upload = new_key(), new_key(), new_key()
     save(valuable, pinned(), {})  # the oldest, but the most valuable
     save(settings, StudioState(gammas=(0.9,)), {})
-    save(upload, uploader(100, name="loans.csv"), {"mechanisms.runs": ((1, "r"), (2, "r"))})
-    save(new_key(), StudioState(rationale="chosen"), {})  # one too many: the settings-only session goes
+    save(upload, with_runs(uploader(100, name="loans.csv"), 2), {})
+    save(new_key(), StudioState(workshop=Workshop(rationale="chosen")), {})  # one too many: the settings-only one goes
     assert restore(valuable) is not None and restore(upload) is not None and restore(settings) is None
     note = session_store.evicted(settings)
     assert note is not None and "at most 3 sessions" in note and "the settings" in note
     assert session_store.evicted(settings) is None  # said once
-    save(new_key(), StudioState(rationale="another"), {})  # next: the upload with two runs (worth 2) goes
+    save(new_key(), StudioState(workshop=Workshop(rationale="another")), {})  # next: the upload with two runs goes
     assert restore(upload) is None
     note = session_store.evicted(upload)
     assert "the uploaded file loans.csv (0.0 MB), 2 Mechanisms runs" in note

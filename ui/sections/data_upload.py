@@ -37,10 +37,25 @@ def handle_upload(state: StudioState, file: object) -> str | None:
             f"columns), or run the release on the full table with 'python -m engine privatize'. {kept}"
         )
     linked = state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint == fingerprint
-    # Check the new file can be used before it replaces anything: its suggested settings (or the link's) must
-    # prepare. A readable but unusable file (too few rows, only infinite values, constant or text columns …)
-    # leaves the session exactly as it was.
-    candidate_spec = state.spec if linked and state.spec is not None else None
+    replacing = state.source == "upload" and state.upload_bytes is not None
+    same_file = replacing and state.upload_fingerprint == fingerprint
+    # A new file for the same table (a re-upload, a newer extract): the settings made for the previous upload are
+    # kept when they apply to it; what changed in the columns is said either way.
+    previous = _previous_columns(state) if replacing and not same_file else None
+    columns = [str(c) for c in frame.columns]
+    keep = state.spec if (linked or same_file or previous is not None) and state.spec is not None else None
+    # Check the new file can be used before it replaces anything: the settings to keep, or its suggested ones (or
+    # the link's), must prepare. A readable but unusable file (too few rows, only infinite values, constant or text
+    # columns …) leaves the session exactly as it was.
+    candidate_spec = keep
+    kept_settings = keep is not None
+    if keep is not None and previous is not None:
+        try:
+            if table_problems(frame, keep):
+                raise EngineError("the previous settings do not apply")
+            prepared_data(f"upload:{fingerprint}", keep.to_json(), frame)
+        except EngineError:
+            candidate_spec, kept_settings = None, False
     try:
         if candidate_spec is None:
             candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
@@ -61,14 +76,47 @@ def handle_upload(state: StudioState, file: object) -> str | None:
             f"This file's fingerprint ({fingerprint[:12]}…) differs from the one in the shared link "
             f"({state.upload_fingerprint[:12]}…): the link's data settings were not applied."
         )
-        state.spec = None
+        kept_settings = False
+        candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
+    elif previous is not None and not same_file:
+        state.notices.append(_columns_note(name, previous, columns, kept_settings))
     state.source = "upload"
     state.upload_bytes = content
     state.upload_name = name
     state.upload_fingerprint = fingerprint
-    if not linked:
+    if not linked and not same_file:
         state.spec = candidate_spec
-        state.program = None
+        if not kept_settings:
+            state.program = None
     state.switch_data()
     reset_column_widgets()
     return None
+
+
+def _previous_columns(state: StudioState) -> list[str] | None:
+    """The columns of the upload held now (None when there is none in memory)."""
+    if state.upload_bytes is None or state.upload_fingerprint is None:
+        return None
+    try:
+        frame = uploaded_table(state.upload_fingerprint, state.upload_name or "upload.csv", state.upload_bytes)
+    except EngineError:
+        return None
+    return [str(c) for c in frame.columns]
+
+
+def _columns_note(name: str, before: list[str], after: list[str], kept: bool) -> str:
+    """What a new upload changed in the columns, and whether the settings were kept."""
+    added = [c for c in after if c not in before]
+    removed = [c for c in before if c not in after]
+
+    def listed(cols: list[str]) -> str:
+        return ", ".join(repr(c) for c in cols[:8]) + (f" and {len(cols) - 8} more" if len(cols) > 8 else "")
+
+    if not added and not removed:
+        change = f"'{name}' has the same {len(after)} columns as the previous upload"
+    else:
+        parts = ([f"new columns {listed(added)}"] if added else []) + ([f"no longer {listed(removed)}"] if removed else [])
+        change = f"'{name}' differs from the previous upload in its columns: " + "; ".join(parts)
+    if kept:
+        return change + ": your data settings and the program are kept."
+    return change + ": the previous settings do not apply to it, so the Data page starts from the suggested ones."

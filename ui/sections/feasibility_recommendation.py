@@ -16,9 +16,9 @@ from ui.figures.theme import fmt
 from ui.sections.workshop_pin import draw_pin_recommendation
 
 
-def draw_recommendation(rec: Any, prepared: Any, use_recommended: Callable[..., None]) -> None:
-    """Draw the engine's :class:`engine.recommend.Recommendation` for the session's ``prepared`` data;
-    ``use_recommended(point, d)`` is the button's callback that makes the point the candidate."""
+def draw_recommendation(rec: Any, prepared: Any, use_recommended: Callable[..., None], program: Any) -> None:
+    """Draw the engine's :class:`engine.recommend.Recommendation` for the session's ``prepared`` data (searched with
+    ``program``); ``use_recommended(point, d)`` is the button's callback that makes the point the candidate."""
     for note in rec.notes:
         st.warning(note, icon=":material/warning:")
     point = rec.recommended
@@ -40,7 +40,7 @@ def draw_recommendation(rec: Any, prepared: Any, use_recommended: Callable[..., 
                        f"accuracy ceiling γ_max = {fmt(rec.theorem1['gamma_max'], 4)}.")
         st.button("Use the recommended point as the candidate", key="feasibility.use_recommended",
                   on_click=use_recommended, args=(point, int(prepared.d)), icon=":material/check:")
-        draw_pin_recommendation(rec, int(prepared.d), prepared.fingerprint)
+        draw_pin_recommendation(rec, int(prepared.d), prepared.fingerprint, program)
         if rec.protections:
             st.caption("Protections at the recommended point (one release): " + "; ".join(
                 f"{k.removeprefix('protection_').replace('_', ' ')} {fmt(v)} ("

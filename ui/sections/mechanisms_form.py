@@ -1,8 +1,9 @@
 """The Mechanisms page's form: the mechanism to run, prefilled from the candidate (B, ε, δ), and its seed.
 
 :func:`draw_form` draws the inputs of one mechanism kind; :func:`on_run` (the submit callback) builds the engine's
-mechanism object from them (:func:`build_from_widgets`, validated by its dataclass) and stores it with the seed in
-``StudioState`` and ``st.session_state["mechanisms.args"]``, which the page then runs.
+mechanism object from them (:func:`build_from_widgets`, validated by its dataclass) and asks the page for a run of
+exactly that configuration (:class:`ui.state.RunConfig`, ``StudioState.run_request``); :func:`form_config` is the
+configuration the form holds now, which the page compares with the shown run's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,17 @@ from engine.mechanisms import MECHANISMS, RecordMechanism, mechanism_from_dict
 from engine.mechanisms.jl_laplace import JLLaplace
 from engine.rng import fresh_seed
 from ui.common import HELP, b_in_data_units
-from ui.state import STUDIO_B, StudioState, get_state, parse_seed, seed_widget
+from ui.state import (
+    STUDIO_B,
+    RunConfig,
+    RunContext,
+    StudioState,
+    get_state,
+    parse_seed,
+    seed_widget,
+    set_widget,
+    widget,
+)
 
 KINDS = ("projection", "gaussian", "mondrian", "jl-laplace")
 #: Default projection dimension of the JL release (the secure-release paper uses k from 2 to 20, k ≪ d).
@@ -85,7 +96,7 @@ def matches_candidate(mechanism: RecordMechanism, candidate: Guarantee) -> bool:
 def starting_config(state: StudioState, kind: str, candidate: Guarantee, d: int) -> dict:
     """What the form shows: the stored mechanism when it belongs to this candidate, else the candidate's preset."""
     stored = state.mechanism
-    origin = st.session_state.get("mechanisms.origin")
+    origin = state.mechanism_origin
     here = (candidate.b, candidate.epsilon, candidate.delta)
     if stored is not None and stored.KIND == kind:
         if origin == here or (origin is None and matches_candidate(stored, candidate)):
@@ -138,41 +149,42 @@ def build_from_widgets(kind: str, d: int) -> RecordMechanism:
     return mechanism_from_dict(CONFIGS[kind](st.session_state, d))
 
 
-def on_run(d: int) -> None:
-    """Form submit: validate the configuration and the seed, store them; the page body then runs (cached)."""
-    state = get_state()
-    kind = st.session_state["mechanisms.kind"]
+def form_config(kind: str, d: int, context: RunContext) -> RunConfig | None:
+    """The run the form describes now (its mechanism and seed on the session's data, program and candidate), or
+    None while a value in it is not valid."""
     try:
         mechanism = build_from_widgets(kind, d)
-        seed = parse_seed(st.session_state.get("mechanisms.seed", ""))
+        seed = parse_seed(widget("mechanisms.seed", ""))
+    except (EngineError, KeyError):
+        return None
+    return context.config(mechanism, seed if seed is not None else 0, user_seed=seed is not None)
+
+
+def on_run(d: int, context: RunContext) -> None:
+    """Form submit: validate the configuration and the seed, and ask the page for a run of exactly them."""
+    state = get_state()
+    kind = widget("mechanisms.kind")
+    try:
+        mechanism = build_from_widgets(kind, d)
+        seed = parse_seed(widget("mechanisms.seed", ""))
     except EngineError as exc:
-        st.session_state["mechanisms.form_error"] = str(exc)
+        state.form_errors["mechanisms"] = str(exc)
         return
-    st.session_state.pop("mechanisms.form_error", None)
-    candidate = state.candidate_or_default()
-    st.session_state["mechanisms.origin"] = (candidate.b, candidate.epsilon, candidate.delta)
-    state.mechanism = mechanism
+    state.configure_mechanism(mechanism)
     state.seed = seed
-    st.session_state["mechanisms.args"] = {
-        "mechanism": mechanism,
-        "seed": seed if seed is not None else fresh_seed(),
-        "user_seed": seed is not None,
-    }
+    state.request_run(context.config(mechanism, seed if seed is not None else fresh_seed(), user_seed=seed is not None))
 
 
-def on_draw_again() -> None:
-    """Same configuration, new noise: the next seed if the user fixed one, else fresh OS randomness."""
-    args = st.session_state.get("mechanisms.args")
-    if not args:
-        return
-    if args["user_seed"]:
-        new = int(args["seed"]) + 1
-        get_state().seed = new
-        st.session_state["mechanisms.seed"] = str(new)
+def on_draw_again(config: RunConfig) -> None:
+    """The run ``config`` again with new noise: the next seed if the user fixed one, else fresh OS randomness."""
+    state = get_state()
+    if config.user_seed:
+        new = int(config.seed) + 1
+        state.seed = new
+        set_widget("mechanisms.seed", str(new))
     else:
         new = fresh_seed()
-    st.session_state["mechanisms.args"] = {**args, "seed": new}
-
+    state.request_run(config.with_seed(new))
 
 
 def _projection_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
@@ -291,15 +303,15 @@ INPUTS: dict[str, Callable[[dict, PreparedData, Guarantee], None]] = {
 }
 
 
-def draw_form(kind: str, start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
+def draw_form(kind: str, start: dict, prepared: PreparedData, candidate: Guarantee, context: RunContext) -> None:
     """The form of mechanism ``kind`` (starting from ``start``, see :func:`starting_config`), the seed and the run
-    button."""
+    button (which asks for a run in ``context``: the session's data, program and candidate)."""
     with st.form("mechanisms.form", border=True):
         INPUTS[kind](start, prepared, candidate)
         st.text_input("Seed (leave empty for a real release)", key="mechanisms.seed", help=HELP["seed"],
                       placeholder="empty = fresh randomness from the operating system")
         st.form_submit_button("Run the mechanism", type="primary", key="mechanisms.run", on_click=on_run,
-                              args=(int(prepared.d),),
+                              args=(int(prepared.d), context),
                               help="Release the data once with these settings, then score the program and run the "
                               "attacks on the release (a few seconds).",
                               icon=":material/play_arrow:")

@@ -19,7 +19,7 @@ from engine.rng import SEEDED_WARNING, fresh_seed
 from ui.cached import cell_sums_release, column_losses
 from ui.common import HELP, plain, user_errors
 from ui.figures.theme import fmt
-from ui.state import StudioState, parse_seed, seed_widget
+from ui.state import StudioState, get_state, parse_seed, seed_widget, widget
 
 #: How a user declares the level of rows with a missing cell key.
 MISSING_LEVEL = "(missing)"
@@ -29,6 +29,11 @@ TABLE1_EXAMPLES = (
     ("Example 4.6: 4th root (a = 0, σ = 2)", {"kind": "kth-root", "k": 4, "a": 0.0, "sigma": 2.0}),
     ("Example 4.8: log (a = 1, σ = 2)", {"kind": "log", "a": 1.0, "sigma": 2.0}),
 )
+
+
+def _draw_again() -> None:
+    """New noise from the operating system for the cell release (when no seed is typed)."""
+    get_state().per_record_fresh_seed = fresh_seed()
 
 
 def draw_cell_release(state: StudioState, saved: dict, source: str, key: str, value: str, by: list[str],
@@ -61,7 +66,7 @@ def draw_cell_release(state: StudioState, saved: dict, source: str, key: str, va
             if parsed:
                 observed = {str(v): v for v in pd.unique(frame[col].dropna())}
                 declared[col] = [None if t == MISSING_LEVEL else observed.get(t, t) for t in parsed]
-        state.per_record["levels"] = {c: st.session_state.get(f"per_record.levels.{c}", "") for c in by}
+        state.per_record["levels"] = {c: widget(f"per_record.levels.{c}", "") for c in by}
         undeclared = [c for c in by if c not in declared]
         if undeclared:
             st.warning("**The level lists must be public.** " + observed_levels_note(undeclared),
@@ -69,15 +74,14 @@ def draw_cell_release(state: StudioState, saved: dict, source: str, key: str, va
     seed_widget("per_record.seed", "")
     st.text_input("Seed (leave empty for a real release)", key="per_record.seed", help=HELP["seed"],
                   placeholder="empty = fresh randomness from the operating system")
-    seed_text = str(st.session_state["per_record.seed"]).strip()
+    seed_text = str(widget("per_record.seed")).strip()
     user_seed = None
     with user_errors(prefix="Seed: "):
         user_seed = parse_seed(seed_text)
-    if user_seed is None and st.session_state.get("per_record.fresh_seed") is None:
-        st.session_state["per_record.fresh_seed"] = fresh_seed()  # OS entropy; never shown or exported
-    draw_seed = user_seed if user_seed is not None else int(st.session_state["per_record.fresh_seed"])
-    st.button("Draw again", key="per_record.draw_again", icon=":material/casino:",
-              on_click=lambda: st.session_state.update({"per_record.fresh_seed": fresh_seed()}),
+    if user_seed is None and state.per_record_fresh_seed is None:
+        state.per_record_fresh_seed = fresh_seed()  # OS entropy; never shown or exported
+    draw_seed = user_seed if user_seed is not None else int(state.per_record_fresh_seed or 0)
+    st.button("Draw again", key="per_record.draw_again", icon=":material/casino:", on_click=_draw_again,
               help="New noise from the operating system (when no seed is typed).")
     with user_errors():
         cells = cell_sums_release(key, value, tuple(by), json.dumps(mech_dict), draw_seed, id_columns, frame,

@@ -28,7 +28,7 @@ from engine.sweeps import (
 from engine.validation import check_interval
 from ui.common import HELP
 from ui.compute_target import compute_controls
-from ui.state import StudioState, get_state, seed_widget
+from ui.state import StudioState, SweepProgress, get_state, seed_widget, widget
 
 #: Repetitions of a custom grid when the user leaves the count at 0.
 CUSTOM_REPETITIONS = 10
@@ -112,22 +112,32 @@ def build_configs(state: StudioState, n: int, default_program: ProgramConfig | N
     return configs
 
 
-def on_run(n: int, default_program: ProgramConfig | None) -> None:
-    """Form submit: the sweep configurations typed into the form become the pending sweep (run by the page)."""
+def form_configs(state: StudioState, n: int, default_program: ProgramConfig | None) -> list[SweepConfig] | None:
+    """The sweep configurations the form and the session hold now (None while one is not valid): a sweep result
+    is current only while they are its configurations."""
     try:
-        configs = build_configs(get_state(), n, default_program)
+        return build_configs(state, n, default_program)
+    except (EngineError, KeyError):
+        return None
+
+
+def on_run(n: int, default_program: ProgramConfig | None, data: str) -> None:
+    """Form submit: the sweep configurations typed into the form become the pending sweep (run by the page) on the
+    data with fingerprint ``data``."""
+    state = get_state()
+    try:
+        configs = build_configs(state, n, default_program)
     except EngineError as exc:
-        st.session_state["tradeoffs.form_error"] = str(exc)
+        state.form_errors["tradeoffs"] = str(exc)
         return
-    st.session_state.pop("tradeoffs.form_error", None)
-    st.session_state["tradeoffs.pending"] = [c.to_dict() for c in configs]
-    st.session_state["tradeoffs.last_pending"] = [c.to_dict() for c in configs]
-    st.session_state["tradeoffs.partial"] = {}
-    st.session_state.pop("tradeoffs.stopped", None)
+    state.form_errors.pop("tradeoffs", None)
+    state.sweep_pending = tuple(configs)
+    state.sweep_partial = SweepProgress(tuple(configs), data=data)
 
 
-def draw_form(n: int, default_program: ProgramConfig | None) -> None:
-    """The sweep's form for data of ``n`` rows (``default_program``: the data's own program when none is chosen)."""
+def draw_form(n: int, default_program: ProgramConfig | None, data: str) -> None:
+    """The sweep's form for data of ``n`` rows with fingerprint ``data`` (``default_program``: the data's own program
+    when none is chosen)."""
     n_released = released_rows(n, chosen_attacks()) if n >= 2 else n
     with st.form("tradeoffs.form"):
         c1, c2, c3 = st.columns([0.4, 0.3, 0.3])
@@ -206,14 +216,14 @@ def draw_form(n: int, default_program: ProgramConfig | None) -> None:
         seed_widget("tradeoffs.compute_on", "local")
         seed_widget("tradeoffs.scheduler", "")
         compute_controls(st.columns([0.5, 0.5])[0])
-        st.form_submit_button("Run the sweep", type="primary", key="tradeoffs.run", on_click=on_run, args=(n, default_program),
+        st.form_submit_button("Run the sweep", type="primary", key="tradeoffs.run", on_click=on_run, args=(n, default_program, data),
                               help="Privatize, score and attack over the whole grid; the curves fill in as it runs and "
                               "you can stop it at any time.",
                               icon=":material/play_arrow:")
-    if st.session_state.get("tradeoffs.form_error"):
-        st.error(st.session_state["tradeoffs.form_error"], icon=":material/error:")
+    if get_state().form_errors.get("tradeoffs"):
+        st.error(get_state().form_errors["tradeoffs"], icon=":material/error:")
 
 
 def chosen_attacks() -> tuple[str, ...]:
     """The attacks chosen in the form (all before it is first drawn)."""
-    return tuple(a for a in st.session_state.get("tradeoffs.attacks", ATTACKS) if a in ATTACKS)
+    return tuple(a for a in widget("tradeoffs.attacks", ATTACKS) if a in ATTACKS)

@@ -49,7 +49,7 @@ from ui.figures.tradeoffs import (
 )
 from ui.sections.tradeoffs_form import ATTACK_LABELS, MECH_LABELS
 from ui.sections.workshop_pin import draw_pin
-from ui.state import StudioState, get_state, seed_widget
+from ui.state import SelectedPoint, StudioState, get_state, seed_widget, set_widget, widget
 
 PROTECTION_LABELS = {a: f"{ATTACK_LABELS[a]} protection" for a in ATTACKS}
 METRIC_LABELS = {m: info.label for m, info in METRICS.items()}
@@ -70,10 +70,11 @@ SINGLE_RUN_WARNING = (
 
 # ------------------------------------------------------------------------------------------- choosing a point
 def select_point(point_id: str, d: int) -> None:
-    """Make the sweep point ``point_id`` ("<mechanism>:<point>") the candidate and the configured mechanism."""
+    """Make the sweep point ``point_id`` ("<mechanism>:<point>") of the loaded data's sweep the candidate and the
+    configured mechanism."""
     state = get_state()
     kind, _, index = str(point_id).partition(":")
-    for result in state.sweeps:
+    for result in state.sweeps_for(state.data_fingerprint or ""):
         if result.config.mechanism != kind:
             continue
         found = result.mechanism_at(int(index), d=d)
@@ -90,23 +91,20 @@ def select_point(point_id: str, d: int) -> None:
                     f"The chosen point's δ = {guarantee.delta:.4g} replaces the candidate's δ = {before.delta:.4g} "
                     "(the grid was run with another δ)."
                 )
-        state.mechanism = mechanism
-        here = state.candidate_or_default()
         # the Mechanisms page opens on this configuration (it belongs to the current candidate)
-        st.session_state["mechanisms.origin"] = (here.b, here.epsilon, here.delta)
+        state.configure_mechanism(mechanism)
         row = result.table[result.table["point"] == int(index)].iloc[0]
-        state.selected_point = {
-            "point_id": str(point_id), "mechanism": kind, "point": int(index), "b": float(row["b"]),
-            "epsilon1": budget.epsilon1, "delta1": budget.delta1, "epsilon2": budget.epsilon2,
-            "delta2": budget.delta2, "epsilon": guarantee.epsilon, "delta": guarantee.delta,
-            "reference": str(row["reference"]),
-        }
-        st.session_state["tradeoffs.point"] = str(point_id)
+        state.selected_point = SelectedPoint(
+            mechanism=kind, point=int(index), b=float(row["b"]), epsilon1=budget.epsilon1, delta1=budget.delta1,
+            epsilon2=budget.epsilon2, delta2=budget.delta2, epsilon=guarantee.epsilon, delta=guarantee.delta,
+            reference=str(row["reference"]), data=result.fingerprint,
+        )
+        set_widget("tradeoffs.point", str(point_id))
         return
 
 
 def on_chart_select(key: str, d: int) -> None:
-    event = st.session_state.get(key) or {}
+    event = widget(key) or {}
     points = (event.get("selection") or {}).get("points") or []
     for point in reversed(points):
         custom = point.get("customdata")
@@ -116,7 +114,7 @@ def on_chart_select(key: str, d: int) -> None:
 
 
 def on_use_point(d: int) -> None:
-    point_id = st.session_state.get("tradeoffs.point")
+    point_id = widget("tradeoffs.point")
     if point_id:
         select_point(point_id, d)
 
@@ -225,8 +223,8 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
     program_metric = results[0].config.program.headline_metric
     metric_options = [m for m in results[0].metric_columns if m in METRICS]
     seed_widget("tradeoffs.utility", program_metric if program_metric in metric_options else metric_options[0])
-    if st.session_state["tradeoffs.utility"] not in metric_options:
-        st.session_state["tradeoffs.utility"] = metric_options[0]
+    if widget("tradeoffs.utility") not in metric_options:
+        set_widget("tradeoffs.utility", metric_options[0])
     utility = st.selectbox("Program effectiveness measure", metric_options, key="tradeoffs.utility",
                            format_func=METRIC_LABELS.get,
                            help="The y axis of the tradeoff plots. " + "; ".join(
@@ -236,9 +234,10 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
             prefix="k-anonymity reference: "):
         k_anon = sweep_reference_point(prepared.fingerprint, results[0].config.to_json(),
                                        MondrianKAnonymity(k=2).to_json(), prepared,
-                                       int(st.session_state.get("tradeoffs.workers", default_workers())))
+                                       int(widget("tradeoffs.workers", default_workers())))
     return SweepView(results=results, summaries=[r.flagged_summary(utility) for r in results], utility=utility,
-                     selected=(state.selected_point or {}).get("point_id"), k_anon=k_anon, d=int(prepared.d),
+                     selected=state.selected_point.point_id if state.selected_point is not None else None,
+                     k_anon=k_anon, d=int(prepared.d),
                      trivial=results[0].best_trivial(utility))
 
 
@@ -358,8 +357,8 @@ def draw_jl_curve(view: SweepView) -> None:
     j1, j2 = st.columns(2)
     jl_bs = [float(b) for b in jl_config.b_values]
     seed_widget("tradeoffs.jl_curve_b", jl_bs[0])
-    if st.session_state["tradeoffs.jl_curve_b"] not in jl_bs:
-        st.session_state["tradeoffs.jl_curve_b"] = jl_bs[0]
+    if widget("tradeoffs.jl_curve_b") not in jl_bs:
+        set_widget("tradeoffs.jl_curve_b", jl_bs[0])
     curve_b = j1.selectbox("Noise of the grid point with B =", jl_bs, key="tradeoffs.jl_curve_b", format_func=fmt,
                            help="The Laplace scale is that of this grid point (first budget); both relations are "
                            "drawn at that same noise.")
@@ -399,8 +398,8 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
     if choices:
         current = view.selected if view.selected in choices else next(iter(choices))
         seed_widget("tradeoffs.point", current)
-        if st.session_state["tradeoffs.point"] not in choices:
-            st.session_state["tradeoffs.point"] = current
+        if widget("tradeoffs.point") not in choices:
+            set_widget("tradeoffs.point", current)
         c1, c2 = st.columns([0.75, 0.25])
         c1.selectbox("Configuration", list(choices), key="tradeoffs.point", format_func=choices.get,
                      help="The same as clicking a point in the charts: it becomes the candidate (B, ε, δ) and the "
@@ -408,28 +407,29 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
         c2.button("Use this configuration", key="tradeoffs.use_point", on_click=on_use_point, args=(view.d,),
                   type="primary", icon=":material/check:",
                   help="Make the selected configuration the candidate (B, ε, δ) and the Mechanisms page's setup.")
-        kind, _, point = str(st.session_state["tradeoffs.point"]).partition(":")
-        result = next((r for r in state.sweeps if r.config.mechanism == kind), None)
-        if result is not None:
-            draw_pin("tradeoffs.pin", "Sweep: " + choices[st.session_state["tradeoffs.point"]].split(" · δ")[0],
+        kind, _, point = str(widget("tradeoffs.point")).partition(":")
+        result = next((r for r in view.results if r.config.mechanism == kind), None)
+        found = result.mechanism_at(int(point), d=view.d) if result is not None else None
+        if result is not None and found is not None:
+            draw_pin("tradeoffs.pin", state.pin_label("Sweep", found[0]),
                      lambda label: candidate_from_sweep(result, int(point), label, d=view.d),
                      help="Pin the selected configuration — its mechanism and the sweep's measured evidence (a "
                      "seeded simulation) — for the Workshop's comparison.")
     sp = state.selected_point
-    if not sp:
+    if sp is None or not any(r.config.mechanism == sp.mechanism and r.fingerprint == sp.data for r in view.results):
         return
     st.success(
-        f"Chosen: {MECH_LABELS.get(sp['mechanism'], sp['mechanism'])}, B = {sp['b']:g}, ε = {sp['epsilon']:.4g}, "
-        f"δ = {sp['delta']:.3g} — now the candidate on every page.", icon=":material/check_circle:",
+        f"Chosen: {MECH_LABELS.get(sp.mechanism, sp.mechanism)}, B = {sp.b:g}, ε = {sp.epsilon:.4g}, "
+        f"δ = {sp.delta:.3g} — now the candidate on every page.", icon=":material/check_circle:",
     )
     for summary, config in zip(view.summaries, view.configs, strict=True):
-        rows = summary[summary["point"] == sp["point"]] if config.mechanism == sp["mechanism"] else summary.iloc[:0]
+        rows = summary[summary["point"] == sp.point] if config.mechanism == sp.mechanism else summary.iloc[:0]
         if rows.empty or "decision_agreement_mean" not in rows:
             continue
         row = rows.iloc[0]
         measured = (row["decision_agreement_mean"], row["decision_agreement_lo"], row["decision_agreement_hi"])
         for target in state.gammas:
-            check = gamma_check(float(target), measured, b=sp["b"], epsilon=sp["epsilon"], delta=sp["delta"])
+            check = gamma_check(float(target), measured, b=sp.b, epsilon=sp.epsilon, delta=sp.delta)
             (st.success if check.status == "met" else st.warning)(check.text, icon=":material/target:")
 
 

@@ -1,12 +1,14 @@
 """Running the Tradeoffs page's pending sweep: time estimate, progress, live curves, Stop, and the stored results.
 
 The sweeps themselves are :func:`engine.sweeps.run_sweep` (through :func:`ui.runs.run_sweeps`); their results go to
-``StudioState.sweeps``; the rows of a stopped sweep stay in ``st.session_state["tradeoffs.partial"]``.
+``StudioState.sweeps`` (each with its configuration and data fingerprint); the rows of a stopped sweep stay in
+``StudioState.sweep_partial``.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -22,7 +24,7 @@ from ui.compute_target import cluster_caption, sweep_client
 from ui.figures.tradeoffs import points_frame, tradeoff_figure
 from ui.runs import ProgressBar, Throttle, run_sweeps
 from ui.sections.tradeoffs_form import MECH_LABELS
-from ui.state import StudioState
+from ui.state import StudioState, SweepProgress, Work, checkpoint, describe_sweeps, widget
 
 #: Redraws of the live curves over a sweep's estimated time, at most one every :data:`LIVE_REDRAW_SECONDS` and at least
 #: one every 1 s: each costs the server a summary of the rows so far and the browser a chart (see
@@ -66,26 +68,20 @@ def redraw_live(placeholder, configs: list[SweepConfig], partial: dict, draw: in
 
 
 def run_pending(state: StudioState, prepared: PreparedData) -> None:
-    """Set aside the results of other data; run the pending sweep with a time estimate, progress, live curves and a
-    Stop button; store the finished results in ``state.sweeps``; say so when a sweep was stopped."""
-    old = state.sweeps
-    if old and old[0].fingerprint and old[0].fingerprint != prepared.fingerprint:
-        state.sweeps = ()
-        for stale in ("tradeoffs.partial", "tradeoffs.stopped"):
-            st.session_state.pop(stale, None)
-        st.info("The data changed since the last sweep, so its results were set aside. Run the sweep again.",
-                icon=":material/info:")
-
-    # running (with progress, live curves and a stop button)
-    pending = st.session_state.get("tradeoffs.pending")
-    if pending and st.session_state.get("tradeoffs.stop"):
-        st.session_state.pop("tradeoffs.pending", None)
-        st.session_state["tradeoffs.stopped"] = True
-        pending = None
+    """Run the pending sweep with a time estimate, progress, live curves and a Stop button (announced first, so that
+    a reload during it says what it interrupted); store the finished results in ``state.sweeps`` with their
+    configurations; say so when a sweep was stopped. Results of other data are kept, filed under their fingerprint
+    (the page shows them only on those data)."""
+    pending = state.sweep_pending
+    if pending and widget("tradeoffs.stop"):  # the Stop button of the sweep below was pressed
+        state.sweep_pending = ()
+        partial = state.sweep_partial or SweepProgress(pending, data=prepared.fingerprint)
+        state.sweep_partial = replace(partial, stopped=True)
+        pending = ()
     if pending:
-        configs = [SweepConfig.from_dict(c) for c in pending]
+        configs = list(pending)
         total = sum(c.n_cells for c in configs)
-        n_workers = int(st.session_state.get("tradeoffs.workers", default_workers()))
+        n_workers = int(widget("tradeoffs.workers", default_workers()))
         estimate_slot = st.empty()  # cleared when the sweep ends: the toast then says how long it took
         estimate = math.nan
         with user_errors(prefix="Time estimate: "):
@@ -94,6 +90,9 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
             estimate_slot.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one "
                                "cell; the progress bar refines it). You can stop at any time and keep the finished "
                                "points.", icon=":material/timer:")
+        state.begin_work(Work("sweep", describe_sweeps(configs), sweeps=tuple(configs)))
+        state.sweep_partial = SweepProgress(tuple(configs), data=prepared.fingerprint)
+        checkpoint()
         stop_slot = st.empty()
         stop_slot.button("Stop the sweep", key="tradeoffs.stop", icon=":material/stop_circle:",
                          help="Stops after the cell that is running; finished points are kept.")
@@ -108,7 +107,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
 
         def on_rows(index: int, rows: list) -> None:
             partial[index] = rows
-            st.session_state["tradeoffs.partial"] = dict(partial)
+            state.sweep_partial = SweepProgress(tuple(configs), dict(partial), data=prepared.fingerprint)
             if not live_redraw.due(final=len(rows) >= configs[index].n_cells):
                 return
             draws[0] += 1
@@ -120,14 +119,14 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
                 st.caption(cluster_caption(client))
             results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress, on_rows=on_rows,
                                  client=client)
-        st.session_state.pop("tradeoffs.pending", None)
+        state.sweep_pending = ()
+        state.finish_work()
         bar.empty()
         live.empty()
         stop_slot.empty()
         estimate_slot.empty()
         if not outcome.failed:
-            state.sweeps = tuple(results)
-            st.session_state.pop("tradeoffs.partial", None)
+            state.set_sweeps(tuple(results))
             seconds = sum(r.seconds for r in results if np.isfinite(r.seconds))
             if all(r.from_cache for r in results):
                 st.toast(f"Same sweep as before: its {total} cells were taken from this session's results "
@@ -135,7 +134,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
             else:
                 st.toast(f"Sweep finished: {total} cells in {seconds:.1f} s.", icon=":material/done_all:")
 
-    if st.session_state.get("tradeoffs.stopped"):
-        done = sum(len(v) for v in (st.session_state.get("tradeoffs.partial") or {}).values())
-        st.warning(f"The sweep was stopped; {done} finished cells are kept below as a partial result. Run again for the "
-                   "full grid.", icon=":material/stop_circle:")
+    partial_run = state.sweep_partial
+    if partial_run is not None and partial_run.stopped:
+        st.warning(f"The sweep was stopped; {partial_run.cells} finished cells are kept below as a partial result. Run "
+                   "again for the full grid.", icon=":material/stop_circle:")

@@ -11,7 +11,7 @@ import streamlit as st
 from engine.errors import EngineError
 from engine.workshop import MAX_PINNED, Candidate
 from ui.common import plain
-from ui.state import get_state
+from ui.state import get_state, widget
 
 
 def draw_pin(key: str, default_label: str, build: Callable[[str], Candidate], *, help: str = "") -> None:
@@ -32,8 +32,7 @@ def draw_pin(key: str, default_label: str, build: Callable[[str], Candidate], *,
                 st.caption(f"{len(state.workshop.pinned)} of {MAX_PINNED} pinned.")
             return
         try:
-            candidate = build(str(st.session_state.get(f"{key}.label") or "").strip() or default_label)
-            state.workshop = state.workshop.pin(candidate)
+            candidate = state.pin(build(str(widget(f"{key}.label") or "").strip() or default_label))
         except EngineError as exc:
             st.error(plain(exc), icon=":material/push_pin:")
             return
@@ -44,19 +43,20 @@ def draw_pin(key: str, default_label: str, build: Callable[[str], Candidate], *,
 
 def draw_pin_budget(key: str = "feasibility.pin") -> None:
     """Pin the Feasibility page's current candidate (B, ε, δ): a budget, measured on the Workshop page."""
-    cand = get_state().candidate_or_default()
-    draw_pin(key, f"B = {cand.b:g}, ε = {cand.epsilon:g}",
+    state = get_state()
+    cand = state.candidate_or_default()
+    draw_pin(key, state.pin_label("Feasibility", guarantee=cand),
              lambda label: Candidate(label=label, source="feasibility", guarantee=cand),
              help="Pin the candidate (B, ε, δ) — a budget; the Workshop measures it on your data with the Gaussian "
              "mechanism spending it.")
 
 
-def draw_pin_recommendation(recommendation, d: int, fingerprint: str,
+def draw_pin_recommendation(recommendation, d: int, fingerprint: str, program,
                             key: str = "feasibility.pin_recommended") -> None:
     """Pin the recommended point with the search's evidence (:func:`engine.workshop.candidate_from_recommendation`)."""
     from engine.workshop import candidate_from_recommendation
 
     point = recommendation.recommended
-    draw_pin(key, f"Recommended: {point.mechanism}, B = {point.b:g}, ε = {point.epsilon:.3g}",
-             lambda label: candidate_from_recommendation(recommendation, label, d=d, data=fingerprint),
+    draw_pin(key, get_state().pin_label("Recommended", point.build_mechanism(d)),
+             lambda label: candidate_from_recommendation(recommendation, label, d=d, data=fingerprint, program=program),
              help="Pin the recommended configuration with the search's measured metric and protections.")

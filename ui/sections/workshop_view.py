@@ -10,14 +10,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine.analysis import AnalysisConfig
-from engine.release import ReleaseConfig
 from engine.rng import fresh_seed
 from engine.workshop import SIMULATION_LABEL, ComparisonRow, comparison_cells, comparison_frame
 from ui.common import plain
 from ui.figures.workshop import workshop_figure
-from ui.runs import release_run, run_key
-from ui.state import StudioState
+from ui.runs import release_run
+from ui.state import RunConfig, StudioState, forget_widget, get_state, widget
 
 #: Large type for a projector (presenter mode): the page's text, tables and buttons at about twice the size.
 PRESENTER_CSS = """<style>
@@ -107,51 +105,41 @@ def draw_slide(row: ComparisonRow) -> None:
 
 def measure(state: StudioState, index: int, loaded: Any, program: Any) -> None:
     """Measure pinned candidate ``index`` on the data with the Mechanisms page's run
-    (:func:`ui.runs.release_run` → :func:`engine.release_analysis.analyse_release`) and keep its evidence."""
+    (:func:`ui.runs.release_run` → :func:`engine.release_analysis.analyse_release`: the session's seed, else fresh
+    randomness) and keep its evidence (with the program it was measured with)."""
     from engine.workshop import candidate_from_run
 
     candidate = state.workshop.pinned[index]
     mechanism = candidate.build_mechanism(int(loaded.prepared.d))
     user_seed = state.seed is not None
     seed = int(state.seed) if state.seed is not None else fresh_seed()
-    dataset = state.demo_name if state.source == "demo" else None
-    analysis = AnalysisConfig(program=program)
-    config = ReleaseConfig.of(loaded.spec, mechanism, seed=seed if user_seed else None, dataset=dataset)
-    key = run_key(loaded.prepared.fingerprint, loaded.spec.to_json(), mechanism.to_json(), analysis.to_json(),
-                  candidate.guarantee.to_json(), seed, user_seed, dataset)
-    run = release_run(st.session_state, key, loaded.frame, config, analysis, candidate.guarantee, seed)
-    evidence = candidate_from_run(run, candidate.label).evidence
+    config = RunConfig(data=loaded.prepared.fingerprint, mechanism=mechanism, program=program,
+                       candidate=candidate.guarantee, seed=seed, user_seed=user_seed,
+                       dataset=state.demo_name if state.source == "demo" else None)
+    run = release_run(state, config, loaded.frame, loaded.spec)
+    evidence = candidate_from_run(run.result, candidate.label, program=program).evidence
     assert evidence is not None  # candidate_from_run always measures
     state.workshop = state.workshop.replace_candidate(index, candidate.with_evidence(evidence))
 
 
 def on_choose() -> None:
-    from ui.state import get_state
-
-    state = get_state()
-    value = st.session_state.get("workshop.choice")
-    state.workshop = state.workshop.choose(None if value in (None, -1) else int(value))
+    value = widget("workshop.choice")
+    get_state().choose(None if value in (None, -1) else int(value))
 
 
 def on_rationale() -> None:
-    from ui.state import get_state
-
-    state = get_state()
-    state.workshop = state.workshop.with_rationale(str(st.session_state.get("workshop.rationale") or ""))
+    get_state().rationale = str(widget("workshop.rationale") or "")
 
 
 def on_slide(step: int) -> None:
     """Presenter mode's Previous (−1) / Next (+1); the page clamps the screen to the ones that exist."""
-    st.session_state["workshop.slide"] = int(st.session_state.get("workshop.slide", 0)) + step
+    state = get_state()
+    state.workshop_slide = int(state.workshop_slide) + step
 
 
 def on_unpin(index: int) -> None:
-    from ui.state import get_state
-
-    state = get_state()
-    state.workshop = state.workshop.unpin(index)
-    st.session_state.pop("workshop.choice", None)  # reseeded from the workshop's choice
-    st.session_state["workshop.slide"] = 0
+    get_state().unpin(index)
+    forget_widget("workshop.choice")  # reseeded from the workshop's choice
 
 
 __all__ = ["PRESENTER_CSS", "draw_slide", "draw_table", "measure", "on_choose", "on_rationale",
