@@ -630,6 +630,9 @@ class ComparisonRow:
     simulation: bool
     chosen: bool
     other_data: bool = False
+    #: The implied classic-DP statement guarantees nothing (δ' = 1, or ε' beyond any meaning): "no bound" for two
+    #: records further apart than B — never a number to plot or compare.
+    implied_vacuous: bool = False
 
     def protection_basis(self, name: str) -> str:
         """How a protection score was obtained: "exact" or "bound" (distinguishing, as the analysis labels it), or
@@ -687,6 +690,7 @@ def comparison_rows(pinned: Sequence[Candidate], *, x: np.ndarray | None = None,
             odds_headline=odds_headline(g),
             evidence=c.evidence, simulation=c.seeded, chosen=chosen == i,
             other_data=bool(fingerprint and c.evidence is not None and c.evidence.data not in (None, fingerprint)),
+            implied_vacuous=bool(dp.vacuous),
         ))
     return rows
 
@@ -737,9 +741,11 @@ def comparison_cells(row: ComparisonRow) -> dict[str, str]:
         "Mechanism": row.mechanism,
         "Guarantee": row.headline,
         "Targeted DP (B, ε, δ)": f"B = {row.b:.4g}, ε = {row.epsilon:.4g}, δ = {row.delta:.3g}",
-        "Implied classic DP (ε', δ') — conversion": f"ε' = {row.implied_epsilon:.4g}, δ' = {row.implied_delta:.3g}",
+        "Implied classic DP (ε', δ') — conversion": (
+            "no bound for any two records: the conversion is vacuous (δ' = 1)" if row.implied_vacuous else
+            f"ε' = {row.implied_epsilon:.4g}, δ' = {row.implied_delta:.3g}"),
         "Per-record loss at t = 2 (ε, δ)": "—" if row.loss_t2 is None else
-        f"ε = {row.loss_t2[0]:.4g}, δ = {row.loss_t2[1]:.3g}",
+        "no bound (δ = 1 at t = 2)" if row.loss_t2[1] >= 1 else f"ε = {row.loss_t2[0]:.4g}, δ = {row.loss_t2[1]:.3g}",
         "Per-record ε at the nearest distinct row: median (largest)": "—" if row.loss_nn_median is None else
         f"{row.loss_nn_median:.4g} ({row.loss_nn_max:.4g})",
         "Attacker's odds from 50:50 — bound": row.odds_text,

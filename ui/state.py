@@ -98,17 +98,23 @@ def short_number(value: float) -> str:
     return f"{float(value):.4g}"
 
 
-def mechanism_label(mechanism: RecordMechanism) -> str:
+#: Short names of the mechanisms for pin labels (a label is at most 80 characters and heads a column).
+SHORT_NAMES = {"gaussian": "Gaussian", "projection": "Projection", "jl-laplace": "JL + Laplace",
+               "mondrian": "k-anonymity"}
+
+
+def mechanism_label(mechanism: RecordMechanism, *, short: bool = False) -> str:
     """"Gaussian mechanism (targeted DP), B = 0.1, ε = 0.6087, δ = 2.4e-04" — the mechanism's own parameters
-    (its guarantee), never the form's or the candidate's."""
+    (its guarantee), never the form's or the candidate's; ``short``: "Gaussian B = 0.1, ε = 0.6087, δ = 2.4e-04"."""
+    name = SHORT_NAMES.get(type(mechanism).KIND, type(mechanism).LABEL) if short else type(mechanism).LABEL + ","
     try:
         g = mechanism.guarantee()
     except EngineError:
-        return type(mechanism).LABEL
+        return name.rstrip(",")
     if not isinstance(g, Guarantee):  # k-anonymity
-        return f"{type(mechanism).LABEL}, k = {getattr(mechanism, 'k', '?')}"
+        return f"{name} k = {getattr(mechanism, 'k', '?')}"
     where = f"B = {short_number(g.b)}, " if g.relation == "row" else "element-wise, "
-    return f"{type(mechanism).LABEL}, {where}ε = {short_number(g.epsilon)}, δ = {g.delta:.2g}"
+    return f"{name} {where}ε = {short_number(g.epsilon)}, δ = {g.delta:.2g}"
 
 
 @dataclass(frozen=True)
@@ -507,15 +513,17 @@ class StudioState:
     def pin_label(self, what: str, mechanism: RecordMechanism | None = None,
                   guarantee: Guarantee | None = None) -> str:
         """The default label of a pin: the dataset, where it comes from and the configuration's own parameters —
-        "hmda.csv · Sweep · Gaussian mechanism (targeted DP), B = 0.05, ε = 4, δ = 4.2e-04"."""
+        "hmda.csv · Sweep · Gaussian B = 0.05, ε = 4, δ = 0.00042"."""
         if mechanism is not None:
-            text = mechanism_label(mechanism)
+            text = mechanism_label(mechanism, short=True)
         elif guarantee is not None:
             text = f"budget B = {short_number(guarantee.b)}, ε = {short_number(guarantee.epsilon)}, " \
                    f"δ = {guarantee.delta:.2g}"
         else:
             text = ""
-        label = " · ".join(p for p in (self.dataset_label(), what, text) if p)
+        dataset = self.dataset_label()
+        dataset = dataset if len(dataset) <= 24 else dataset[:23] + "…"
+        label = " · ".join(p for p in (dataset, what, text) if p)
         return label if len(label) <= MAX_LABEL else label[:MAX_LABEL - 1] + "…"
 
     def unique_label(self, label: str) -> str:

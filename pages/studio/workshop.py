@@ -26,6 +26,9 @@ from ui.sections.workshop_view import (
 )
 from ui.state import get_state, seed_widget
 
+#: Most pinned candidates whose table is drawn beside the chart; more get the page's full width.
+WIDE_TABLE = 3
+
 state = get_state()
 workshop = state.workshop
 
@@ -79,8 +82,8 @@ if presenter:
         draw_slide(rows[slide])
     else:
         st.header("The comparison")
-        draw_chart(rows, "workshop.chart_presenter", height=420)
-        draw_table(rows)
+        draw_chart(rows, "workshop.chart_presenter", height=380, wide=True)
+        draw_table(rows, compact=True)
     stop_page()
 
 unmeasured = [r.label for r in rows if r.evidence is None or r.other_data]
@@ -93,13 +96,19 @@ if unmeasured and loaded is not None:
         state.workshop_measure = True
         st.rerun()
 
-left, right = st.columns([0.6, 0.4], gap="large")
-with left:
+if len(rows) <= WIDE_TABLE:
+    left, right = st.columns([0.6, 0.4], gap="large")
+    with left:
+        st.subheader("The candidates compared")
+        draw_table(rows)
+    with right:
+        st.subheader("Metric against privacy loss")
+        draw_chart(rows, "workshop.chart")
+else:  # more columns than a side-by-side table shows legibly at 1280 px: the chart, then the table, full width
+    st.subheader("Metric against privacy loss")
+    draw_chart(rows, "workshop.chart", height=380, wide=True)
     st.subheader("The candidates compared")
     draw_table(rows)
-with right:
-    st.subheader("Metric against privacy loss")
-    draw_chart(rows, "workshop.chart")
 
 st.subheader("The decision")
 options = [-1, *range(len(workshop.pinned))]

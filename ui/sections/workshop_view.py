@@ -20,8 +20,9 @@ from ui.state import RunConfig, StudioState, forget_widget, get_state, widget
 #: Large type for a projector (presenter mode): the page's text, tables and buttons at about twice the size.
 PRESENTER_CSS = """<style>
 .stMainBlockContainer { max-width: 100%; padding-top: 1.5rem; }
-.stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer td, .stMainBlockContainer th,
+.stMainBlockContainer p, .stMainBlockContainer li,
 .stMainBlockContainer label, .stMainBlockContainer button { font-size: 1.3rem !important; line-height: 1.4; }
+.stMainBlockContainer td, .stMainBlockContainer th { font-size: 1.05rem !important; line-height: 1.35; }
 .stMainBlockContainer h1 { font-size: 1.6rem !important; padding: 0; }
 .stMainBlockContainer h2 { font-size: 2.3rem !important; }
 .stMainBlockContainer h3 { font-size: 1.9rem !important; }
@@ -55,21 +56,31 @@ PROTECTIONS_NOTE = (
 )
 
 
-def draw_chart(rows: Sequence[ComparisonRow], key: str, *, height: int = 460) -> None:
+def draw_chart(rows: Sequence[ComparisonRow], key: str, *, height: int = 460, wide: bool = False) -> None:
     """The metric-against-privacy-loss chart, or — when no pinned candidate has a program metric (no outcome and
     program on the Data page, or nothing measured yet) — a line saying so instead of markers on an empty axis."""
     if not any(r.evidence is not None and r.evidence.value is not None for r in rows):
         st.info("No program metric to compare yet: measure the candidates on data with an outcome and a program "
                 "(Data page). The table still compares their guarantees and protections.", icon=":material/info:")
         return
-    st.plotly_chart(workshop_figure(rows, height=height), key=key, theme=None, config={"displaylogo": False})
+    st.plotly_chart(workshop_figure(rows, height=height, legend_chars=90 if wide else 56), key=key, theme=None,
+                    config={"displaylogo": False})
     st.caption("Up and to the left is better: a higher program metric at a smaller loss for any two records. Open "
-               "markers have no program metric yet.")
+               "markers have no program metric yet. A candidate whose implied classic DP is vacuous (δ' = 1) bounds "
+               "nothing for two records further apart than B: it is listed as \"no bound\", not plotted at a number.")
 
 
-def draw_table(rows: Sequence[ComparisonRow]) -> None:
-    """The comparison: one column per candidate, the lines of :data:`engine.workshop.COMPARISON_LINES`."""
-    st.table(plain_table(comparison_frame(rows)))
+#: The comparison's line of the attacker's odds: a sentence per candidate in the table, a few words on a projector.
+ODDS_LINE = "Attacker's odds from 50:50 — bound"
+
+
+def draw_table(rows: Sequence[ComparisonRow], *, compact: bool = False) -> None:
+    """The comparison: one column per candidate, the lines of :data:`engine.workshop.COMPARISON_LINES` (``compact``,
+    presenter mode: the odds bound in a few words, :func:`engine.workshop.odds_headline`)."""
+    frame = comparison_frame(rows)
+    if compact:
+        frame.loc[ODDS_LINE] = [r.odds_headline for r in rows]
+    st.table(plain_table(frame))
     st.caption(PROTECTIONS_NOTE)
     for r in rows:
         weak = r.evidence.no_better_than if r.evidence is not None else []
