@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -316,9 +316,10 @@ def jl_distance_recovery(fingerprint: str, mechanism_json: str, seed: int, _x: n
     """Algorithm 2 on random pairs of records (:func:`engine.mechanisms.jl_laplace.distance_recovery_sample`),
     the pairs drawn with a stream spawned from the run's seed."""
     from engine.mechanisms import mechanism_from_dict
-    from engine.mechanisms.jl_laplace import distance_recovery_sample
+    from engine.mechanisms.jl_laplace import JLLaplace, distance_recovery_sample
 
     mechanism = mechanism_from_dict(json.loads(mechanism_json))
+    assert isinstance(mechanism, JLLaplace)  # drawn for a JL release only
     rng = np.random.default_rng(spawn_seeds(seed, 4)[3])
     return pd.DataFrame(distance_recovery_sample(_x, _z, mechanism.noise_variance, mechanism.k, rng=rng, pairs=pairs))
 
@@ -326,7 +327,7 @@ def jl_distance_recovery(fingerprint: str, mechanism_json: str, seed: int, _x: n
 # ------------------------------------------------------------------------------------------------- Per-record page
 @st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
 def calibrated_sum_mechanisms(
-    mechanism_jsons: tuple[str, ...], target: float, q_ref: float, by: str
+    mechanism_jsons: tuple[str, ...], target: float, q_ref: float, by: Literal["sd", "relative_sd", "half_width"]
 ) -> list[dict[str, Any]]:
     """Each sum mechanism with its noise parameter solved for the same accuracy (``calibrate_accuracy``; ours)."""
     from engine.per_record import sum_mechanism_from_dict
@@ -340,7 +341,8 @@ def calibrated_sum_mechanisms(
 
 
 @st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
-def policy_curves_table(mechanism_dicts_json: str, x_grid: tuple[float, ...], unit: str) -> pd.DataFrame:
+def policy_curves_table(mechanism_dicts_json: str, x_grid: tuple[float, ...],
+                        unit: Literal["native", "rho", "epsilon"]) -> pd.DataFrame:
     """Long table of policy curves in ONE unit (``engine.per_record.losses.policy_curves``)."""
     from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.losses import policy_curves
@@ -354,7 +356,7 @@ def column_losses(
     data_key: str,
     value: str,
     mechanism_json: str,
-    unit: str,
+    unit: Literal["native", "rho", "epsilon"],
     threshold: float | None,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,

@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 import streamlit as st
@@ -207,7 +207,7 @@ class PageStop(Exception):  # noqa: N818 - a control-flow signal, not an error
     """Raised by :func:`stop_page`; ``app.py`` catches it after the page."""
 
 
-def stop_page() -> None:
+def stop_page() -> NoReturn:
     """End the page here, like ``st.stop()``, but let ``app.py`` still draw the sidebar and write the address bar
     (after ``st.stop()`` Streamlit drops every later element, so the sidebar and the session key in the address
     would be lost on pages that stop early)."""
@@ -226,6 +226,17 @@ def stale_block(stale: bool, name: str) -> Any:
     if stale:
         st.html(STALE_CSS)
     return st.container(key=f"{'stale' if stale else 'current'}_{name}")
+
+
+class Labels:
+    """A ``format_func`` for a select box: the label of each option from ``mapping`` (the option itself when it has
+    none). Picklable, unlike a lambda (``runner.enforceSerializableSessionState``), and typed, unlike ``dict.get``."""
+
+    def __init__(self, mapping: dict[Any, Any]) -> None:
+        self.mapping = dict(mapping)
+
+    def __call__(self, option: Any) -> str:
+        return str(self.mapping.get(option, option))
 
 
 @dataclass

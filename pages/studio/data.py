@@ -8,7 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from engine.data.demos import demo_label, demo_names
-from engine.data.preparation import Normalization, preparation_notes, privacy_note, table_problems
+from engine.data.preparation import (
+    Categorical,
+    MissingRule,
+    Normalization,
+    preparation_notes,
+    privacy_note,
+    table_problems,
+)
 from engine.errors import EngineError
 from ui.cached import (
     MAX_UPLOAD_MB,
@@ -99,10 +106,11 @@ if st.session_state["data.source"] == DEMO:
                  help="Built-in datasets, all synthetic: generated, not real people. The name in brackets is the "
                  "one the command line and shared links use.")
     with user_errors():
-        demo = demo_dataset(st.session_state["data.demo"])
-        badge = ":violet-badge[synthetic]" if demo.synthetic else ":blue-badge[real data — authors' replication input]"
-        st.markdown(f"**{plain(demo.title)}** {badge}")
-        st.caption(plain(demo.description))
+        chosen_demo = demo_dataset(st.session_state["data.demo"])
+        badge = (":violet-badge[synthetic]" if chosen_demo.synthetic
+                 else ":blue-badge[real data — authors' replication input]")
+        st.markdown(f"**{plain(chosen_demo.title)}** {badge}")
+        st.caption(plain(chosen_demo.description))
 else:
     st.file_uploader(
         f"CSV or Parquet file (at most {MAX_UPLOAD_MB} MB)", type=["csv", "tsv", "txt", "parquet", "pq"],
@@ -116,7 +124,7 @@ else:
     if state.upload_bytes is not None:
         st.caption(
             f"In memory for this session only: **{plain(state.upload_name)}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
-            f"fingerprint {state.upload_fingerprint[:12]}…). Nothing is written to disk."
+            f"fingerprint {(state.upload_fingerprint or '')[:12]}…). Nothing is written to disk."
         )
     elif state.upload_fingerprint:
         st.info(
@@ -148,6 +156,8 @@ else:
 
     left, right = st.columns(2, gap="large")
     spec = None
+    categorical: dict[str, Categorical] | None
+    missing: dict[str, MissingRule] | None
     with left:
         target_box = st.container()
         features, target = feature_picker(profile, active_spec, target_box)

@@ -166,6 +166,7 @@ if record is not None:
     gammas = state.gammas
 
     def report_html() -> str:
+        assert record is not None and loaded is not None  # drawn only with both
         figures = [
             ("Feasible (B, ε) region (Theorem 1)", region_figure(surface, candidate=(cand.epsilon, cand.b))),
             ("Largest feasible B against ε", b_max_figure(surface, candidate=(cand.epsilon, cand.b))),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from engine.errors import EngineError
@@ -37,7 +39,7 @@ from ui.state import (
 
 state = get_state()
 
-EXAMPLE1 = {"gamma": 0.99, "delta": 1e-4, "epsilons": (1.0, 4.0), "paper_b": (0.4, 1.0)}
+EXAMPLE1: dict[str, Any] = {"gamma": 0.99, "delta": 1e-4, "epsilons": (1.0, 4.0), "paper_b": (0.4, 1.0)}
 
 
 def parse_gammas(text: str) -> tuple[float, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import cast
 
 import pandas as pd
 import streamlit as st
@@ -20,7 +21,7 @@ from engine.public_info.guarantee import PUBLIC_STATISTICS
 from engine.public_info.results import STUDY_METHODS, CountStudyConfig, run_count_study
 from engine.rng import SEEDED_WARNING, make_rng
 from ui import cached, runs
-from ui.common import field_error, seed_badge, stop_page, user_errors
+from ui.common import Labels, field_error, seed_badge, stop_page, user_errors
 from ui.figures import public_info as figs
 from ui.figures.theme import fmt
 from ui.records import check_studio_range
@@ -110,7 +111,7 @@ if kind == "correlated":
     seed_widget("public_info.n", int(saved_model.get("n", 20)))
     n_people = int(d1.number_input("people per group n", 2, 500, key="public_info.n"))
     seed_widget("public_info.z", (float(saved_model.get("z0", 0.2)), float(saved_model.get("z1", 0.6))))
-    z0, z1 = d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05)
+    z0, z1 = cast(tuple[float, float], d1.slider("z0 ≤ z1", 0.0, 1.0, key="public_info.z", step=0.05))
     model = DependenceModel("correlated", n=n_people, z0=float(z0), z1=float(z1))
 derived = cached.derive_sensitivity(tuple(public), model.to_json(), has_sub)
 d1.metric("Δ_z derived for the release", fmt(derived.value, 6),
@@ -131,7 +132,7 @@ draw_calculators()
 st.header("4. Release study")
 s1, s2, s3 = st.columns(3)
 seed_widget("public_info.methods", list(saved_study.get("methods", ["postprocess", "wasserstein-congenial"])))
-methods = s1.multiselect("Methods", list(STUDY_METHODS), key="public_info.methods", format_func=METHOD_LABELS.get)
+methods = s1.multiselect("Methods", list(STUDY_METHODS), key="public_info.methods", format_func=Labels(METHOD_LABELS))
 seed_widget("public_info.epsilons", ", ".join(f"{e:g}" for e in saved_study.get("epsilons", (0.1, 1.0))))
 eps_text = s2.text_input("ε per period (comma-separated)", key="public_info.epsilons")
 seed_widget("public_info.replicates", int(saved_study.get("replicates", 20)))

@@ -93,7 +93,7 @@ def original_vs_private_figure(
 
 def noise_by_coordinate_figure(
     feature_names: Sequence[str],
-    measured_sd: Sequence[float],
+    measured_sd: Sequence[float] | np.ndarray,
     *,
     reported_sd: float | None = None,
     comparison_sd: Mapping[str, float] | None = None,

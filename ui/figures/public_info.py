@@ -52,7 +52,7 @@ def _cell_name(cell) -> str:
     return f"{cell.label}, ε = {fmt(cell.epsilon)}"
 
 
-def sensitivity_heatmap(z: Sequence[float], grid: np.ndarray, n: int, marked: tuple[float, float] | None = None,
+def sensitivity_heatmap(z: Sequence[float] | np.ndarray, grid: np.ndarray, n: int, marked: tuple[float, float] | None = None,
                         marked_value: int | None = None) -> go.Figure:
     """Figure 4: Δ_z(n, z0, z1) over z0 (rows) and z1 (columns); blank where z0 > z1."""
     traces = [go.Heatmap(

@@ -28,7 +28,7 @@ hover (:func:`flag_text`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -456,7 +456,7 @@ RELATION_COLORS: dict[str, str] = {"row": COLORS["primary"], "element": COLORS["
 
 
 def delta_fail_figure(
-    curves: Sequence[tuple[str, str, dict[str, Sequence[float]]]],
+    curves: Sequence[tuple[str, str, Mapping[str, Sequence[float]]]],
     *,
     floor: float = 1e-12,
     title: str = "JL projection + Laplace: ε against δ_fail at fixed noise",

@@ -63,7 +63,7 @@ def handle_upload(state: StudioState, file: object) -> str | None:
         if not problems:
             prepared_data(f"upload:{fingerprint}", candidate_spec.to_json(), frame)
     except EngineError as exc:
-        problems = [exc]
+        problems = [exc]  # type: ignore[list-item]  # an engine refusal reads like a table problem here
     if problems:
         found = "; ".join(str(p) for p in problems[:3])
         if any("choose at least one feature column" in str(p) for p in problems):

@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from engine.constraints import Integer
 from engine.data.preparation import PreparedData
 from engine.errors import EngineError
 from engine.guarantee import Guarantee
@@ -65,7 +66,9 @@ HELP_SPLIT = (
 
 
 #: The largest projection dimension the JL + Laplace mechanism accepts (its declared constraint, read not retyped).
-JL_K_MAX = JLLaplace.PARAMETER_CONSTRAINTS["k"].high
+_JL_K = JLLaplace.PARAMETER_CONSTRAINTS["k"]
+assert isinstance(_JL_K, Integer) and _JL_K.high is not None
+JL_K_MAX: int = _JL_K.high
 
 
 def candidate_mechanisms(candidate: Guarantee, d: int) -> dict[str, dict]:

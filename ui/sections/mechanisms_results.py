@@ -19,6 +19,8 @@ from engine.evaluation.programs import METRICS, ProgramConfig
 from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
 from engine.mechanisms.gaussian import GaussianMechanism
+from engine.mechanisms.jl_laplace import JLLaplace
+from engine.mechanisms.private_projection import PrivateProjection
 from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis
 from ui.cached import jl_distance_recovery
 from ui.common import (
@@ -64,6 +66,7 @@ def draw_guarantee(run: ReleaseAnalysis, prepared: PreparedData) -> None:
 def _projection_details(run: ReleaseAnalysis, prepared: PreparedData, m2, m3, m4) -> None:
     """σ1, σ2, the output scale and the budget split of Algorithm 1."""
     mech, total = run.mechanism, run.mechanism.guarantee()  # the total is Theorem 2's composition
+    assert isinstance(mech, PrivateProjection) and isinstance(total, Guarantee)  # drawn for a projection run
     m2.metric("σ1 (projection noise, paper scale)", fmt(run.details.get("sigma1")),
               help=f"Exact: {exact(run.details.get('sigma1'))}")
     m3.metric("σ2 (covariance noise)", fmt(run.details.get("sigma2")), help=f"Exact: {exact(run.details.get('sigma2'))}")
@@ -89,13 +92,16 @@ def _projection_details(run: ReleaseAnalysis, prepared: PreparedData, m2, m3, m4
 
 def _gaussian_details(run: ReleaseAnalysis, prepared: PreparedData, m2, m3, m4) -> None:
     """σ and its calibration."""
-    m2.metric("σ (per coordinate)", fmt(run.mechanism.sigma), help=f"Exact: {exact(run.mechanism.sigma)}")
-    m3.metric("Calibration", run.mechanism.calibration)
+    mech = run.mechanism
+    assert isinstance(mech, GaussianMechanism)  # drawn for a Gaussian run
+    m2.metric("σ (per coordinate)", fmt(mech.sigma), help=f"Exact: {exact(mech.sigma)}")
+    m3.metric("Calibration", mech.calibration)
 
 
 def _jl_details(run: ReleaseAnalysis, prepared: PreparedData, m2, m3, m4) -> None:
     """δ_fail three ways, the JL parameters and the secret projection."""
     jl = run.mechanism
+    assert isinstance(jl, JLLaplace)  # drawn for a JL run
     for warning in jl.warnings():
         st.warning(warning, icon=":material/warning:")
     d_pair, d_event, d_paper = (run.details.get("delta_fail"), run.details.get("delta_fail_proof_event"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -41,7 +42,7 @@ def draw_cell_release(state: StudioState, saved: dict, source: str, key: str, va
     """Section 3: the column's sums per cell released once with the chosen calibrated mechanism."""
     st.subheader("3 · Per-cell release (simulated)")
     st.caption(f"Provenance: {CELLS_SOURCE}.")
-    declared = {}
+    declared: dict[str, list[Any]] = {}
     if source == "establishments" and all(c in CELL_LEVELS for c in by):
         declared = {c: list(CELL_LEVELS[c]) for c in by}
         sizes = " × ".join(f"{len(declared[c])} {plain(c)} levels" for c in by)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ from engine.per_record import SUM_MECHANISMS, sum_mechanism_from_dict
 from engine.per_record.losses import CONFIDENTIAL_NOTE
 from engine.per_record.units import CONVERSION_TEXT, UNIT_LABELS, dp_epsilon
 from ui.cached import calibrated_sum_mechanisms, column_losses, policy_curves_table
-from ui.common import plain, stop_page, user_errors
+from ui.common import Labels, plain, stop_page, user_errors
 from ui.figures.per_record import PolicyCurve, loss_ecdf_figure, policy_figure
 from ui.figures.theme import exact, fmt
 from ui.state import StudioState, seed_widget
@@ -74,12 +75,12 @@ def draw_policy_form(saved: dict, source: str) -> None:
     with st.form("per_record.form"):
         f1, f2, f3, f4 = st.columns(4)
         seed_widget("per_record.mechanisms", saved.get("mechanisms", ["gaussian", "kth-root", "log", "generalized-gaussian", "epl2"]))
-        f1.multiselect("Mechanisms", tuple(SHAPE_PARAMETERS), key="per_record.mechanisms", format_func=MECH_LABELS.get,
+        f1.multiselect("Mechanisms", tuple(SHAPE_PARAMETERS), key="per_record.mechanisms", format_func=Labels(MECH_LABELS),
                        help="Gaussian and unit splitting are the baselines; k-th root and log transform the total "
                        "(ρ, per-record zCDP); generalized Gaussian and EPL add heavy-tailed noise (ε, per-record pure DP).")
         seed_widget("per_record.accuracy", saved.get("accuracy", "relative_sd"))
         f2.selectbox("Accuracy measure", tuple(ACCURACY_CHOICES), key="per_record.accuracy",
-                     format_func=ACCURACY_CHOICES.get, help="What is held equal across mechanisms.")
+                     format_func=Labels(ACCURACY_CHOICES), help="What is held equal across mechanisms.")
         seed_widget("per_record.target", saved.get("target", 0.01))
         f3.number_input("Target accuracy", key="per_record.target", min_value=0.0, format="%.4g",
                         help="E.g. 0.01 = 1 % relative standard deviation at the planning total.")
@@ -193,7 +194,7 @@ def draw_policies(state: StudioState, source: str, value: str, by: list[str], fr
     return calibrated, values, unit, threshold
 
 
-def draw_losses(calibrated: list[dict], values, unit: str, threshold: float | None, key: str, value: str, title: str,
+def draw_losses(calibrated: list[dict], values, unit: Literal["rho", "epsilon"], threshold: float | None, key: str, value: str, title: str,
                 id_columns: tuple[str, ...], frame: pd.DataFrame) -> dict | None:
     """Section 2 (internal): each record's loss under one calibrated mechanism. Returns that mechanism's
     ``to_dict()`` (None when none is shown)."""
@@ -210,7 +211,7 @@ def draw_losses(calibrated: list[dict], values, unit: str, threshold: float | No
         if options:
             if st.session_state.get("per_record.loss_mechanism") not in options:
                 st.session_state["per_record.loss_mechanism"] = options[0]
-            chosen = st.selectbox("Mechanism", options, key="per_record.loss_mechanism", format_func=MECH_LABELS.get,
+            chosen = st.selectbox("Mechanism", options, key="per_record.loss_mechanism", format_func=Labels(MECH_LABELS),
                                   help="The calibrated mechanism whose per-record losses are shown.")
             mech_dict = next(m for m in calibrated if m["kind"] == chosen)
             with user_errors(), st.container(border=True):

@@ -10,7 +10,7 @@ import streamlit as st
 
 from engine.public_info.sensitivity import GAUSSIAN_Z_CONSTRUCTIONS
 from ui import cached
-from ui.common import user_errors
+from ui.common import Labels, user_errors
 from ui.figures.theme import fmt
 
 CALCULATORS = {
@@ -32,7 +32,7 @@ def draw_calculators() -> None:
 def _gaussian() -> None:
     c1, c2, c3, c4 = st.columns(4)
     construction = c1.selectbox("How Z is built", list(GAUSSIAN_Z_CONSTRUCTIONS), key="public_info.calc_z",
-                                format_func=GAUSSIAN_Z_CONSTRUCTIONS.get)
+                                format_func=Labels(GAUSSIAN_Z_CONSTRUCTIONS))
     n = int(c2.number_input("n records", 2, 100_000, 100, key="public_info.calc_n"))
     delta = float(c3.number_input("Δ (records in [−Δ/2, Δ/2])", 0.001, 1e6, 1.0, key="public_info.calc_delta"))
     tau2 = float(c4.number_input("τ² (noise in Z)", 1e-8, 1e8, 0.04, format="%g", key="public_info.calc_tau2"))

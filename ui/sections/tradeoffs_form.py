@@ -8,6 +8,7 @@ stores them as the pending sweep, which the page runs (:mod:`ui.sections.tradeof
 from __future__ import annotations
 
 import os
+from typing import Any, Literal
 
 import streamlit as st
 
@@ -26,7 +27,7 @@ from engine.sweeps import (
     released_rows,
 )
 from engine.validation import check_interval
-from ui.common import HELP
+from ui.common import HELP, Labels
 from ui.compute_target import compute_controls
 from ui.state import StudioState, SweepProgress, get_state, seed_widget, widget
 
@@ -51,7 +52,8 @@ ADVERSARY_LABELS = {
 }
 
 
-def parse_list(name: str, text: str, low: float, high: float, closed: str = "right") -> tuple[float, ...]:
+def parse_list(name: str, text: str, low: float, high: float | None,
+               closed: Literal["both", "left", "right", "neither"] = "right") -> tuple[float, ...]:
     """"0.1, 0.25, 2" → (0.1, 0.25, 2.0), each checked against (low, high]."""
     parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
@@ -80,16 +82,16 @@ def build_configs(state: StudioState, n: int, default_program: ProgramConfig | N
     if program is None:
         raise InvalidParameterError("choose a program on the Data page first (targeting, lending, …)")
     reps = int(s["tradeoffs.reps"])
-    common = {
+    common: dict[str, Any] = {
         "program": program,
         "seed": int(s["tradeoffs.seed"]),
         # 0 = the preset's own count (quick 10, paper 50; custom 10)
         "repetitions": reps if reps > 0 else (None if s["tradeoffs.preset"] != "custom" else CUSTOM_REPETITIONS),
     }
-    extra = {"attacks": attacks, "adversary": s["tradeoffs.adversary"]}
+    extra: dict[str, Any] = {"attacks": attacks, "adversary": s["tradeoffs.adversary"]}
     target = float(s.get("tradeoffs.jl_target_delta", 0.0) or 0.0)
     known = int(s.get("tradeoffs.jl_known", 0) or 0)
-    jl = {"k": int(s.get("tradeoffs.jl_k", JL_DEFAULT_K)), "relation": s.get("tradeoffs.jl_relation", "row"),
+    jl: dict[str, Any] = {"k": int(s.get("tradeoffs.jl_k", JL_DEFAULT_K)), "relation": s.get("tradeoffs.jl_relation", "row"),
           "target_delta": target if target > 0 else None, "known_records": known if known > 0 else None}
     configs = []
     for mech in mechanisms:
@@ -143,7 +145,7 @@ def draw_form(n: int, default_program: ProgramConfig | None, data: str) -> None:
         c1, c2, c3 = st.columns([0.4, 0.3, 0.3])
         seed_widget("tradeoffs.mechanisms", ["projection", "gaussian"])
         c1.multiselect("Mechanisms (drawn on the same axes)", SWEEP_MECHANISMS, key="tradeoffs.mechanisms",
-                       format_func=MECH_LABELS.get,
+                       format_func=Labels(MECH_LABELS),
                        help="Each mechanism is swept over the same grid with the same seed. Classic DP (B = 2) and the "
                        "non-private release are always added as reference points. JL projection + Laplace spends "
                        "ε = ε1 + ε2 with δ_fail ≤ δ; its release has k projected columns and its attacker knows a few "
@@ -199,7 +201,7 @@ def draw_form(n: int, default_program: ProgramConfig | None, data: str) -> None:
                             "and little noise it undoes the projection; with k < d it cannot recover d columns.")
         a1, a2, a3, a4 = st.columns([0.35, 0.35, 0.15, 0.15])
         seed_widget("tradeoffs.attacks", list(ATTACKS))
-        a1.multiselect("Attacks", ATTACKS, key="tradeoffs.attacks", format_func=ATTACK_LABELS.get,
+        a1.multiselect("Attacks", ATTACKS, key="tradeoffs.attacks", format_func=Labels(ATTACK_LABELS),
                        help="Singling out (net attack), attribute inference (nearest neighbour, with a held-out control "
                        "group) and distinguishing (from the guarantee; no data needed).")
         seed_widget("tradeoffs.adversary", "knows-scale")

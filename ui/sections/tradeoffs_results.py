@@ -26,6 +26,7 @@ from engine.mechanisms.mondrian import MondrianKAnonymity
 from engine.sweeps import (
     ATTACKS,
     PROTECTION_COLUMNS,
+    AttackName,
     SweepConfig,
     SweepResult,
     TrivialRule,
@@ -35,7 +36,7 @@ from engine.sweeps import (
 )
 from engine.workshop import candidate_from_sweep
 from ui.cached import jl_delta_fail_curves, sweep_reference_point, tradeoff_curves
-from ui.common import readable_table, user_errors
+from ui.common import Labels, readable_table, user_errors
 from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
     Marker,
@@ -176,7 +177,7 @@ class SweepView:
         return self.summaries[0][self.summaries[0]["reference"] == "classic-dp"]
 
     @property
-    def attacks_run(self) -> list[str]:
+    def attacks_run(self) -> list[AttackName]:
         return [a for a in ATTACKS if f"{PROTECTION_COLUMNS[a]}_mean" in self.summaries[0]]
 
     def k_anon_value(self, column: str) -> float | None:
@@ -186,7 +187,7 @@ class SweepView:
         value = self.k_anon.interval(column)[0]
         return value if np.isfinite(value) else None
 
-    def markers_for(self, attack: str) -> list[Marker]:
+    def markers_for(self, attack: AttackName) -> list[Marker]:
         col = f"{PROTECTION_COLUMNS[attack]}_mean"
         out = []
         x, y = reference_value(self.nonprivate, col), reference_value(self.nonprivate, f"{self.utility}_mean")
@@ -225,8 +226,8 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
     seed_widget("tradeoffs.utility", program_metric if program_metric in metric_options else metric_options[0])
     if widget("tradeoffs.utility") not in metric_options:
         set_widget("tradeoffs.utility", metric_options[0])
-    utility = st.selectbox("Program effectiveness measure", metric_options, key="tradeoffs.utility",
-                           format_func=METRIC_LABELS.get,
+    utility: str = st.selectbox("Program effectiveness measure", metric_options, key="tradeoffs.utility",
+                           format_func=Labels(METRIC_LABELS),
                            help="The y axis of the tradeoff plots. " + "; ".join(
                                f"{METRICS[m].label}: {METRICS[m].description}" for m in metric_options[:6]))
     k_anon = None
@@ -401,7 +402,7 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
         if widget("tradeoffs.point") not in choices:
             set_widget("tradeoffs.point", current)
         c1, c2 = st.columns([0.75, 0.25])
-        c1.selectbox("Configuration", list(choices), key="tradeoffs.point", format_func=choices.get,
+        c1.selectbox("Configuration", list(choices), key="tradeoffs.point", format_func=Labels(choices),
                      help="The same as clicking a point in the charts: it becomes the candidate (B, ε, δ) and the "
                      "Mechanisms page's configuration (including the budget split).")
         c2.button("Use this configuration", key="tradeoffs.use_point", on_click=on_use_point, args=(view.d,),

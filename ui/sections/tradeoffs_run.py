@@ -75,8 +75,8 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
     pending = state.sweep_pending
     if pending and widget("tradeoffs.stop"):  # the Stop button of the sweep below was pressed
         state.sweep_pending = ()
-        partial = state.sweep_partial or SweepProgress(pending, data=prepared.fingerprint)
-        state.sweep_partial = replace(partial, stopped=True)
+        stopped = state.sweep_partial or SweepProgress(pending, data=prepared.fingerprint)
+        state.sweep_partial = replace(stopped, stopped=True)
         pending = ()
     if pending:
         configs = list(pending)

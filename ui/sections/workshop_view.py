@@ -84,7 +84,7 @@ def draw_table(rows: Sequence[ComparisonRow], *, compact: bool = False) -> None:
     st.caption(PROTECTIONS_NOTE)
     for r in rows:
         weak = r.evidence.no_better_than if r.evidence is not None else []
-        if weak:
+        if weak and r.evidence is not None:
             st.error(plain(f"{r.index + 1}. {r.label}: no better than '{weak[0]}' "
                            f"({r.evidence.baselines[weak[0]]:.3g}), a rule that uses no data — on these data the "
                            "program could do as well without the release."), icon=":material/block:")
