@@ -19,7 +19,7 @@ from engine.data.preparation import Categorical, DataSpec, MissingRule, Normaliz
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import LENDING_ROLES, PROGRAM_KINDS, ProgramConfig
 from ui.common import plain
-from ui.state import forget_widget, get_state, seed_widget
+from ui.state import editor_table, forget_widget, get_state, seed_widget
 
 NO_COLUMN = "(none)"
 DROP, FILL, LEVEL = "drop the rows", "fill with a public constant", "encode as its own level"
@@ -51,7 +51,7 @@ COLUMN_KEYS = (
 
 def reset_column_widgets() -> None:
     forget_widget(*COLUMN_KEYS)
-    get_state().editor_bases.clear()
+    get_state().forget_editors()
 
 
 def _kinds(profile: pd.DataFrame) -> dict[str, str]:
@@ -111,7 +111,7 @@ def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[s
         return {}
     examples = dict(zip(profile["column"], profile["examples"], strict=True))
     known = spec.categorical or {}
-    base = get_state().editor_base("categorical")
+    base = editor_table("categorical", "data.categorical")
     if base is None or list(base["column"]) != text:
         rows = []
         for f in text:
@@ -122,7 +122,7 @@ def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[s
                          "add an 'other' level": bool(cat.other) if cat is not None and not cat.levels_from_data
                          else True})
         base = pd.DataFrame(rows)
-        get_state().keep_editor("categorical", base)
+        get_state().set_editor_base("categorical", base)
         forget_widget("data.categorical")
     container.markdown("**Text features — one-hot encoded**")
     container.caption(
@@ -154,7 +154,7 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
     if not gaps:
         return {}, categorical
     known = spec.missing or {}
-    base = get_state().editor_base("missing")
+    base = editor_table("missing", "data.missing")
     if base is None or list(base["column"]) != gaps:
         rows = []
         for c in gaps:
@@ -166,7 +166,7 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
                          "fill value (public)": "" if rule is None or rule.value is None else str(rule.value),
                          "add a missing-indicator feature": bool(rule.indicator) if rule is not None else False})
         base = pd.DataFrame(rows)
-        get_state().keep_editor("missing", base)
+        get_state().set_editor_base("missing", base)
         forget_widget("data.missing")
     container.markdown("**Missing values**")
     container.caption(

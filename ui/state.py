@@ -317,9 +317,12 @@ class StudioState:
     #: The Data page's upload: the file id taken in last, and why the last file could not be used.
     upload_seen: str | None = None
     upload_error: str | None = None
-    #: The Data page's editable tables (bounds, text levels, missing values) as last edited: Streamlit forgets a
-    #: data editor's edits when its page is not shown, so each edit is kept here and the editor starts from it.
+    #: The Data page's editable tables (bounds, text levels, missing values): the table each editor is drawn from
+    #: (``editor_bases``) and the table as the user last left it (``editor_edits``). Streamlit forgets a data
+    #: editor's edits when its page is not shown, so the page draws the editor from the last edited table then
+    #: (:func:`editor_table`).
     editor_bases: dict[str, pd.DataFrame] = field(default_factory=dict)
+    editor_edits: dict[str, pd.DataFrame] = field(default_factory=dict)
     # --- accuracy targets and the candidate ---------------------------------------------------------------
     gammas: tuple[float, ...] = DEFAULT_GAMMAS
     delta: float | None = None
@@ -423,7 +426,7 @@ class StudioState:
         size, so that ``ui.cached.current_data`` can move a candidate on the default δ = 1/(n+1) to the new
         default."""
         self.data_fingerprint = None
-        self.editor_bases.clear()
+        self.forget_editors()
 
     def forget_data_results(self) -> None:
         """The data's preparation changed: drop the Tradeoffs page's choice of a point (its sweep is of other
@@ -431,13 +434,18 @@ class StudioState:
         self.selected_point = None
 
     # --------------------------------------------------------------------------------------- data editors
-    def editor_base(self, name: str) -> pd.DataFrame | None:
-        """The Data page's editable table ``name`` as last edited (None: build it from the spec)."""
-        return self.editor_bases.get(name)
+    def set_editor_base(self, name: str, frame: pd.DataFrame) -> None:
+        """Draw the editable table ``name`` from ``frame`` (built from the spec): no edit of it is kept yet."""
+        self.editor_bases[name] = frame.reset_index(drop=True)
+        self.editor_edits.pop(name, None)
 
     def keep_editor(self, name: str, frame: pd.DataFrame) -> None:
-        """Keep the table ``name`` as the user left it, so the editor starts from it on the page's next visit."""
-        self.editor_bases[name] = frame.reset_index(drop=True)
+        """Keep the table ``name`` as the user left it (the editor's value after this run's edits)."""
+        self.editor_edits[name] = frame.reset_index(drop=True)
+
+    def forget_editors(self) -> None:
+        self.editor_bases.clear()
+        self.editor_edits.clear()
 
     # ------------------------------------------------------------------------------------- Mechanisms runs
     def remembered_run(self, config: RunConfig) -> MechanismRun | None:
@@ -662,6 +670,18 @@ def widget(key: str, default: Any = None) -> Any:
 def set_widget(key: str, value: Any) -> None:
     """Give widget ``key`` a value (before it is drawn in this run, or in a callback)."""
     st.session_state[key] = value
+
+
+def editor_table(name: str, key: str) -> pd.DataFrame | None:
+    """The table the Data page's editor ``name`` (widget ``key``) is drawn from: while the editor is live, the table
+    it was first drawn from (Streamlit holds the edits, relative to it); when the page is drawn again after a visit
+    to another page (Streamlit forgot the edits), the table as the user last left it. None: build it from the spec
+    (:meth:`StudioState.set_editor_base`)."""
+    state = get_state()
+    edited = state.editor_edits.get(name)
+    if key not in st.session_state and edited is not None:
+        state.editor_bases[name] = edited
+    return state.editor_bases.get(name)
 
 
 def forget_widget(*keys: str) -> None:

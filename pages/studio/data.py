@@ -26,7 +26,7 @@ from ui.cached import (
     raw_table,
     table_profile,
 )
-from ui.common import DATA_DEPENDENT_NOTE, HELP, field_error, plain, user_errors
+from ui.common import DATA_DEPENDENT_NOTE, HELP, field_error, plain, show_notices, user_errors
 from ui.data_controls import (
     build_spec,
     categorical_controls,
@@ -39,7 +39,7 @@ from ui.data_controls import (
 )
 from ui.sections.data_preview import draw_preview
 from ui.sections.data_upload import handle_upload
-from ui.state import forget_widget, get_state, seed_widget, widget
+from ui.state import editor_table, forget_widget, get_state, seed_widget, widget
 
 state = get_state()
 
@@ -80,7 +80,7 @@ def fill_bounds_from_data(features: tuple[str, ...]) -> None:
     if table is None:
         return
     lower, upper = observed_bounds(data_key(state), features, table[0])
-    state.keep_editor("bounds", pd.DataFrame({"feature": list(features), "lower": lower, "upper": upper}))
+    state.set_editor_base("bounds", pd.DataFrame({"feature": list(features), "lower": lower, "upper": upper}))
     forget_widget("data.bounds")
 
 
@@ -120,6 +120,7 @@ else:
     if upload is not None and state.upload_seen != upload.file_id:
         state.upload_seen = upload.file_id
         state.upload_error = handle_upload(state, upload)
+        show_notices(state)  # what the new file changed (its columns, the settings kept), right under it
     field_error(state.upload_error)
     if state.upload_bytes is not None:
         st.caption(
@@ -198,7 +199,7 @@ else:
             st.caption("Public bounds per numeric feature — from a codebook, legal limits or published ranges, never "
                        "from these data. Values outside are clipped to the bounds. Encoded text columns are 0/1 and "
                        "need no bounds.")
-            base = state.editor_base("bounds")
+            base = editor_table("bounds", "data.bounds")
             if base is None or list(base["feature"]) != numeric_features:
                 known = dict(zip(active_spec.numeric_features, zip(active_spec.normalization.lower,
                                                                     active_spec.normalization.upper, strict=False),
@@ -208,7 +209,7 @@ else:
                      "lower": [known.get(f, (math.nan, math.nan))[0] for f in numeric_features],
                      "upper": [known.get(f, (math.nan, math.nan))[1] for f in numeric_features]}
                 )
-                state.keep_editor("bounds", base)
+                state.set_editor_base("bounds", base)
                 forget_widget("data.bounds")
             edited = st.data_editor(base, key="data.bounds", hide_index=True, disabled=["feature"],
                                     num_rows="fixed", width="stretch")

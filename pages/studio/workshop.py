@@ -108,7 +108,7 @@ else:  # more columns than a side-by-side table shows legibly at 1280 px: the ch
     st.subheader("Metric against privacy loss")
     draw_chart(rows, "workshop.chart", height=380, wide=True)
     st.subheader("The candidates compared")
-    draw_table(rows)
+    draw_table(rows, compact=True)
 
 st.subheader("The decision")
 options = [-1, *range(len(workshop.pinned))]

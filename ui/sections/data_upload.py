@@ -78,8 +78,11 @@ def handle_upload(state: StudioState, file: object) -> str | None:
         )
         kept_settings = False
         candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
-    elif previous is not None and not same_file:
+    elif previous is not None:
         state.notices.append(_columns_note(name, previous, columns, kept_settings))
+    elif same_file:
+        state.notices.append(f"'{name}' is the file already loaded (the same fingerprint): your data settings, the "
+                             "program and every result are kept.")
     state.source = "upload"
     state.upload_bytes = content
     state.upload_name = name

@@ -76,11 +76,16 @@ ODDS_LINE = "Attacker's odds from 50:50 — bound"
 
 def draw_table(rows: Sequence[ComparisonRow], *, compact: bool = False) -> None:
     """The comparison: one column per candidate, the lines of :data:`engine.workshop.COMPARISON_LINES` (``compact``,
-    presenter mode: the odds bound in a few words, :func:`engine.workshop.odds_headline`)."""
+    for many columns and in presenter mode: the odds bound in a few words, :func:`engine.workshop.odds_headline`,
+    with the full sentences in an expander below the table)."""
     frame = comparison_frame(rows)
     if compact:
         frame.loc[ODDS_LINE] = [r.odds_headline for r in rows]
     st.table(plain_table(frame))
+    if compact:
+        with st.expander("The attacker's odds in full (bounds)"):
+            for r in rows:
+                st.markdown(plain(f"{r.index + 1}. {r.label}: {r.odds_text}"))
     st.caption(PROTECTIONS_NOTE)
     for r in rows:
         weak = r.evidence.no_better_than if r.evidence is not None else []
