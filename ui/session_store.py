@@ -22,12 +22,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ui import room as rooms
 from ui.state import DURABLE_WIDGETS
 
 #: Query parameter holding the session key.
 SESSION_PARAM = "sid"
 #: Sessions kept at once (least recently used dropped first).
 MAX_SESSIONS = 16
+#: Sessions kept at once on a workshop server (ui.room): a room of participants must not push each other's work out;
+#: their sessions hold no uploaded bytes (the room shares the facilitator's once), so each costs little memory.
+ROOM_MAX_SESSIONS = 64
 #: Uploaded bytes kept over all sessions.
 MAX_BYTES = 400 * 1024 * 1024
 #: Seconds a session is kept after its last use.
@@ -68,7 +72,8 @@ def _valid(key: Any) -> bool:
 def _evict(now: float) -> None:
     for key in [k for k, e in _STORE.items() if now - e.used > TTL]:
         del _STORE[key]
-    while len(_STORE) > MAX_SESSIONS or sum(e.size for e in _STORE.values()) > MAX_BYTES:
+    limit = MAX_SESSIONS if rooms.current() is None else ROOM_MAX_SESSIONS
+    while len(_STORE) > limit or sum(e.size for e in _STORE.values()) > MAX_BYTES:
         _STORE.popitem(last=False)
 
 

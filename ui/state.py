@@ -122,6 +122,8 @@ class StudioState:
     #: they reveal the most extreme records, so links leave them out.
     bounds_from_data: bool = False
     # --- bookkeeping ----------------------------------------------------------------------------------------
+    #: Version of the workshop room's shared data this session opened (ui.room.SharedData.version; 0: none).
+    room_data: int = 0
     link_restored: bool = False
     #: Messages to show once at the top of the next page (e.g. what a shared link could not restore).
     notices: list[str] = field(default_factory=list)
