@@ -36,7 +36,8 @@ class StreamlitSession:
         self.page = page
         self.query_string = query_string
         self.cookie = cookie  #: a ``name=value`` cookie sent with every request (a workshop server's room cookie)
-        self.widgets: dict[str, str] = {}  #: widget ids by the key the script gave them (``room.share`` …)
+        self.widgets: dict[str, str] = {}
+        self.address_query = ""  #: the query string the app last wrote into the address bar (``sid=…`` and the scenario)  #: widget ids by the key the script gave them (``room.share`` …)
         self.received: list[bytes] = []  #: every ForwardMsg the server sent, serialized
         self.exceptions: list[str] = []  #: st.exception elements the script drew (a traceback on the page)
         self.session_id: str | None = None
@@ -111,6 +112,8 @@ class StreamlitSession:
                     self.widgets[widget_id.split("-", 2)[-1]] = widget_id
                 elif element.WhichOneof("type") == "exception":
                     self.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+            elif kind == "page_info_changed":
+                self.address_query = msg.page_info_changed.query_string
             elif kind == "script_finished" and msg.script_finished in _FINAL:
                 self._finished.set()
 
