@@ -20,6 +20,7 @@ import streamlit as st
 from ui import session_store
 from ui.common import PageStop, render_sidebar, show_notices, wait_for_warm_up, warm_up
 from ui.links import apply_scenario_params, scenario_params
+from ui.sections.room_panel import adopt_shared_data, draw_room_panel, guard
 from ui.state import STATE_KEY, get_state, keep_widget_values
 
 #: Where this session's key for the in-memory store lives (ui.session_store).
@@ -42,6 +43,8 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 # Material Symbols font of the page icons in the navigation is bundled with Streamlit and served locally.)
 st.set_page_config(page_title="Privacy Parameter Studio", page_icon=str(Path(__file__).parent / "assets" / "favicon.svg"),
                    layout="wide")
+# A workshop server lets in only the room (ui.room): stop here when this session's link is no longer valid.
+role = guard()
 
 # A reload starts a new session: bring back this session's work kept in memory under the address's key.
 evicted_note = None
@@ -59,6 +62,8 @@ st.session_state.setdefault(SESSION_KEY, session_store.new_key())
 state = get_state()
 if evicted_note is not None:
     state.notices.append(evicted_note)
+if role == "participant":
+    adopt_shared_data(state)  # the data the facilitator shares, without uploading
 link_page = None
 if not state.link_restored:
     state.link_restored = True
@@ -83,6 +88,7 @@ except PageStop:  # the page ended early on purpose (ui.common.stop_page): the s
     pass
 finally:
     render_sidebar(state, sidebar, page=navigation.url_path)
+    draw_room_panel(state, role, sidebar)
     wanted = {**scenario_params(state, page=navigation.url_path),
               session_store.SESSION_PARAM: st.session_state[SESSION_KEY]}
     if st.query_params.to_dict() != wanted:

@@ -35,6 +35,7 @@ from engine.fingerprint import keyed_digest
 from engine.rng import make_rng, spawn_seeds
 from engine.theory import feasibility
 from ui.figures.feasibility import FeasibilitySurface
+from ui.room import shared_upload
 from ui.state import StudioState
 
 if TYPE_CHECKING:
@@ -138,9 +139,11 @@ def data_key(state: StudioState) -> str:
 def raw_table(state: StudioState) -> tuple[pd.DataFrame, DemoDataset | None] | None:
     """The session's raw table (and the demo it came from), or None while an upload is awaited."""
     if state.source == "upload":
-        if state.upload_bytes is None or state.upload_fingerprint is None:
+        # A workshop participant's session holds no bytes: the room shares the facilitator's upload (ui.room).
+        content = state.upload_bytes if state.upload_bytes is not None else shared_upload(state.upload_fingerprint)
+        if content is None or state.upload_fingerprint is None:
             return None
-        return uploaded_table(state.upload_fingerprint, state.upload_name or "upload.csv", state.upload_bytes), None
+        return uploaded_table(state.upload_fingerprint, state.upload_name or "upload.csv", content), None
     demo = demo_dataset(state.demo_name)
     return demo.frame, demo
 

@@ -12,10 +12,11 @@ finished cells to ``public_info_results``). Every number comes from the engine
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,7 @@ from engine.guarantee import Guarantee
 from engine.progress import CancelToken, Progress, format_left
 from engine.release import ReleaseConfig
 from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnalysis, analyse_release
+from ui import room as rooms
 
 # ------------------------------------------------------------------------------------------------ progress bars
 #: Shortest time between two redraws of a progress bar (seconds). Every redraw is a message to the browser, which
@@ -88,6 +90,47 @@ class ProgressBar:
         self._slot.empty()
 
 
+# ------------------------------------------------------------------------------------ the workshop room's queue
+#: How often a queued run looks at its place in line (seconds).
+QUEUE_POLL_SECONDS = 0.25
+
+
+@contextlib.contextmanager
+def room_turn(what: str) -> Iterator[float]:
+    """On a workshop server, wait for one of the room's run slots (:class:`ui.room.RunQueue`, first come first served)
+    before the heavy work in the ``with`` block, showing the place in line while waiting; yields the seconds waited.
+    Elsewhere: nothing (yields 0). A Stop click or a closed tab leaves the line (:func:`execution_check`)."""
+    room = rooms.current()
+    if room is None:
+        yield 0.0
+        return
+    queue = room.queue
+    ticket = queue.enter()
+    started = time.monotonic()
+    slot = st.empty()
+    try:
+        shown = None
+        while not queue.try_start(ticket):
+            ahead, running = queue.position(ticket)
+            if (ahead, running) != shown:
+                shown = (ahead, running)
+                slot.info(f"Queued for the room's run slot: {ahead} run(s) waiting ahead of {what}, {running} "
+                          f"running (waiting {time.monotonic() - started:.0f} s so far). It starts by itself.",
+                          icon=":material/hourglass_top:")
+            time.sleep(QUEUE_POLL_SECONDS)
+            execution_check()
+        slot.empty()
+        yield time.monotonic() - started
+    finally:
+        queue.leave(ticket)
+
+
+def show_wait(seconds: float) -> None:
+    """Say how long a run waited in the room's queue (nothing when it did not wait)."""
+    if seconds >= 1.0:
+        st.toast(f"Your run waited {seconds:.0f} s for the room's run slot.", icon=":material/hourglass_bottom:")
+
+
 # --------------------------------------------------------------------------------------------- Mechanisms page
 #: Runs one session keeps (the current one and the last good one), newest last.
 KEPT_RUNS = 2
@@ -113,12 +156,23 @@ def run_key(*parts: Any) -> str:
 
 
 def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConfig, analysis: AnalysisConfig,
-                candidate: Guarantee, seed: int) -> ReleaseAnalysis:
+                candidate: Guarantee, seed: int, *, shared_key: str | None = None) -> ReleaseAnalysis:
     """The Mechanisms page's run for ``key`` (:func:`run_key` of its inputs): this session's stored one, else
-    :func:`engine.release_analysis.analyse_release` with a progress bar and a Stop button (``mechanisms.stop``)."""
+    :func:`engine.release_analysis.analyse_release` with a progress bar and a Stop button (``mechanisms.stop``).
+
+    On a workshop server (:mod:`ui.room`) a run with ``shared_key`` (its inputs without the seed: a run with fresh
+    randomness) is the room's: one that anyone in the room already made under it is taken, else it is made once in
+    the room's queue (:func:`room_turn`) and kept for the others."""
     stored = remembered_run(session, key)
     if stored is not None:
         return stored
+    room = rooms.current()
+    if room is not None and shared_key is not None:
+        shared = room.run(shared_key)
+        if shared is not None:
+            st.toast("The same run was already made in this room: its results are shown.", icon=":material/groups:")
+            remember_run(session, key, shared)
+            return shared
     stop_slot = st.empty()
     stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
                      help="Stops before the next release; the previous run stays.")
@@ -129,11 +183,16 @@ def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConf
                      f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
 
     try:
-        run = analyse_release(frame, config, analysis, candidate, seed=seed, progress=on_progress,
-                              workers=PAGE_THREADS)
+        with room_turn("this run") as waited:
+            shared = room.run(shared_key) if room is not None and shared_key is not None else None
+            run = shared if shared is not None else analyse_release(
+                frame, config, analysis, candidate, seed=seed, progress=on_progress, workers=PAGE_THREADS)
     finally:
         stop_slot.empty()
         bar.empty()
+    show_wait(waited)
+    if room is not None and shared_key is not None:
+        room.remember_run(shared_key, run)
     remember_run(session, key, run)
     return run
 

@@ -17,6 +17,13 @@ no session can change it under another (a ``threadpoolctl`` limit per run would 
 
 ``streamlit run app.py`` works as well; only a page's address as the very first request then shows that dialog,
 and BLAS keeps its own threads.
+
+Where the app's files are (:func:`app_dir`): the checkout's top folder when the Studio runs from a checkout, else the
+copy an installed wheel holds in ``studio/app/`` (``setup.py``). Streamlit reads the ``.streamlit/config.toml``
+beside the script it runs, so the installed app keeps the Studio's settings from any working directory.
+
+A workshop server (``studio app --workshop``, :mod:`ui.room`) is the same server with the room's access gate in front
+of every request (:func:`ui.room_gate.install`).
 """
 
 from __future__ import annotations
@@ -25,18 +32,34 @@ import importlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ui.room import Room
+
+
+def app_dir() -> Path:
+    """The folder holding ``app.py``, ``pages/studio/``, ``assets/`` and ``.streamlit/config.toml``: the checkout's top
+    folder (a checkout or an editable install), else the installed package's copy ``studio/app/``."""
+    top = Path(__file__).resolve().parent.parent
+    if (top / "app.py").is_file() and (top / "pages" / "studio").is_dir():
+        return top
+    return top / "studio" / "app"
+
 
 #: The entry point, wherever the server is started from.
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = app_dir() / "app.py"
 #: The server's native thread pools, one thread each (an operator's own setting in the environment wins).
 NATIVE_THREADS: dict[str, str] = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: What ``app.py`` and the Start page import (pandas, pyarrow, the session state, the cached engine calls): imported
 #: before the server answers, so the first visitor's page does not wait for them.
-FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.links", "ui.state", "ui.cached")
+FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.links", "ui.state", "ui.cached",
+                                       "ui.sections.room_panel")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``streamlit run app.py`` with ``argv`` (default: this process's arguments) as its options."""
+def main(argv: list[str] | None = None, *, room: Room | None = None) -> None:
+    """``streamlit run app.py`` with ``argv`` (default: this process's arguments) as its options; with ``room``, a
+    workshop server that lets in only the room's links (:mod:`ui.room_gate`)."""
     for name, value in NATIVE_THREADS.items():  # before numpy (imported by streamlit) starts its pools
         os.environ.setdefault(name, value)
     from streamlit.runtime.pages_manager import PagesManager
@@ -46,6 +69,10 @@ def main(argv: list[str] | None = None) -> None:
     PagesManager.uses_pages_directory = False
     for name in FIRST_PAGE_MODULES:
         importlib.import_module(name)
+    if room is not None:
+        from ui import room_gate
+
+        room_gate.install(room)
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     cli.main()
 

@@ -43,6 +43,7 @@ API note for page authors
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -61,6 +62,8 @@ if TYPE_CHECKING:  # imported lazily at run time: the data engine is optional fo
 
 STATE_KEY = "studio"
 DEFAULT_DEMO = "togo-demo"
+#: Environment variable naming the demo a new session opens on (``studio app --demo NAME`` sets it for its server).
+DEMO_ENV = "STUDIO_DEMO"
 DEFAULT_GAMMAS: tuple[float, ...] = (0.99,)
 #: Candidate shown before the user picks one: the paper's Example 1 point (γ = 0.99, ε = 1 → B ≤ 0.4).
 DEFAULT_CANDIDATE = (0.4, 1.0)
@@ -72,13 +75,19 @@ STUDIO_B = (0.001, 2.0)
 STUDIO_DELTA_MAX = 0.5
 
 
+def starting_demo() -> str:
+    """The demo a new session opens on: ``$STUDIO_DEMO`` when the server was started with ``--demo``, else
+    :data:`DEFAULT_DEMO`."""
+    return os.environ.get(DEMO_ENV) or DEFAULT_DEMO
+
+
 @dataclass
 class StudioState:
     """Everything one session has chosen, in one picklable object (see the module docstring)."""
 
     # --- dataset -----------------------------------------------------------------------------------------
     source: Literal["demo", "upload"] = "demo"
-    demo_name: str = DEFAULT_DEMO
+    demo_name: str = field(default_factory=starting_demo)
     upload_name: str | None = None
     upload_bytes: bytes | None = None
     upload_fingerprint: str | None = None
@@ -113,6 +122,8 @@ class StudioState:
     #: they reveal the most extreme records, so links leave them out.
     bounds_from_data: bool = False
     # --- bookkeeping ----------------------------------------------------------------------------------------
+    #: Version of the workshop room's shared data this session opened (ui.room.SharedData.version; 0: none).
+    room_data: int = 0
     link_restored: bool = False
     #: Messages to show once at the top of the next page (e.g. what a shared link could not restore).
     notices: list[str] = field(default_factory=list)

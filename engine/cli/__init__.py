@@ -50,7 +50,7 @@ def _register(sub, name: str) -> None:
     importlib.import_module(f"engine.cli.{name.replace('-', '_')}").register(sub)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, prog: str = "python -m engine") -> argparse.ArgumentParser:
     """The command-line parser.
 
     Parameters
@@ -59,9 +59,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         None (default): every subcommand fully registered (imports all their modules). A name from
         :data:`COMMANDS`: that subcommand fully registered, the others as summaries only. ``""``: summaries only
         (enough for ``--help``, ``--version`` and error messages).
+    prog : str
+        The command's name in help and error messages (``studio`` when the installed ``studio`` command runs it).
     """
     parser = _Parser(
-        prog="python -m engine",
+        prog=prog,
         description="Privacy Parameter Studio engine: feasibility, private releases, sweeps and policies.",
         epilog="Every command prints JSON on stdout; progress and errors go to stderr.",
     )
@@ -84,9 +86,9 @@ def _command_in(argv: Sequence[str]) -> str:
     return ""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m engine") -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command_in(args_list))
+    parser = build_parser(_command_in(args_list), prog)
     args = parser.parse_args(args_list)
     try:
         return int(args.func(args) or 0)

@@ -30,6 +30,7 @@ from ui.data_controls import (
     reset_column_widgets,
     role_controls,
 )
+from ui.room import ROWS_HIDDEN, may_see_rows, shared_upload
 from ui.sections.data_preview import draw_preview
 from ui.sections.data_upload import handle_upload
 from ui.state import get_state, seed_widget
@@ -118,6 +119,9 @@ else:
             f"In memory for this session only: **{plain(state.upload_name)}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
             f"fingerprint {state.upload_fingerprint[:12]}…). Nothing is written to disk."
         )
+    elif shared_upload(state.upload_fingerprint) is not None:
+        st.info(f"The workshop's facilitator shares **{plain(state.upload_name)}** with the room: it stays in the "
+                "server's memory, and you explore it without uploading anything.", icon=":material/groups:")
     elif state.upload_fingerprint:
         st.info(
             f"The shared link was made on an uploaded file (fingerprint {state.upload_fingerprint[:12]}…). Upload "
@@ -143,8 +147,12 @@ else:
     st.subheader(f"Columns of {plain(label)}")
     st.caption(f"{len(frame):,} rows × {len(columns)} columns.")
     with st.expander("What each column holds", icon=":material/table_rows:"):
-        st.dataframe(profile.assign(examples=profile["examples"].map(lambda v: " | ".join(map(str, v)))),
-                     hide_index=True, width="stretch", key="data.profile")
+        if not may_see_rows():  # a workshop participant: no example values (ui.room)
+            profile = profile.drop(columns="examples")
+            st.caption(ROWS_HIDDEN)
+        else:
+            profile = profile.assign(examples=profile["examples"].map(lambda v: " | ".join(map(str, v))))
+        st.dataframe(profile, hide_index=True, width="stretch", key="data.profile")
 
     left, right = st.columns(2, gap="large")
     spec = None

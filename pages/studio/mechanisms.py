@@ -109,7 +109,12 @@ def compute(a: dict) -> ReleaseAnalysis:
     """The run for ``a``: this session's stored one, else computed with a progress bar and a Stop button."""
     config = ReleaseConfig.of(loaded.spec, a["mechanism"], seed=int(a["seed"]) if a["user_seed"] else None,
                               dataset=dataset)
-    return release_run(st.session_state, key_of(a), loaded.frame, config, analysis, candidate, int(a["seed"]))
+    # A run with fresh randomness (no seed of the user's, not drawn again) may be shared in a workshop room (ui.room).
+    shared = None if a["user_seed"] or a.get("again") else run_key(
+        prepared.fingerprint, loaded.spec.to_json(), a["mechanism"].to_json(), analysis.to_json(),
+        candidate.to_json(), "fresh randomness", dataset)
+    return release_run(st.session_state, key_of(a), loaded.frame, config, analysis, candidate, int(a["seed"]),
+                       shared_key=shared)
 
 
 run = None

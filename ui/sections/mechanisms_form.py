@@ -171,7 +171,7 @@ def on_draw_again() -> None:
         st.session_state["mechanisms.seed"] = str(new)
     else:
         new = fresh_seed()
-    st.session_state["mechanisms.args"] = {**args, "seed": new}
+    st.session_state["mechanisms.args"] = {**args, "seed": new, "again": True}  # "again": never a shared room run
 
 
 

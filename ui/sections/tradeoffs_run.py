@@ -20,7 +20,7 @@ from ui.cached import sweep_plan
 from ui.common import user_errors
 from ui.compute_target import cluster_caption, sweep_client
 from ui.figures.tradeoffs import points_frame, tradeoff_figure
-from ui.runs import ProgressBar, Throttle, run_sweeps
+from ui.runs import ProgressBar, Throttle, room_turn, run_sweeps, show_wait
 from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.state import StudioState
 
@@ -118,8 +118,10 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
             client = sweep_client(st.session_state)
             if client is not None:
                 st.caption(cluster_caption(client))
-            results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress, on_rows=on_rows,
-                                 client=client)
+            with room_turn("this sweep") as waited:  # a workshop server's queue (ui.room); elsewhere no wait
+                results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress,
+                                     on_rows=on_rows, client=client)
+            show_wait(waited)
         st.session_state.pop("tradeoffs.pending", None)
         bar.empty()
         live.empty()
