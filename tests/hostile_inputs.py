@@ -13,7 +13,8 @@ import struct
 import zlib
 from pathlib import Path
 
-__all__ = ["LARGE", "MARKDOWN_COLUMNS", "hostile_files", "valid_csv", "write_corpus"]
+__all__ = ["HOSTILE_OUTPUTS", "LARGE", "MARKDOWN_COLUMNS", "hostile_files", "make_hostile_output", "valid_csv",
+           "write_corpus"]
 
 #: Column names that Streamlit's Markdown would render (an image fetched from an address, bold text).
 MARKDOWN_COLUMNS = ("![px](http://127.0.0.1:9/t.png)", "**Approved by**")
@@ -121,3 +122,59 @@ def write_corpus(directory: Path, *, large: bool = True) -> list[Path]:
         path.write_bytes(content)
         paths.append(path)
     return paths
+
+
+#: Hostile output paths (issue 35 items 2, 3, 9): name → what the one-line refusal says. Every command that writes
+#: refuses each of them before any work, and nothing on disk changes (tests/engine/test_output_files.py).
+HOSTILE_OUTPUTS = {
+    "existing-file": "exists already — add --overwrite",
+    "symlink-to-a-file": "is a symbolic link",
+    "dangling-symlink": "is a symbolic link",
+    "symlink-to-the-input": "is the same file as",
+    "hard-link-to-the-input": "is the same file as",
+    "is-the-input": "is the same file as",
+    "dot-dot-spelling-of-the-input": "is the same file as",
+    "a-folder": "is a folder",
+    "missing-folder": "does not exist",
+    "unwritable-folder": "cannot be written",
+    "name-too-long": "is too long",
+}
+
+
+def make_hostile_output(name: str, folder: Path, suffix: str, *, input_path: Path) -> tuple[Path, dict[Path, bytes]]:
+    """Create the situation :data:`HOSTILE_OUTPUTS` names in ``folder``; return the output path to give the command
+    and the files (with their content) that must be left unchanged. ``input_path`` is the command's input."""
+    victims = {input_path: input_path.read_bytes()}
+    output = folder / f"out{suffix}"
+    if name == "existing-file":
+        output.write_bytes(b"an earlier result\n")
+        victims[output] = output.read_bytes()
+    elif name == "symlink-to-a-file":
+        victim = folder / "victim.txt"
+        victim.write_bytes(b"someone else's file\n")
+        output.symlink_to(victim)
+        victims[victim] = victim.read_bytes()
+    elif name == "dangling-symlink":
+        output.symlink_to(folder / "nowhere.txt")
+    elif name == "symlink-to-the-input":
+        output.symlink_to(input_path)
+    elif name == "hard-link-to-the-input":
+        import os
+
+        os.link(input_path, output)
+    elif name == "is-the-input":
+        output = input_path
+    elif name == "dot-dot-spelling-of-the-input":
+        (folder / "sub").mkdir()
+        output = folder / "sub" / ".." / input_path.name
+    elif name == "a-folder":
+        output.mkdir()
+    elif name == "missing-folder":
+        output = folder / "no-such-folder" / f"out{suffix}"
+    elif name == "unwritable-folder":
+        output = Path("/proc") / f"out{suffix}"  # unwritable even for root
+    elif name == "name-too-long":
+        output = folder / ("x" * 300 + suffix)
+    else:
+        raise KeyError(name)
+    return output, victims

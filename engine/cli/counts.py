@@ -53,6 +53,9 @@ def register(subparsers) -> None:
     parser.add_argument("--replicates", type=int, default=1, help="independent releases (default 1)")
     parser.add_argument("--seed", type=int, default=None, help="seed (simulation only — NOT private)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the released table (CSV)")
+    from engine.cli._common import add_overwrite_argument
+
+    add_overwrite_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -64,13 +67,17 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from engine.cli._common import print_json
+    from engine.cli._common import checked_output, print_json
+    from engine.export_csv import write_safe_csv
+    from engine.limits import check_privacy_parameters
     from engine.public_info.composition import study_budget
     from engine.public_info.count_release import CountReleaseConfig, release_counts, sensitivity_for
     from engine.public_info.count_table import counties_demo, load_count_table
     from engine.public_info.dependence import DependenceModel
     from engine.rng import SEEDED_WARNING, make_rng
 
+    check_privacy_parameters({"epsilon": args.epsilon}, owner="the count release (--epsilon)")
+    out_path = checked_output(args.output, inputs=[("--input", args.input)], overwrite=args.overwrite)  # before any work
     public = tuple(p.strip() for p in args.public.split(",") if p.strip())
     model = DependenceModel()
     if args.dependence is not None:
@@ -97,9 +104,6 @@ def run(args: argparse.Namespace) -> int:
         replicates=args.replicates, dependence=model,
         sensitivity=args.sensitivity if args.sensitivity is not None else sensitivity_for(table, model),
     )
-    out_path = Path(args.output)
-    if not out_path.parent.is_dir():
-        raise InvalidParameterError(f"--output: the folder {str(out_path.parent)!r} does not exist")
     started = time.perf_counter()
     release = release_counts(
         table, config, rng=rng,
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     })
     if release.subcounts is not None:
         frame["subcount"] = release.subcounts.ravel()
-    frame.to_csv(out_path, index=False)
+    write_safe_csv(frame, out_path, overwrite=args.overwrite)  # atomic; formula-like region names neutralised
     budget = study_budget(config.epsilon, t)
     payload = {
         "guarantee": release.guarantee.to_dict(),
