@@ -24,7 +24,7 @@ import streamlit as st
 from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
 from ui.figures.theme import fmt, fmt_param
-from ui.links import scenario_params
+from ui.links import link_omissions, scenario_params
 from ui.state import StudioState
 
 #: Characters Streamlit's Markdown gives a meaning to anywhere in a line: emphasis, code, links and images, raw
@@ -293,6 +293,10 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
                 "back your data and results after a reload in this browser."
             )
             st.code(share_link(state, page), language=None, wrap_lines=True)
+            left_out = link_omissions(state)
+            if left_out:
+                st.caption("Left out of this link and of the address bar (no value of your file goes into a "
+                           "link): " + "; ".join(left_out) + ".")
 
 
 def b_in_data_units(prepared: Any, b: float) -> str:

@@ -49,6 +49,9 @@ def handle_upload(state: StudioState, file: object) -> str | None:
             prepared_data(f"upload:{fingerprint}", candidate_spec.to_json(), frame)
     except EngineError as exc:
         problems = [exc]
+    if linked and not candidate_spec.positive_class and problems and all(
+            getattr(p, "control", None) == "target" for p in problems):
+        problems = []  # links leave out the outcome labels counted as 1 (values of the file): the Data page asks
     if problems:
         found = "; ".join(str(p) for p in problems[:3])
         if any("choose at least one feature column" in str(p) for p in problems):
