@@ -13,13 +13,14 @@ import struct
 import zlib
 from pathlib import Path
 
-__all__ = ["HOSTILE_OUTPUTS", "LARGE", "MARKDOWN_COLUMNS", "hostile_files", "make_hostile_output", "valid_csv",
-           "write_corpus"]
+__all__ = ["HOSTILE_OUTPUTS", "LARGE", "MARKDOWN_COLUMNS", "hostile_files", "make_hostile_output",
+           "parquet_bomb", "parquet_dictionary_bomb", "valid_csv", "write_corpus"]
 
 #: Column names that Streamlit's Markdown would render (an image fetched from an address, bold text).
 MARKDOWN_COLUMNS = ("![px](http://127.0.0.1:9/t.png)", "**Approved by**")
-#: Entries too large for a quick loop (generated, never committed).
-LARGE = frozenset({"over-limit.csv"})
+#: Entries too large for a quick loop (generated, never committed): big files, and small files that decode into
+#: gigabytes (decompression bombs; the command line reads whole files, the dashboard refuses them).
+LARGE = frozenset({"over-limit.csv", "parquet-bomb.parquet", "parquet-dictionary-bomb.parquet"})
 
 
 def valid_csv(rows: int = 40, *, seed: int = 0, names: tuple[str, ...] = ("income", "age", "spend", "size")) -> bytes:
@@ -49,6 +50,34 @@ def _parquet(frame_builder) -> bytes:
 
     buf = io.BytesIO()
     frame_builder(pd).to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def parquet_bomb(rows: int = 30_000_000) -> bytes:
+    """A Parquet file of ``rows`` rows of one small-integer column: about 100 KB that decode into ``rows`` values
+    (issue 35 item 6: 30 million rows in 266 KB took the server from 1.2 to 3 GB)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chunk = pa.array(np.zeros(1_000_000, dtype=np.int8))  # one chunk, referenced many times: 1 MB in memory
+    table = pa.table({"a": pa.chunked_array([chunk] * (rows // 1_000_000))})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=10_000_000, compression="zstd")
+    return buf.getvalue()
+
+
+def parquet_dictionary_bomb(rows: int = 2_000, value_bytes: int = 1_000_000) -> bytes:
+    """A Parquet file of ``rows`` rows whose text column repeats one ``value_bytes``-long value: about 6 KB on disk
+    and 1 MB uncompressed (what the metadata says), but ``rows × value_bytes`` (2 GB) once the dictionary is
+    expanded."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, dtype=np.int32)), pa.array(["x" * value_bytes]))
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"t": text, "n": np.arange(rows)}), buf, compression="zstd")
     return buf.getvalue()
 
 
@@ -107,6 +136,8 @@ def hostile_files(*, large: bool = True) -> dict[str, bytes]:
         "deep-quotes.csv": ('a,b\n' + "\n".join('"' + '""' * 500 + f'",{i}' for i in range(40)) + "\n").encode(),
     }
     if large:
+        files["parquet-bomb.parquet"] = parquet_bomb()
+        files["parquet-dictionary-bomb.parquet"] = parquet_dictionary_bomb()
         row = ",".join(["123456789"] * 10) + "\n"
         files["over-limit.csv"] = (",".join(f"c{j}" for j in range(10)) + "\n").encode() + row.encode() * (
             51 * 1024 * 1024 // len(row) + 1)
