@@ -4,7 +4,8 @@ staging folder is written by ``engine/scale/atomic_output.py`` and committed thr
 
 This walks the source of ``engine/``, ``ui/``, ``pages/`` and ``app.py`` for calls that write a file — ``to_csv``,
 ``to_parquet``, ``to_json``/``to_excel`` with a path, ``write_text``, ``write_bytes``, ``write_table``, ``open`` or
-``os.open`` for writing — and allows them only in those modules (plus the exceptions listed, each with its
+``os.open`` for writing, and any ``to_csv`` (a CSV made as text for a download must be neutralised too) — and
+allows them only in those modules (plus the exceptions listed, each with its
 reason). A new writer elsewhere fails here: route it through ``engine.output_files``."""
 
 from __future__ import annotations
@@ -43,10 +44,7 @@ def _writes(tree: ast.AST) -> list[tuple[int, str]]:
         if isinstance(func, ast.Name) and name in ("write_text", "write_bytes"):
             continue  # engine.output_files' functions, imported by name
         if name in WRITING_METHODS:
-            # ``frame.to_csv(index=False)`` without a target returns text: not a write.
-            if name == "to_csv" and not node.args and not any(k.arg == "path_or_buf" for k in node.keywords):
-                continue
-            found.append((node.lineno, name))
+            found.append((node.lineno, name))  # to_csv without a target too: every CSV comes from export_csv
         elif name == "open":
             mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
             flags = ast.unparse(node.args[1]) if isinstance(func, ast.Attribute) and len(node.args) > 1 else ""
@@ -78,4 +76,4 @@ def test_the_walk_finds_the_writes_it_must_refuse():
         "pq.write_table(t, p)", "write_text(p, 'x')", "write_with(p, lambda h: frame.to_parquet(h))",
     ])
     assert [call for _, call in _writes(ast.parse(code))] == [
-        "to_csv", "to_parquet", "write_text", "open(..., 'wb')", "os.open for writing", "write_table"]
+        "to_csv", "to_csv", "to_parquet", "write_text", "open(..., 'wb')", "os.open for writing", "write_table"]
