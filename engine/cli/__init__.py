@@ -43,7 +43,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage dump) and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        from engine.cli._common import one_line
+
+        self.exit(2, one_line(f"{self.prog}: error: {message} (see --help)") + "\n")
 
 
 def _register(sub, name: str) -> None:

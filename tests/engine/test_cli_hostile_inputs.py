@@ -65,3 +65,11 @@ def test_a_100000_character_column_name_is_shortened_in_the_error_line(where, tm
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and err.startswith("error: "), err[:300]
     assert len(err) < 2_100 and "characters left out]" in err and "n" * 201 not in err, err[:300]
+
+
+def test_a_100000_character_argument_is_shortened_in_argparse_errors(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["privatize", "--dataset", "togo-demo", "--mechanism", "gaussian", "--b", "x" * 100_000,
+              "--output", "o.csv"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and len(err) < 2_100 and "characters left out]" in err
