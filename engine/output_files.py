@@ -371,6 +371,7 @@ def _write_atomic(path: Path, produce: Callable[[BinaryIO, Callable[[int], None]
 
     try:
         with os.fdopen(fd, "wb") as handle:
+            _keep_mode(path, handle.fileno())
             produce(handle, written)
             handle.flush()
             os.fsync(handle.fileno())
@@ -384,6 +385,19 @@ def _write_atomic(path: Path, produce: Callable[[BinaryIO, Callable[[int], None]
     fsync_folder(parent)
     record_written(path)
     return path
+
+
+def _keep_mode(path: Path, fd: int) -> None:
+    """Give the new file the permissions of the file it replaces (a release kept private with ``chmod 600`` must not
+    come back readable by others); a new output gets the usual ones (0666 less the umask)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    import stat
+
+    if stat.S_ISREG(info.st_mode):
+        os.fchmod(fd, stat.S_IMODE(info.st_mode))
 
 
 def _publish(temp: str, path: Path, *, flag: str, overwrite: bool) -> None:

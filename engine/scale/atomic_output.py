@@ -165,6 +165,7 @@ def commit(staging: Path, output: Path, sidecar: dict[str, Any], *, overwrite: b
                 f"--output {str(output)!r} appeared while the release ran — nothing was replaced; choose a new folder "
                 "name"
             )
+        os.chmod(staging, os.stat(output).st_mode & 0o7777)  # a release folder kept private stays private
         aside = parent / partial_name(output).replace(STAGING_MARK, ".replaced-", 1)
         os.rename(output, aside)
     os.rename(staging, output)

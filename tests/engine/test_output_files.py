@@ -179,6 +179,21 @@ def test_write_bytes_never_replaces_a_file_that_appeared_without_overwrite(tmp_p
     assert path.read_bytes() == b"new" and str(path) in written_outputs()
 
 
+def test_a_replaced_file_keeps_its_permissions_and_a_new_one_gets_the_umasks(tmp_path):
+    """A release kept private (mode 600) stays private when --overwrite replaces it."""
+    path = tmp_path / "private.csv"
+    path.write_bytes(PRECIOUS)
+    path.chmod(0o600)
+    write_bytes(path, b"new", overwrite=True)
+    assert path.read_bytes() == b"new" and (path.stat().st_mode & 0o777) == 0o600
+    mask = os.umask(0o022)
+    try:
+        write_bytes(tmp_path / "fresh.csv", b"x")
+    finally:
+        os.umask(mask)
+    assert ((tmp_path / "fresh.csv").stat().st_mode & 0o777) == 0o644
+
+
 def test_write_text_refuses_a_link_that_appeared_meanwhile(tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_bytes(PRECIOUS)
@@ -384,8 +399,10 @@ def test_dask_overwrite_replaces_only_a_release_folder(tmp_path, capsys, thread_
     first = (out / "part-00000.parquet").read_bytes()
     code, _, err = _run(argv, capsys)
     assert code == 2 and "exists already — add --overwrite" in err
+    out.chmod(0o700)  # kept private by its owner: the replacement stays private
     code, _, err = _run([*argv, "--param", "delta=2e-5", "--overwrite"], capsys)
     assert code == 0, err
+    assert (out.stat().st_mode & 0o777) == 0o700
     assert (out / "part-00000.parquet").read_bytes() != first
     assert json.loads((out / "_release.json").read_text())["config"]["mechanism"]["delta"] == 2e-5
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "released"]  # nothing parked aside
