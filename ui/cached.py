@@ -453,10 +453,12 @@ def demo_count_table(name: str) -> CountTable:
 
 @st.cache_data(max_entries=4, ttl="1h", show_spinner="Checking the count table…")
 def uploaded_count_table(data_key: str, columns_json: str, filename: str, _content: bytes) -> CountTable:
-    """The validated table (raises ``DataValidationError`` with the engine's message on a bad file)."""
-    from engine.public_info.count_table import load_count_table
+    """The validated table (raises ``DataValidationError`` with the engine's message on a bad file), built from the
+    upload parsed within :func:`upload_limits` (:func:`uploaded_table`)."""
+    from engine.public_info.count_table import count_table_from_frame
 
-    return load_count_table(_content, filename=filename, **json.loads(columns_json))
+    frame = uploaded_table(data_key, filename, _content)
+    return count_table_from_frame(frame, label=filename, **json.loads(columns_json))
 
 
 @st.cache_data(max_entries=8, ttl="1h")

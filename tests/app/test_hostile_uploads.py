@@ -216,3 +216,15 @@ def test_the_column_limit_is_checked_from_the_header(monkeypatch):
     assert_clean(at)
     message = _uploader_message(at)
     assert message is not None and "5,000 columns" in message and "at most 500" in message
+
+
+def test_a_parquet_bomb_as_a_count_table_is_refused_on_the_public_information_page():
+    from tests.hostile_inputs import parquet_bomb
+
+    at = start_on("public_info")
+    at.radio(key="public_info.source").set_value("upload").run()
+    at.file_uploader(key="public_info.file").set_value(("counts.parquet", parquet_bomb(), "application/octet-stream"))
+    at.run()
+    assert_clean(at)
+    errors = " ".join(e.value for e in at.error)
+    assert "30,000,000 rows" in errors and "limit of 10,000,000" in errors, errors
