@@ -119,8 +119,8 @@ def check_output_path(output: str | os.PathLike, *, flag: str = "--output",
         The command's input files and folders; the output may be none of them, and a folder output may not
         contain any of them.
     overwrite : bool
-        Allow replacing an existing output (the ``--overwrite`` flag). A folder is only ever replaced when it is
-        a release folder the Studio wrote (``replaceable``: a check made by the caller's module).
+        Allow replacing an existing output (the ``--overwrite`` flag). For a folder, the caller also checks that it
+        is a release the Studio wrote (:func:`engine.scale.atomic_output.check_output_directory`).
     folder : bool
         The output is a folder (the Dask release), not a file.
 
@@ -151,7 +151,8 @@ def check_output_path(output: str | os.PathLike, *, flag: str = "--output",
     for in_flag, in_path in inputs:
         if in_path is None:
             continue
-        if same_file(path, in_path) or _resolved(in_path) == _resolved(path):
+        resolved = _resolved(in_path)
+        if same_file(path, in_path) or (resolved is not None and resolved == _resolved(path)):
             raise InvalidParameterError(
                 f"{flag} {_shown(path)} is the same {'folder' if folder else 'file'} as {in_flag} {_shown(in_path)} "
                 "(the input would be overwritten) — write to a new "
@@ -162,7 +163,7 @@ def check_output_path(output: str | os.PathLike, *, flag: str = "--output",
                 f"{flag} {_shown(path)} holds {in_flag} {_shown(in_path)} (the input would be replaced) — write "
                 "the release to a new folder"
             )
-    if path.is_symlink():
+    if os.path.islink(path):
         target = os.readlink(path)
         raise InvalidParameterError(
             f"{flag} {_shown(path)} is a symbolic link (to {_shown(target)}{'' if path.exists() else ', which does not exist'}) "
@@ -406,7 +407,7 @@ def _publish(temp: str, path: Path, *, flag: str, overwrite: bool) -> None:
         f"{flag} {_shown(path)} appeared while the command ran — nothing was replaced; add --overwrite or choose "
         "a new name"
     )
-    if path.is_symlink():
+    if os.path.islink(path):
         raise InvalidParameterError(
             f"{flag} {_shown(path)} became a symbolic link while the command ran — nothing was written through it"
         )
