@@ -30,6 +30,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.data.demos import DemoDataset, load_demo
+from engine.data.io import DecodeLimits
 from engine.data.preparation import DataSpec, PreparedData, load_table, prepare
 from engine.fingerprint import keyed_digest
 from engine.rng import make_rng, spawn_seeds
@@ -51,6 +52,18 @@ MAX_UPLOAD_MB = 50
 #: file of 5,000 columns took minutes of CPU and gigabytes of memory in a Mechanisms run); wider tables are refused
 #: with a message naming the limit (the command line has no such limit).
 MAX_UPLOAD_COLUMNS = 500
+#: Most values (rows × columns) one uploaded file may decode into: a 50 MB CSV holds at most about 25 million, a
+#: compressed Parquet file any number (a 266 KB file of 30 million rows took the server from 1.2 to 3 GB). Checked
+#: from a Parquet file's metadata before anything is read, and while a CSV is scanned.
+MAX_UPLOAD_CELLS = 10_000_000
+#: Most bytes one uploaded file may decode into (Parquet: uncompressed size, text expanded from its dictionaries).
+MAX_UPLOAD_DECODED_MB = 400
+
+
+def upload_limits() -> DecodeLimits:
+    """What one uploaded file may decode into (read at each upload: tests lower the limits here)."""
+    return DecodeLimits(columns=MAX_UPLOAD_COLUMNS, cells=MAX_UPLOAD_CELLS,
+                        decoded_bytes=MAX_UPLOAD_DECODED_MB * 1024 * 1024)
 
 
 @dataclass(frozen=True)
@@ -85,8 +98,18 @@ def demo_dataset(name: str) -> DemoDataset:
 
 @st.cache_data(max_entries=3, ttl="1h", show_spinner="Reading the uploaded file…")
 def uploaded_table(fingerprint: str, filename: str, _content: bytes) -> pd.DataFrame:
-    """Parse an uploaded CSV/Parquet file held in memory (keyed by its fingerprint)."""
-    return load_table(io.BytesIO(_content), filename=filename)
+    """Parse an uploaded CSV/Parquet file held in memory (keyed by its fingerprint), within :func:`upload_limits`.
+
+    A file beyond the limits raises before it is decoded, and a raising call caches nothing; a file refused later
+    (unusable as a table) is dropped from the cache by the caller (:func:`forget_uploaded_table`)."""
+    return load_table(io.BytesIO(_content), filename=filename, limits=upload_limits())
+
+
+def forget_uploaded_table(fingerprint: str, filename: str, content: bytes) -> None:
+    """Drop a refused upload's parsed table and suggested settings from the caches (a refused file must not stay
+    in memory for the caches' hour)."""
+    uploaded_table.clear(fingerprint, filename, content)
+    default_upload_spec.clear(f"upload:{fingerprint}", None)
 
 
 @st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…")
@@ -433,10 +456,12 @@ def demo_count_table(name: str) -> CountTable:
 
 @st.cache_data(max_entries=4, ttl="1h", show_spinner="Checking the count table…")
 def uploaded_count_table(data_key: str, columns_json: str, filename: str, _content: bytes) -> CountTable:
-    """The validated table (raises ``DataValidationError`` with the engine's message on a bad file)."""
-    from engine.public_info.count_table import load_count_table
+    """The validated table (raises ``DataValidationError`` with the engine's message on a bad file), built from the
+    upload parsed within :func:`upload_limits` (:func:`uploaded_table`)."""
+    from engine.public_info.count_table import count_table_from_frame
 
-    return load_count_table(_content, filename=filename, **json.loads(columns_json))
+    frame = uploaded_table(data_key, filename, _content)
+    return count_table_from_frame(frame, label=filename, **json.loads(columns_json))
 
 
 @st.cache_data(max_entries=8, ttl="1h")

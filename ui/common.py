@@ -25,7 +25,7 @@ from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
 from ui import session_store
 from ui.figures.theme import fmt, fmt_param
-from ui.links import scenario_params
+from ui.links import link_omissions, scenario_params
 from ui.state import StudioState
 
 #: Characters Streamlit's Markdown gives a meaning to anywhere in a line: emphasis, code, links and images, raw
@@ -33,7 +33,11 @@ from ui.state import StudioState
 #: (``:``), entities (``&``), e-mail autolinks (``@``). ``www.`` and list/quote markers at the start are handled apart.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~$:|#!@&])")
 _LINE_START = re.compile(r"^(\s*)(\d*)([-+=.)])")
-_WWW = re.compile(r"(?i)\b(www)\.")
+#: Where GitHub-flavoured autolinks start: a scheme before ":", "www" before ".", and "@" of an e-mail address.
+#: Streamlit finds them in the text AFTER backslash escapes are resolved, so escaping cannot stop them; an invisible
+#: word joiner (U+2060) inside the pattern does.
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp)(?=:)|\b(www)(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
 
 
 def plain(text: object) -> str:
@@ -43,14 +47,18 @@ def plain(text: object) -> str:
     them — must never be rendered as Markdown: ``![px](http://127.0.0.1:9/t.png)`` as a column name would make the
     browser fetch that address, and ``**Approved by**`` in a record title would show as bold. Every Markdown
     metacharacter gets a backslash (CommonMark shows an escaped punctuation character literally) and line breaks
-    become spaces (a newline could start a heading or a list).
+    become spaces (a newline could start a heading or a list). Addresses (``http://…``, ``www.…``, ``a@b.c``) would
+    still become clickable links — Streamlit's autolinks are found after escapes are resolved — so an invisible word
+    joiner (:data:`WORD_JOINER`) goes after the scheme, after ``www`` and before ``@``.
 
-    >>> print(plain("**Approved by** ![px](http://x/t.png)"))
-    \\*\\*Approved by\\*\\* \\!\\[px\\](http\\://x/t.png)
+    >>> print(plain("**Approved by** ![px](http://x/t.png)").replace(WORD_JOINER, "⁀"))
+    \\*\\*Approved by\\*\\* \\!\\[px\\](http⁀\\://x/t.png)
+    >>> print(plain("www.x.org pay@x.org").replace(WORD_JOINER, "⁀"))
+    www⁀.x.org pay⁀\\@x.org
     """
     text = " ".join(str(text).splitlines())
+    text = _AUTOLINK.sub(lambda m: (m.group(1) or m.group(2) or "") + WORD_JOINER, text)
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-    text = _WWW.sub(r"\1\\.", text)  # GitHub-flavoured autolinks start at "www."
     return _LINE_START.sub(r"\1\2\\\3", text)  # a list or heading marker at the start
 
 
@@ -294,6 +302,10 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
                 "back your data and results after a reload in this browser."
             )
             st.code(share_link(state, page), language=None, wrap_lines=True)
+            left_out = link_omissions(state)
+            if left_out:
+                st.caption("Left out of this link and of the address bar (no value of your file goes into a "
+                           "link): " + "; ".join(left_out) + ".")
         held = session_store.stats()
         st.caption(f"Reload-safe: this server keeps each session's work in memory for {session_store.TTL / 3600:g} h "
                    f"after its last use ({held['sessions']} of {held['max_sessions']} sessions, "

@@ -43,7 +43,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage dump) and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        from engine.cli._common import one_line
+
+        self.exit(2, one_line(f"{self.prog}: error: {message} (see --help)") + "\n")
 
 
 def _register(sub, name: str) -> None:
@@ -87,14 +89,34 @@ def _command_in(argv: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m engine") -> int:
+    from engine.cli._common import one_line
+    from engine.output_files import forget_written, written_outputs
+
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_in(args_list), prog)
     args = parser.parse_args(args_list)
+    forget_written()
     try:
         return int(args.func(args) or 0)
     except EngineError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(one_line(f"error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C outside a cancellable step (or a second Ctrl-C): one line, no traceback
-        print("error: interrupted (Ctrl-C); nothing more was written", file=sys.stderr)
+        print(one_line(interrupted_message(written_outputs())), file=sys.stderr)
         return 130
+
+
+def interrupted_message(written: Sequence[str]) -> str:
+    """The Ctrl-C line: what was complete before the interruption (every output is written atomically, so an
+    output is either complete or absent).
+
+    >>> interrupted_message([])
+    'error: interrupted (Ctrl-C); no output was written'
+    >>> interrupted_message(["out"])
+    "error: interrupted (Ctrl-C) after 'out' was written completely; nothing else was written"
+    """
+    if not written:
+        return "error: interrupted (Ctrl-C); no output was written"
+    names = ", ".join(repr(w) for w in written)
+    verb = "was" if len(written) == 1 else "were"
+    return f"error: interrupted (Ctrl-C) after {names} {verb} written completely; nothing else was written"

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from engine.cli._common import parse_float_list, print_json
+from engine.cli._common import add_overwrite_argument, checked_output, parse_float_list, print_json
 from engine.cli._data_flags import add_data_flags, apply_data_flags, feature_width
 from engine.data.preparation import (
     METHODS,
@@ -41,7 +41,7 @@ from engine.errors import InvalidParameterError
 from engine.export_csv import write_safe_csv
 from engine.mechanisms import MECHANISMS
 from engine.mechanisms.samplers import resolve_sampler, run_release_with_sampler, sampler_note
-from engine.output_files import check_output_path
+from engine.output_files import write_text, write_with
 from engine.release import ReleaseConfig, release_frame, release_summary
 from engine.scale.command import add_arguments as add_engine_arguments
 from engine.scale.command import check_engine_flags, run_dask_release
@@ -123,6 +123,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
+    add_overwrite_argument(parser)
     add_engine_arguments(parser)  # --engine dask and its flags (engine.scale)
     parser.set_defaults(func=run)
 
@@ -261,14 +262,17 @@ def _data_spec(args: argparse.Namespace, base: DataSpec | None, columns: list[st
     return apply_data_flags(args, DataSpec(features=features, target=target, roles=roles, normalization=norm), base)
 
 
-def _write(frame, path: Path) -> None:
-    try:
-        if path.suffix.lower() in PARQUET_EXTENSIONS:
-            frame.to_parquet(path, index=False)
-        else:
-            write_safe_csv(frame, path)  # formula-like headers and text cells neutralised (OWASP)
-    except OSError as exc:
-        raise InvalidParameterError(f"cannot write the output file {str(path)!r}: {exc.strerror or exc}") from None
+def _write(frame, path: Path, *, overwrite: bool = False) -> None:
+    """The released table, written atomically (engine.output_files): a temporary file renamed into place."""
+    if path.suffix.lower() in PARQUET_EXTENSIONS:
+        write_with(path, lambda handle: frame.to_parquet(handle, index=False), overwrite=overwrite)
+    else:
+        write_safe_csv(frame, path, overwrite=overwrite)  # formula-like headers and text cells neutralised (OWASP)
+
+
+def save_config(args: argparse.Namespace, config: ReleaseConfig) -> None:
+    """``--save-config``: the effective configuration, written atomically."""
+    write_text(args.save_config, config.to_json(indent=2) + "\n", flag="--save-config", overwrite=args.overwrite)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -281,9 +285,10 @@ def run(args: argparse.Namespace) -> int:
     if output.suffix.lower() not in PARQUET_EXTENSIONS | {".csv"}:
         raise InvalidParameterError(f"--output must end in .csv, .parquet or .pq; got {args.output!r}")
     inputs = [("--input", args.input), ("--config", args.config), ("--bounds-file", args.bounds_file)]
-    check_output_path(output, inputs=inputs)  # writable and not an input — before any work
+    checked_output(output, inputs=inputs, overwrite=args.overwrite)  # writable, not an input — before any work
     if args.save_config:
-        check_output_path(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", output)])
+        checked_output(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", output)],
+                       overwrite=args.overwrite)
 
     dataset = args.dataset if args.dataset else (None if args.input else (config.dataset if config else None))
     base_spec = config.data if config else None
@@ -306,16 +311,13 @@ def run(args: argparse.Namespace) -> int:
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
     resolve_sampler(args.sampler, seed=seed, kind=release_config.kind)  # refuse before any work
     if args.save_config:
-        try:
-            Path(args.save_config).write_text(release_config.to_json(indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise InvalidParameterError(f"cannot write {args.save_config!r}: {exc.strerror or exc}") from None
+        save_config(args, release_config)
 
     t0 = time.perf_counter()
     prepared, release, sampler = run_release_with_sampler(frame, release_config, sampler=args.sampler)
     seconds = time.perf_counter() - t0
     released = release_frame(prepared, release)
-    _write(released, output)
+    _write(released, output, overwrite=args.overwrite)
 
     summary = release_summary(prepared, release, release_config, seconds=seconds)
     summary = {

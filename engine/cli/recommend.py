@@ -16,6 +16,8 @@ import sys
 
 
 def register(subparsers) -> None:
+    from engine.cli._common import add_overwrite_argument
+
     parser = subparsers.add_parser(
         "recommend",
         help="the most protective (B, ε) that meets the program's target on your data",
@@ -44,6 +46,7 @@ def register(subparsers) -> None:
     parser.add_argument("--max-repetitions", type=int, default=10, help="most releases per point (default 10)")
     parser.add_argument("--seed", type=int, default=0, help="root seed of the search (default 0)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the recommendation (JSON)")
+    add_overwrite_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -51,16 +54,16 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from engine.cli._common import _jsonable, parse_float_list, print_json
+    from engine.cli._common import _jsonable, checked_output, parse_float_list, print_json
     from engine.data.demos import demo_names, load_demo
     from engine.data.preparation import DataSpec, load_table, prepare
     from engine.errors import InvalidParameterError
     from engine.evaluation.programs import ProgramConfig
-    from engine.output_files import check_output_path
+    from engine.output_files import write_text
     from engine.recommend import RecommendConfig, Target
 
     dataset_file = args.dataset if Path(args.dataset).is_file() else None
-    output = check_output_path(args.output, inputs=[("--dataset", dataset_file)])
+    output = checked_output(args.output, inputs=[("--dataset", dataset_file)], overwrite=args.overwrite)
     config = RecommendConfig(
         Target.parse(args.target),
         mechanisms=tuple(m.strip() for m in args.mechanisms.split(",") if m.strip()),
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = recommend(prepare(frame, spec), program, config, progress=report)
     payload = result.to_dict()
-    output.write_text(json.dumps(_jsonable(payload), indent=2, allow_nan=False, ensure_ascii=False), encoding="utf-8")
+    write_text(output, json.dumps(_jsonable(payload), indent=2, allow_nan=False, ensure_ascii=False),
+               overwrite=args.overwrite)
     print_json(payload)
     return 0

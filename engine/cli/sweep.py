@@ -21,13 +21,12 @@ import os
 import sys
 from pathlib import Path
 
-from engine.cli._common import parse_float_list, print_json
+from engine.cli._common import add_overwrite_argument, checked_output, parse_float_list, print_json
 from engine.cli._data_flags import add_data_flags, apply_data_flags, preparation_summary
 from engine.cli._program import add_program_arguments, program_overrides
 from engine.errors import CancelledError, InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.export_csv import write_safe_csv
-from engine.output_files import check_output_path
 from engine.progress import CancelToken, cancel_on_interrupt, format_left
 from engine.rng import fresh_seed
 from engine.sweeps import (
@@ -102,6 +101,7 @@ def register(subparsers) -> None:
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
                         help="with --engine dask: address of a running Dask scheduler (default: a local cluster)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the per-run table (CSV)")
+    add_overwrite_argument(parser)
     add_data_flags(parser)
     parser.set_defaults(func=run)
 
@@ -179,7 +179,7 @@ def _check_engine_flags(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _check_engine_flags(args)  # before any work
     dataset_file = args.dataset if Path(args.dataset).is_file() else None
-    output = check_output_path(args.output, inputs=[("--dataset", dataset_file)])  # before any work
+    output = checked_output(args.output, inputs=[("--dataset", dataset_file)], overwrite=args.overwrite)  # before any work
     data, program = _load(args)
     attacks = tuple(a.strip() for a in args.attacks.split(",") if a.strip())
     seed = fresh_seed() if args.seed is None else args.seed
@@ -228,10 +228,10 @@ def run(args: argparse.Namespace) -> int:
             result = run_sweep(data, config, progress=report, workers=workers, cancel=token, client=client)
     except CancelledError as err:  # Ctrl-C: keep what finished
         partial = err.partial  # type: ignore[attr-defined]
-        write_safe_csv(partial.table, output)
+        write_safe_csv(partial.table, output, overwrite=args.overwrite)
         print(f"error: {err}; {len(partial.table)} rows written to {output} (seed {seed})", file=sys.stderr)
         return 130
-    write_safe_csv(result.table, output)
+    write_safe_csv(result.table, output, overwrite=args.overwrite)
     summary = result.summary()
     summary["no_better_than"] = result.no_better_than_trivial().to_numpy()
     print_json(

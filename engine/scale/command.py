@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TextIO
 
 from engine.errors import InvalidParameterError
@@ -75,8 +74,8 @@ class StderrProgress:
 
 def run_dask_release(args: argparse.Namespace) -> int:
     """The ``--engine dask`` branch of ``python -m engine privatize``."""
-    from engine.cli._common import print_json
-    from engine.cli.privatize import _data_spec, _mechanism_dict, _read_config
+    from engine.cli._common import checked_output, print_json, print_notes
+    from engine.cli.privatize import _data_spec, _mechanism_dict, _read_config, save_config
     from engine.release import ReleaseConfig
     from engine.scale.atomic_output import check_output_directory
     from engine.scale.cluster import cluster_summary, dask_client, validate_scheduler_address
@@ -94,10 +93,15 @@ def run_dask_release(args: argparse.Namespace) -> int:
     if scheduler is not None and args.workers is not None:
         raise InvalidParameterError("--workers sizes the local cluster; with --scheduler the cluster has its own workers")
     config = _read_config(args.config) if args.config else None
-    output = check_output_directory(args.output)
-    if args.input and Path(args.input).resolve() == output.resolve():
-        raise InvalidParameterError("--output must differ from --input (the input would be overwritten)")
+    overwrite = bool(getattr(args, "overwrite", False))
+    inputs = [("--input", args.input), ("--config", args.config), ("--bounds-file", getattr(args, "bounds_file", None))]
+    output, notes_on_leftovers = check_output_directory(args.output, overwrite=overwrite, inputs=inputs)
+    if args.save_config:
+        checked_output(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", args.output)],
+                       overwrite=overwrite)
+    print_notes(notes_on_leftovers)
     plan = open_partitioned_input(args.input, partition_rows=args.partition_rows)
+    check_output_directory(args.output, overwrite=overwrite, inputs=[("--input", p) for p in plan.paths])
     notes: list[str] = []
     spec = _data_spec(args, config.data if config else None, list(plan.columns), notes)
     mechanism = _mechanism_dict(args, config.mechanism if config else None, len(spec.features))
@@ -105,14 +109,11 @@ def run_dask_release(args: argparse.Namespace) -> int:
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None)
     check_supported(release_config.build_mechanism(), mode)
     if args.save_config:
-        try:
-            Path(args.save_config).write_text(release_config.to_json(indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise InvalidParameterError(f"cannot write {args.save_config!r}: {exc.strerror or exc}") from None
+        save_config(args, release_config)
     with dask_client(scheduler, n_workers=args.workers) as client:
         summary = run_out_of_core_release(
             client, plan, str(output), release_config, mode=mode, progress=StderrProgress(),
-            cluster=cluster_summary(client),
+            cluster=cluster_summary(client), overwrite=overwrite,
         )
     print_json({**summary, "notes": notes})
     return 0

@@ -283,6 +283,7 @@ def run_out_of_core_release(
     partition_rows: int | None = None,
     progress: ProgressCallback | None = None,
     cluster: dict[str, Any] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Prepare and privatize the table at ``source`` on the cluster of ``client``; write ``output`` atomically.
 
@@ -304,6 +305,9 @@ def run_out_of_core_release(
         Called with :class:`engine.progress.Progress` after every finished partition of every pass.
     cluster : dict, optional
         :func:`engine.scale.cluster.cluster_summary`, recorded in the metadata.
+    overwrite : bool
+        Replace an existing release folder under ``output`` once the new release is complete
+        (:func:`engine.scale.atomic_output.check_output_directory`).
 
     Returns
     -------
@@ -327,8 +331,9 @@ def run_out_of_core_release(
     if isinstance(mechanism, GaussianMechanism):
         mode = "global" if mode in MODES else mode  # independent noise per entry: both modes are one and the same
     check_supported(mechanism, mode)
-    out = check_output_directory(output)
+    check_output_directory(output, overwrite=overwrite)
     plan = source if isinstance(source, PartitionedInput) else open_partitioned_input(source, partition_rows=partition_rows)
+    out, _ = check_output_directory(output, overwrite=overwrite, inputs=[("--input", p) for p in plan.paths])
     spec = config.data
     _check_columns(plan, spec)
     d = len(spec.features)
@@ -397,7 +402,7 @@ def run_out_of_core_release(
                 f"--dask-mode {requested} was asked for; for the Gaussian mechanism (independent noise on every entry) "
                 "it is the same release as the global mode, which is what ran"
             )
-        commit(staging, out, summary)
+        commit(staging, out, summary, overwrite=overwrite)
     return summary
 
 

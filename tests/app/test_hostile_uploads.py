@@ -149,3 +149,82 @@ def test_text_levels_read_from_the_data_are_listed_escaped_one_note_per_column()
     from ui.common import plain
 
     assert plain("![f](http://127.0.0.1:9/f.png)") in notes[0]
+
+
+# ---- issue 35 item 6: bounded decoding, nothing refused kept in the cache -------------------------------------
+
+def _counting_reads(monkeypatch) -> list[str]:
+    """Every file the upload cache parses (a cached file is not parsed again)."""
+    import ui.cached
+
+    reads: list[str] = []
+    original = ui.cached.load_table
+
+    def counted(source, *, filename=None, **kwargs):
+        reads.append(filename)
+        return original(source, filename=filename, **kwargs)
+
+    monkeypatch.setattr(ui.cached, "load_table", counted)
+    return reads
+
+
+def test_a_parquet_bomb_is_refused_and_nothing_of_it_is_cached(monkeypatch):
+    from tests.hostile_inputs import parquet_bomb
+
+    reads = _counting_reads(monkeypatch)
+    at = start_on("data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    bomb = parquet_bomb()
+    for attempt in (1, 2):
+        _upload(at, "bomb.parquet", bomb)
+        assert_clean(at)
+        message = _uploader_message(at)
+        assert message is not None and "30,000,000 rows × 1 columns" in message and "limit of 10,000,000" in message
+        assert "previous data and settings are unchanged" in message
+        assert reads.count("bomb.parquet") == attempt  # refused, so not cached: read (the metadata) again
+    assert studio(at).source == "demo"
+
+
+def test_a_file_refused_after_reading_is_dropped_from_the_cache(monkeypatch):
+    """A readable but unusable file (19 rows) is not kept in the cache for its hour; a usable one is."""
+    reads = _counting_reads(monkeypatch)
+    at = start_on("data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    nineteen = hostile_files(large=False)["nineteen-rows.csv"]
+    for attempt in (1, 2):
+        _upload(at, "nineteen.csv", nineteen)
+        assert "19 data rows" in (_uploader_message(at) or "")
+        assert reads.count("nineteen.csv") == attempt
+    import ui.cached
+
+    for _ in (1, 2):
+        ui.cached.uploaded_table(ui.cached.sha256_bytes(valid_csv()), "good.csv", valid_csv())
+    assert reads.count("good.csv") == 1  # the cache itself works: a kept file is parsed once
+
+
+def test_the_column_limit_is_checked_from_the_header(monkeypatch):
+    """A 5,000-column file is refused from its header line, before pandas parses a row."""
+    import engine.data.io
+
+    def never(*args, **kwargs):
+        raise AssertionError("the table was parsed")
+
+    monkeypatch.setattr(engine.data.io.pd, "read_csv", never)
+    at = start_on("data")
+    at.radio(key="data.source").set_value("Upload a file").run()
+    _upload(at, "wide.csv", hostile_files(large=False)["five-thousand-columns.csv"])
+    assert_clean(at)
+    message = _uploader_message(at)
+    assert message is not None and "5,000 columns" in message and "at most 500" in message
+
+
+def test_a_parquet_bomb_as_a_count_table_is_refused_on_the_public_information_page():
+    from tests.hostile_inputs import parquet_bomb
+
+    at = start_on("public_info")
+    at.radio(key="public_info.source").set_value("upload").run()
+    at.file_uploader(key="public_info.file").set_value(("counts.parquet", parquet_bomb(), "application/octet-stream"))
+    at.run()
+    assert_clean(at)
+    errors = " ".join(e.value for e in at.error)
+    assert "30,000,000 rows" in errors and "limit of 10,000,000" in errors, errors

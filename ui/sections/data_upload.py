@@ -26,16 +26,10 @@ def handle_upload(state: StudioState, file: object) -> str | None:
             f"sample of the rows here, or run the full release with 'python -m engine privatize'. {kept}"
         )
     fingerprint = sha256_bytes(content)
-    try:
+    try:  # columns, values and decoded size are bounded before the file is decoded (nothing cached if refused)
         frame = uploaded_table(fingerprint, name, content)
     except EngineError as exc:
         return f"{exc}. {kept}"
-    if frame.shape[1] > cached.MAX_UPLOAD_COLUMNS:
-        return (
-            f"'{name}' has {frame.shape[1]:,} columns; this app works with at most {cached.MAX_UPLOAD_COLUMNS:,} (the attacks "
-            "and the profile grow with every column) — keep only the columns you need (features, target, program "
-            f"columns), or run the release on the full table with 'python -m engine privatize'. {kept}"
-        )
     linked = state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint == fingerprint
     # Check the new file can be used before it replaces anything: its suggested settings (or the link's) must
     # prepare. A readable but unusable file (too few rows, only infinite values, constant or text columns …)
@@ -49,12 +43,18 @@ def handle_upload(state: StudioState, file: object) -> str | None:
             prepared_data(f"upload:{fingerprint}", candidate_spec.to_json(), frame)
     except EngineError as exc:
         problems = [exc]
+    if linked and not candidate_spec.positive_class and problems and all(
+            getattr(p, "control", None) == "target" for p in problems):
+        problems = []  # links leave out the outcome labels counted as 1 (values of the file): the Data page asks
     if problems:
+        rows, columns = frame.shape
+        del frame
+        cached.forget_uploaded_table(fingerprint, name, content)  # a refused table does not stay in memory
         found = "; ".join(str(p) for p in problems[:3])
         if any("choose at least one feature column" in str(p) for p in problems):
             found += (" (no column is numeric with more than one value, a yes/no column, or a text column with few "
                       "levels — such columns are what the release privatizes)")
-        return (f"'{name}' ({len(frame):,} rows × {frame.shape[1]:,} columns) was read but cannot be used: {found}. "
+        return (f"'{name}' ({rows:,} rows × {columns:,} columns) was read but cannot be used: {found}. "
                 f"Fix the file and upload it again. {kept}")
     if state.upload_fingerprint is not None and state.upload_bytes is None and not linked:
         state.notices.append(
