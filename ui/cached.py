@@ -5,7 +5,10 @@ Rules (R11):
 * data are keyed by a fingerprint computed once and passed as underscore arguments, which Streamlit does not hash:
   ``PreparedData.fingerprint`` (a hash of the used columns and the spec), the session's data key plus the column
   names, or a count table's key (``counties-demo``, or the upload's keyed SHA-256 plus the chosen columns);
-* configurations are passed as their JSON text, seeds explicitly; every decorator sets ``max_entries`` and ``ttl``;
+* configurations are passed as the engine's frozen objects themselves, hashed by ONE function
+  (:data:`CONFIG_HASH`: :meth:`engine.serialization.Serializable.config_key`, the class and its canonical JSON —
+  every configuration class, including a mechanism registered later); seeds explicitly; every decorator sets
+  ``max_entries`` and ``ttl``;
 * entries built from uploaded data are keyed by the file's fingerprint, so only a session holding the same file can
   hit them, and they expire after an hour; nothing is persisted to disk;
 * nothing here computes a number: each function is one ``st.cache_data`` wrapper around an engine call (engine
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +37,22 @@ from engine.data.demos import DemoDataset, load_demo
 from engine.data.preparation import DataSpec, PreparedData, load_table, prepare
 from engine.fingerprint import keyed_digest
 from engine.rng import make_rng, spawn_seeds
+from engine.serialization import Serializable
 from engine.theory import feasibility
 from ui.figures.feasibility import FeasibilitySurface
 from ui.state import StudioState
 
 if TYPE_CHECKING:
+    from engine.analysis import PointAnalysis
     from engine.attacks.distinguishing import TradeoffCurve
+    from engine.mechanisms import RecordMechanism
+    from engine.mechanisms.base import NoiseProfile
     from engine.public_info.count_table import CountTable
     from engine.public_info.dependence import DependenceAudit
     from engine.public_info.results import DependenceSummary
     from engine.public_info.sensitivity import GaussianSensitivityReport
+    from engine.sweeps import SweepConfig
+    from engine.workshop import Workshop
 
 #: Largest upload the Data page accepts, in MB (also ``server.maxUploadSize`` in .streamlit/config.toml).
 MAX_UPLOAD_MB = 50
@@ -50,6 +60,40 @@ MAX_UPLOAD_MB = 50
 #: file of 5,000 columns took minutes of CPU and gigabytes of memory in a Mechanisms run); wider tables are refused
 #: with a message naming the limit (the command line has no such limit).
 MAX_UPLOAD_COLUMNS = 500
+
+
+def _config_hash(obj: Serializable) -> str:
+    return obj.config_key()
+
+
+class _ConfigHashFuncs(Mapping):
+    """``hash_funcs`` for every engine configuration class — each subclass of ``Serializable``, looked up when a
+    cached function is called (Streamlit matches the exact type), so a mechanism registered after this module was
+    imported is hashed the same way."""
+
+    def _classes(self) -> list[type]:
+        out, todo = [], [Serializable]
+        while todo:
+            cls = todo.pop()
+            for sub in cls.__subclasses__():
+                out.append(sub)
+                todo.append(sub)
+        return out
+
+    def __getitem__(self, key: object) -> Any:
+        if isinstance(key, type) and issubclass(key, Serializable):
+            return _config_hash
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._classes())
+
+    def __len__(self) -> int:
+        return len(self._classes())
+
+
+#: The one hash of the configurations passed to the caches below.
+CONFIG_HASH = _ConfigHashFuncs()
 
 
 @dataclass(frozen=True)
@@ -263,64 +307,49 @@ def candidate_checks(b: float, epsilon: float, delta: float, gammas: tuple[float
 
 
 # ------------------------------------------------------------------------------ Mechanisms and Tradeoffs pages
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def sweep_reference_point(fingerprint: str, sweep_json: str, mechanism_json: str, _prepared: PreparedData,
-                          _workers: int = 1):
-    """A mechanism outside the grid (k-anonymity) on the sweep's own rows and seeds
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def sweep_reference_point(fingerprint: str, sweep: SweepConfig, mechanism: RecordMechanism, _prepared: PreparedData,
+                          _workers: int = 1) -> PointAnalysis:
+    """A mechanism outside the grid (the non-DP baseline) on the sweep's own rows and seeds
     (``engine.sweeps.analyse_reference``), its releases on ``_workers`` processes (the result does not depend on
     it, so it is not part of the cache key)."""
-    from engine.mechanisms import mechanism_from_dict
-    from engine.sweeps import SweepConfig, analyse_reference
+    from engine.sweeps import analyse_reference
 
-    return analyse_reference(_prepared, SweepConfig.from_json(sweep_json),
-                             mechanism_from_dict(json.loads(mechanism_json)), workers=_workers)
+    return analyse_reference(_prepared, sweep, mechanism, workers=_workers)
 
 
-@st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…")
-def sweep_plan(fingerprint: str, sweep_jsons: tuple[str, ...], workers: int, _prepared: PreparedData) -> tuple[int, float]:
+@st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…",
+               hash_funcs=CONFIG_HASH)
+def sweep_plan(fingerprint: str, sweeps: tuple[SweepConfig, ...], workers: int,
+               _prepared: PreparedData) -> tuple[int, float]:
     """Worker processes and estimated wall time of the sweeps (``engine.sweeps.plan_sweeps``: one timed cell each)."""
-    from engine.sweeps import SweepConfig, plan_sweeps
+    from engine.sweeps import plan_sweeps
 
-    return plan_sweeps(_prepared, [SweepConfig.from_json(j) for j in sweep_jsons], workers)
+    return plan_sweeps(_prepared, list(sweeps), workers)
 
 
-@st.cache_data(max_entries=64, ttl="2h", show_spinner=False)
-def tradeoff_curves(mechanism_jsons: tuple[str, ...], distance: float) -> list[TradeoffCurve]:
+@st.cache_data(max_entries=64, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def tradeoff_curves(mechanisms: tuple[RecordMechanism, ...], distance: float) -> list[TradeoffCurve]:
     """Hypothesis-testing curves (``engine.attacks.distinguishing.tradeoff_curve``) of configured mechanisms."""
     from engine.attacks.distinguishing import tradeoff_curve
-    from engine.mechanisms import mechanism_from_dict
 
-    return [tradeoff_curve(mechanism_from_dict(json.loads(m)), distance=distance) for m in mechanism_jsons]
-
-
-# ------------------------------------------------------------------------------------------ JL + Laplace (issue 5)
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
-def jl_delta_fail_curves(k: int, d: int, b: float, element_bound: float, laplace_scale: float,
-                         eps_max: float, points: int = 80) -> dict[str, dict[str, list[float]]]:
-    """ε–δ_fail curves at the fixed Laplace scale, row-wise (change bound ``b``) and element-wise
-    (``element_bound``): :func:`engine.mechanisms.jl_laplace.delta_fail_curve` on ε from eps_max/100 to eps_max."""
-    from engine.mechanisms.jl_laplace import delta_fail_curve
-
-    eps = np.geomspace(eps_max / 100.0, eps_max, points)
-    out = {}
-    for relation in ("row", "element"):
-        curve = delta_fail_curve(eps, laplace_scale=laplace_scale, k=k, relation=relation, d=d, b=b,
-                                 element_bound=element_bound)
-        out[relation] = {key: np.asarray(v, dtype=float).tolist() for key, v in curve.items()}
-    return out
+    return [tradeoff_curve(m, distance=distance) for m in mechanisms]
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def jl_distance_recovery(fingerprint: str, mechanism_json: str, seed: int, _x: np.ndarray, _z: np.ndarray,
-                         pairs: int = 400) -> pd.DataFrame:
-    """Algorithm 2 on random pairs of records (:func:`engine.mechanisms.jl_laplace.distance_recovery_sample`),
-    the pairs drawn with a stream spawned from the run's seed."""
-    from engine.mechanisms import mechanism_from_dict
-    from engine.mechanisms.jl_laplace import distance_recovery_sample
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def noise_profile(mechanism: RecordMechanism, d: int) -> NoiseProfile | None:
+    """ε against δ at the mechanism's fixed noise (``RecordMechanism.noise_profile``; None when it offers none)."""
+    return mechanism.noise_profile(d)
 
-    mechanism = mechanism_from_dict(json.loads(mechanism_json))
+
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def distance_recovery(fingerprint: str, mechanism: RecordMechanism, seed: int, _x: np.ndarray, _z: np.ndarray,
+                      pairs: int = 400) -> pd.DataFrame | None:
+    """Distances between records estimated from a release (``RecordMechanism.distance_recovery``; the JL release's
+    Algorithm 2), the pairs drawn with a stream spawned from the run's seed; None when the mechanism offers none."""
     rng = np.random.default_rng(spawn_seeds(seed, 4)[3])
-    return pd.DataFrame(distance_recovery_sample(_x, _z, mechanism.noise_variance, mechanism.k, rng=rng, pairs=pairs))
+    out = mechanism.distance_recovery(_x, _z, rng=rng, pairs=pairs)
+    return None if out is None else pd.DataFrame(out)
 
 
 # ------------------------------------------------------------------------------------------------- Per-record page
@@ -407,14 +436,13 @@ def tdp_policy_curve(epsilon: float, delta: float, b: float, points: int = 801):
 
 
 # --------------------------------------------------------------------------------------------------- Workshop page
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def workshop_comparison(fingerprint: str, workshop_json: str, d: int | None, _x: np.ndarray | None):
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def workshop_comparison(fingerprint: str, workshop: Workshop, d: int | None, _x: np.ndarray | None):
     """The pinned candidates' comparison (``engine.workshop.comparison_rows``) on the prepared rows ``_x`` (keyed by
     the data's fingerprint; None without data: no per-record loss at the nearest distinct row); evidence measured on
     data with another fingerprint is flagged."""
-    from engine.workshop import Workshop, comparison_rows
+    from engine.workshop import comparison_rows
 
-    workshop = Workshop.from_json(workshop_json)
     return comparison_rows(workshop.pinned, x=_x, chosen=workshop.chosen, d=d, fingerprint=fingerprint or None)
 
 

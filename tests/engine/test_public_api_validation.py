@@ -778,7 +778,7 @@ CALLS: list[Call] = [
     Call("released_rows", released_rows, lambda: dict(n=100, holdout=10),
          {"n": INT(2), "holdout": (0, 100, 2.5, "3", True), "attacks": (("nope",),)}),
     Call("preset", preset, lambda: dict(name="quick", n=200, mechanism="projection", seed=0, partitions=1),
-         {"name": CHOICE, "n": INT(1), "mechanism": CHOICE, "seed": (-1, 2.5, "3", True),
+         {"name": CHOICE, "n": INT(1), "mechanism": ("nope", 3), "seed": (-1, 2.5, "3", True),
           "partitions": (0, 2.5, True)}),
     Call("make_rng", make_rng, lambda: dict(seed=3), {"seed": (-1, 2.5, "3", True)}),
     Call("spawn_seeds", spawn_seeds, lambda: dict(seed=3, n=2), {"seed": (-1, 2.5, "3", True), "n": INT(0)}),
