@@ -25,8 +25,9 @@ release implementations
 import cycles
     Strongly connected components (size > 1) of the graph of ``engine`` modules, with an edge for EVERY import
     that runs, including imports inside functions (``import a.b`` and ``from a.b import c`` count as an edge to
-    ``a.b.c`` when that is a module, else to ``a.b``; a package ``__init__`` is the package's module). Imports under
-    ``if TYPE_CHECKING:`` never run and are not counted.
+    ``a.b.c`` when that is a module, else to ``a.b``, and to every package above it that is not above the importing
+    module, since Python runs those packages' ``__init__`` first; a package ``__init__`` is the package's module).
+    Imports under ``if TYPE_CHECKING:`` never run and are not counted.
 ``Any`` parameters
     Functions in ``engine/`` with at least one parameter annotated with a type that mentions ``Any``, and the
     number of such parameters.
@@ -239,11 +240,14 @@ def import_graph() -> dict[str, set[str]]:
                 for alias in node.names:
                     sub = f"{mod}.{alias.name}"
                     targets.append(sub if sub in modules else mod)
+            own = {name.rsplit(".", i)[0] for i in range(name.count(".") + 1)}  # this module and its packages
             for target in targets:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
-                if target and target != name and target.startswith("engine"):
-                    graph[name].add(target)
+                while target and target.startswith("engine"):
+                    if target not in own:
+                        graph[name].add(target)  # the module, then each package __init__ Python runs first
+                    target = target.rpartition(".")[0]
         graph.setdefault(name, set())
     return graph
 

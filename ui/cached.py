@@ -523,8 +523,8 @@ def correlated_sensitivity_grid(n: int, steps: int) -> tuple[np.ndarray, np.ndar
 
 @st.cache_data(max_entries=64, ttl="2h")
 def study_budget_lines(epsilon: float, periods: int) -> list[str]:
-    """The per-period and whole-study ε in words (``engine.public_info.composition.study_budget``)."""
-    from engine.public_info.composition import study_budget
+    """The per-period and whole-study ε in words (``engine.accounting.composition.study_budget``)."""
+    from engine.accounting.composition import study_budget
 
     return study_budget(epsilon, periods).describe()
 

@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
+    from engine.accounting.composition import study_budget
     from engine.cli._common import print_json
-    from engine.public_info.composition import study_budget
     from engine.public_info.count_release import CountReleaseConfig, release_counts, sensitivity_for
     from engine.public_info.count_table import counties_demo, load_count_table
     from engine.public_info.dependence import DependenceModel
