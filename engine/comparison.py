@@ -99,8 +99,8 @@ def distinguishing_references(candidate: Any, configured: RecordMechanism | None
 
 def _spends(mechanism: RecordMechanism, b: float, epsilon: float, delta: float) -> bool:
     g = mechanism.guarantee()
-    return all(math.isclose(float(x), y, rel_tol=1e-9) for x, y in ((g.b, b), (g.epsilon, epsilon),  # type: ignore[attr-defined]
-                                                                      (g.delta, delta)))  # type: ignore[attr-defined]
+    return all(math.isclose(float(x), y, rel_tol=1e-9) for x, y in ((g.b, b), (g.epsilon, epsilon),
+                                                                      (g.delta, delta)))
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,7 @@ def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
     note = sampler_note(chosen, kind=target.KIND, tags=tags, seeded=seeded)
     guarantee = release.guarantee
     if dataclasses.is_dataclass(guarantee) and hasattr(guarantee, "notes") and note not in guarantee.notes:
-        guarantee = dataclasses.replace(guarantee, notes=(*guarantee.notes, note))  # type: ignore[arg-type]
+        guarantee = dataclasses.replace(guarantee, notes=(*guarantee.notes, note))
     return Release(value=release.value, guarantee=guarantee, details=dict(release.details, sampler=chosen))
 
 
@@ -307,7 +307,7 @@ def release_summary(
     ``config``.
     """
     guarantee = release.guarantee
-    implied = guarantee.implied_dp()  # type: ignore[attr-defined]
+    implied = guarantee.implied_dp()
     noise = release.noise_scale
     norm = config.data.normalization
     mechanism = config.build_mechanism()

@@ -198,7 +198,7 @@ def analyse_release(
     first = points[0].first
 
     guarantee = release.guarantee
-    implied = guarantee.implied_dp()  # type: ignore[attr-defined]
+    implied = guarantee.implied_dp()
     summary = release_summary(prepared, release, config, seconds=time.perf_counter() - started)
     summary["seed"] = config.seed
     program = first.program

@@ -426,6 +426,7 @@ def distinguishing(mechanism: RecordMechanism, *, distance: float = 2.0, alphas=
         loss = min(losses) if losses else math.inf
         method = "expected loss attributed to the translated guarantee (guarantee_expected_loss)"
     score = 0.0 if math.isinf(loss) else 1.0 / (1.0 + loss)
+    basis: Literal["exact", "bound"]
     if curve.method == "gaussian-exact":
         basis, basis_text = "exact", (
             f"Exact: the best possible test between two records {t:g} apart under this Gaussian noise "

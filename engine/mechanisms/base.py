@@ -281,7 +281,7 @@ class RecordMechanism(Serializable):
         """Valid (ε, δ) statements for two records ``distance`` apart, and one phrase saying where they come from:
         by default the guarantee translated by the switch lemma."""
         guarantee = self.guarantee()
-        eps, dlt = guarantee.loss_at_distance(distance)  # type: ignore[attr-defined]
+        eps, dlt = guarantee.loss_at_distance(distance)
         return [(float(eps), float(dlt))], f"the mechanism's guarantee at distance {distance:g} (switch lemma)"
 
     def expected_loss(self, distance: float) -> tuple[float, str] | None:

@@ -537,8 +537,9 @@ class JLLaplace(RecordMechanism):
         eps = np.geomspace(4 * self.epsilon / 100.0, 4 * self.epsilon, points)
         row_b = float(self.b)
         curves = []
-        for label, relation in ((f"row-wise (B = {row_b:.4g})", "row"),
-                                (f"element-wise (bound {float(self.element_bound):.4g})", "element")):
+        relations: tuple[tuple[str, Relation], ...] = (
+            (f"row-wise (B = {row_b:.4g})", "row"), (f"element-wise (bound {float(self.element_bound):.4g})", "element"))
+        for label, relation in relations:
             curve = delta_fail_curve(eps, laplace_scale=float(self.laplace_scale), k=int(self.k), relation=relation,
                                      d=int(d), b=row_b, element_bound=float(self.element_bound))
             curves.append((label, relation, {key: tuple(np.asarray(v, dtype=float).tolist())

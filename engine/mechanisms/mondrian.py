@@ -318,7 +318,7 @@ class MondrianKAnonymity(RecordMechanism):
                          "Root mean square change of a value (class mean against the record)."),
         ))
 
-    def guarantee(self) -> KAnonymityGuarantee:  # type: ignore[override]
+    def guarantee(self) -> KAnonymityGuarantee:
         return KAnonymityGuarantee(
             k=self.k,
             mechanism=self.LABEL,

@@ -136,7 +136,7 @@ class OpenDPSampler:
             meas = measurements.get(block.size)
             if meas is None:  # one measurement per block size (the last block may be shorter)
                 meas = measurements[block.size] = _measurement(block.size, sigma)
-                rho = float(meas.map(float(sensitivity)))  # type: ignore[attr-defined]
+                rho = float(meas.map(float(sensitivity)))
                 expected = float(sensitivity) ** 2 / (2.0 * sigma**2)
                 if not math.isclose(rho, expected, rel_tol=1e-9):  # a changed OpenDP map must not pass silently
                     raise RuntimeError(f"OpenDP's privacy map gave ρ = {rho!r}, expected Δ²/(2σ²) = {expected!r}")

@@ -206,8 +206,8 @@ def _build_context(data: Any, config: SweepConfig, use_cache: bool) -> _Context:
     if config.mechanism_class.TAGS.projects:
         # Every grid point of a projected release has the sweep's dimension: check the adversary's known records
         # once, up front, on the first private point.
-        first = next(p for p in points if p.budget is not None)
-        analysis_data.check_mechanism(config.mechanism_for(first.b, first.budget, d=analysis_data.x_rel.shape[1]))
+        first = next((p.b, p.budget) for p in points if p.budget is not None)
+        analysis_data.check_mechanism(config.mechanism_for(first[0], first[1], d=analysis_data.x_rel.shape[1]))
     return _Context(config, analysis_data, points)
 
 
