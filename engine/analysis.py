@@ -48,7 +48,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -79,6 +79,8 @@ from engine.validation import check_bool, check_choice, check_integer
 
 __all__ = [
     "ATTACKS",
+    "PreparedRows",
+    "Seed",
     "AnalysisConfig",
     "AnalysisData",
     "AnalysisResult",
@@ -97,6 +99,25 @@ __all__ = [
 ]
 
 AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
+#: A seed of an analysis: an integer, a ``numpy.random.SeedSequence``, or None (OS entropy).
+Seed = int | np.random.SeedSequence | None
+
+
+class PreparedRows(Protocol):
+    """What an analysis reads of prepared data (:class:`engine.data.preparation.PreparedData` has it): rows in the
+    unit ball, the outcome (or None), the program's extra columns and the data's fingerprint."""
+
+    @property
+    def x(self) -> np.ndarray: ...
+
+    @property
+    def y(self) -> np.ndarray | None: ...
+
+    @property
+    def extras(self) -> Mapping[str, np.ndarray]: ...
+
+    @property
+    def fingerprint(self) -> str: ...
 #: Attacks an analysis can run, in the order of the table's columns.
 ATTACKS: tuple[AttackName, ...] = ("singling_out", "attribute_inference", "distinguishing")
 #: Prefix of the per-(adversary, secret column) attribute-inference columns of :meth:`Metrics.row`.
@@ -236,7 +257,8 @@ class AnalysisData:
         return 0 if self.x_hold is None else int(self.x_hold.shape[0])
 
     @classmethod
-    def build(cls, data: Any, config: AnalysisConfig, *, holdout_seed: Any = None, workers: int = 1) -> AnalysisData:
+    def build(cls, data: PreparedRows, config: AnalysisConfig, *, holdout_seed: Seed = None,
+              workers: int = 1) -> AnalysisData:
         """Split off the holdout and compute the non-private references.
 
         Parameters
@@ -300,7 +322,7 @@ class AnalysisData:
         return built
 
     @classmethod
-    def cached(cls, data: Any, config: AnalysisConfig, *, workers: int = 1) -> AnalysisData:
+    def cached(cls, data: PreparedRows, config: AnalysisConfig, *, workers: int = 1) -> AnalysisData:
         """:meth:`build` with the configuration's own holdout seed, computed once per (data fingerprint, configuration)
         for the last :data:`_BUILT_SIZE` pairs in this process: a page's runs, a sweep, its time estimate and its
         reference markers on the same data share the holdout split and the non-private references (on nigeria-demo
@@ -557,7 +579,7 @@ class AnalysisResult:
         return [] if self.program is None else self.program.beaten_by()
 
 
-def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Any,
+def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed,
             attacks: bool = True) -> AnalysisResult:
     """Release ``data``'s released rows once with ``mechanism`` and evaluate the release.
 
@@ -671,7 +693,7 @@ def _distinguishing(mechanism: RecordMechanism):
     return distinguishing(mechanism)
 
 
-def _data_arrays(data: Any, *, need_outcome: bool) -> tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], str]:
+def _data_arrays(data: PreparedRows, *, need_outcome: bool) -> tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], str]:
     x = getattr(data, "x", None)
     if x is None:
         raise InvalidParameterError(
@@ -817,7 +839,8 @@ _ANALYSIS_MODULES: tuple[str, ...] = (
 )
 
 
-def analyse_mechanisms(data: Any, mechanisms: Sequence[RecordMechanism], config: AnalysisConfig, *, seed: Any,
+def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism], config: AnalysisConfig, *,
+                       seed: int | None,
                        repetitions: int = 1, progress: ProgressCallback | None = None,
                        cancel: CancelToken | None = None, workers: int = 1) -> tuple[AnalysisData, list[PointAnalysis]]:
     """Analyse several mechanisms on the same released rows with the same seeds (the Mechanisms page's run).

@@ -15,16 +15,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.errors import InvalidParameterError
 from engine.evaluation.programs import METRICS, higher_is_better
+from engine.guarantee import GuaranteeStatement
 from engine.mechanisms import MECHANISMS, RecordMechanism
+
+if TYPE_CHECKING:
+    from engine.analysis import PointAnalysis
 
 __all__ = ["Finding", "alternatives", "comparison_verdict", "distinguishing_references", "same_guarantee"]
 
 
-def same_guarantee(mechanism: RecordMechanism, candidate: Any) -> tuple[float, float, float]:
+def same_guarantee(mechanism: RecordMechanism, candidate: GuaranteeStatement) -> tuple[float, float, float]:
     """(B, ε, δ) the alternatives are configured at: the mechanism's own record-level guarantee, or the candidate's
     when the mechanism has none (k-anonymity) or protects less than a record (element-wise JL) or guarantees
     nothing (δ ≥ 1)."""
@@ -36,7 +40,7 @@ def same_guarantee(mechanism: RecordMechanism, candidate: Any) -> tuple[float, f
     return float(candidate.b), float(candidate.epsilon), float(candidate.delta)
 
 
-def alternatives(mechanism: RecordMechanism, *, d: int, candidate: Any) -> list[RecordMechanism]:
+def alternatives(mechanism: RecordMechanism, *, d: int, candidate: GuaranteeStatement) -> list[RecordMechanism]:
     """The other budget-configurable mechanisms at :func:`same_guarantee` (each by its own ``from_budget``; one that
     refuses the budget — e.g. the JL release, whose δ_fail must be in (0, 1) — is left out), then the non-DP
     baselines (mechanisms that give no (ε, δ) guarantee, in their first example configuration: k-anonymity with
@@ -64,7 +68,7 @@ def alternatives(mechanism: RecordMechanism, *, d: int, candidate: Any) -> list[
     return out
 
 
-def distinguishing_references(candidate: Any, configured: RecordMechanism | None = None
+def distinguishing_references(candidate: GuaranteeStatement, configured: RecordMechanism | None = None
                               ) -> list[tuple[str, RecordMechanism]]:
     """The mechanisms whose distinguishing (hypothesis-testing) curves are compared at ``candidate``'s (B, ε, δ).
 
@@ -115,7 +119,7 @@ def _fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
-def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
+def comparison_verdict(points: Sequence[PointAnalysis]) -> list[Finding]:
     """Findings from analysed mechanisms (:class:`engine.analysis.PointAnalysis`, the chosen one first).
 
     * Noise: when another mechanism adds less noise per coordinate than the chosen one at the same guarantee.
@@ -127,7 +131,7 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
         return []
     findings: list[Finding] = []
     chosen = points[0]
-    label = type(chosen.mechanism).LABEL if chosen.mechanism is not None else "the data"
+    label = _label(chosen.mechanism)
     sd = {id(p): p.first.noise_sd for p in points}
     quieter = [p for p in points[1:] if math.isfinite(sd[id(p)]) and math.isfinite(sd[id(chosen)])
                and sd[id(p)] < sd[id(chosen)]]
@@ -135,7 +139,7 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
         best = min(quieter, key=lambda p: sd[id(p)])
         findings.append(Finding(
             "warning",
-            f"{type(best.mechanism).LABEL} adds less noise at the same guarantee: sd {_fmt(sd[id(best)])} per "
+            f"{_label(best.mechanism)} adds less noise at the same guarantee: sd {_fmt(sd[id(best)])} per "
             f"coordinate against {_fmt(sd[id(chosen)])} for {label} ({_fmt(sd[id(chosen)] / sd[id(best)])}× more).",
         ))
     program = chosen.first.program
@@ -151,7 +155,7 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
             m_best, _, lo_b, hi_b = stats[id(best)]
             m_ch, _, lo_c, hi_c = stats[id(chosen)]
             overlap = all(math.isfinite(v) for v in (lo_b, hi_b, lo_c, hi_c)) and lo_b <= hi_c and lo_c <= hi_b
-            text = (f"{type(best.mechanism).LABEL} serves the program better on these data: {name} "
+            text = (f"{_label(best.mechanism)} serves the program better on these data: {name} "
                     f"{_fmt(m_best)} against {_fmt(m_ch)} for {label}")
             if overlap:
                 text += " — but within the 95 % intervals of the repetitions, so the data do not separate them."
@@ -164,20 +168,26 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
                 if (up and m > stats[id(best)][0]) or (not up and m < stats[id(best)][0]):
                     findings.append(Finding(
                         "info",
-                        f"{type(p.mechanism).LABEL} scores {name} {_fmt(m)}, but it gives no (ε, δ) guarantee at "
+                        f"{_label(p.mechanism)} scores {name} {_fmt(m)}, but it gives no (ε, δ) guarantee at "
                         "all: it is shown as the paper's non-DP baseline, not as an alternative at the same "
                         "guarantee.",
                     ))
         for p in scored:
             beaters = p.beaten_by()
-            if beaters:
+            scored_program = p.first.program
+            if beaters and scored_program is not None:
                 findings.append(Finding(
                     "warning",
-                    f"{type(p.mechanism).LABEL if p.mechanism is not None else 'The data'}: {name} "
+                    f"{_label(p.mechanism, 'The data')}: {name} "
                     f"{_fmt(stats[id(p)][0])} is no better than '{beaters[0]}' "
-                    f"({_fmt(p.first.program.baselines[beaters[0]][metric])}), a rule that uses no data.",
+                    f"({_fmt(scored_program.baselines[beaters[0]][metric])}), a rule that uses no data.",
                 ))
     return findings
+
+
+def _label(mechanism: RecordMechanism | None, data: str = "the data") -> str:
+    """A mechanism's plain-language name (``data`` for the data themselves)."""
+    return data if mechanism is None else type(mechanism).LABEL
 
 
 def _is_dp(mechanism: RecordMechanism | None) -> bool:

@@ -34,7 +34,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -43,6 +43,10 @@ from engine.mechanisms import RecordMechanism
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval
+
+if TYPE_CHECKING:
+    from engine.analysis import PreparedRows
+    from engine.evaluation.programs import ProgramConfig
 
 __all__ = [
     "FrontierPoint",
@@ -315,7 +319,7 @@ Evaluator = Callable[[float, float, int], float]
 
 
 def _decide(evaluate: Evaluator, b: float, epsilon: float, threshold: float, config: RecommendConfig,
-            log: list[dict[str, Any]]) -> tuple[bool, list[float]]:
+            log: list[dict[str, float | int | str]]) -> tuple[bool, list[float]]:
     looks = config.max_repetitions - config.min_repetitions + 1
     values = [evaluate(b, epsilon, i) for i in range(config.min_repetitions)]
     verdict = point_verdict(values, threshold, config.target.op, config.confidence, looks)
@@ -328,7 +332,7 @@ def _decide(evaluate: Evaluator, b: float, epsilon: float, threshold: float, con
 
 
 def frontier_for_b(evaluate: Evaluator, b: float, threshold: float, config: RecommendConfig, *,
-                   epsilon_floor: float | None = None, log: list[dict[str, Any]] | None = None
+                   epsilon_floor: float | None = None, log: list[dict[str, float | int | str]] | None = None
                    ) -> tuple[float, list[float]] | None:
     """Bisect log ε in [max(ε_min, floor), ε_max] for the smallest ε whose releases meet the target at B.
 
@@ -356,7 +360,8 @@ def frontier_for_b(evaluate: Evaluator, b: float, threshold: float, config: Reco
     return hi, values_hi
 
 
-def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: ProgressCallback | None = None,
+def recommend(data: PreparedRows, program: ProgramConfig | None, config: RecommendConfig, *,
+              progress: ProgressCallback | None = None,
               cancel: CancelToken | None = None) -> Recommendation:
     """Search every mechanism's frontier on ``data`` (prepared) for ``program`` and recommend one point.
 
@@ -400,7 +405,7 @@ def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: Pro
     delta = default_delta(built.n_released) if config.delta is None else float(config.delta)
     gamma = config.theorem_gamma
     d = built.x_rel.shape[1]
-    log: list[dict[str, Any]] = []
+    log: list[dict[str, float | int | str]] = []
     frontier: list[FrontierPoint] = []
     total = len(config.mechanisms) * len(config.b_values)
     done = 0

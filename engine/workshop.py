@@ -56,6 +56,9 @@ if TYPE_CHECKING:  # imported where used: the session state imports this module 
 
     from engine.analysis import Metrics
     from engine.mechanisms import RecordMechanism
+    from engine.recommend import Recommendation
+    from engine.release_analysis import ReleaseAnalysis
+    from engine.sweeps import SweepResult
 
 __all__ = [
     "MAX_PINNED",
@@ -432,7 +435,7 @@ class Workshop(Serializable):
         return replace(self, rationale=str(text))
 
 
-def candidate_from_run(run: Any, label: str) -> Candidate:
+def candidate_from_run(run: ReleaseAnalysis, label: str) -> Candidate:
     """A Mechanisms run (:class:`engine.release_analysis.ReleaseAnalysis`) as a candidate with its evidence: the
     chosen mechanism's releases (``points[0].runs``) and the run's recorded seed (None for a real release)."""
     program = run.program
@@ -441,7 +444,7 @@ def candidate_from_run(run: Any, label: str) -> Candidate:
     return Candidate.of(label, "mechanisms", run.mechanism, evidence)
 
 
-def candidate_from_sweep(result: Any, point: int, label: str, *, d: int | None = None) -> Candidate:
+def candidate_from_sweep(result: SweepResult, point: int, label: str, *, d: int | None = None) -> Candidate:
     """Grid point ``point`` of a sweep (:class:`engine.sweeps.SweepResult`) as a candidate: its mechanism
     (:meth:`SweepResult.mechanism_at`) and the evidence of its rows (a sweep is seeded: a simulation)."""
     found = result.mechanism_at(int(point), d=d)
@@ -453,7 +456,7 @@ def candidate_from_sweep(result: Any, point: int, label: str, *, d: int | None =
                                            data=result.fingerprint or None))
 
 
-def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | None = None,
+def candidate_from_recommendation(recommendation: Recommendation, label: str, *, d: int | None = None,
                                   data: str | None = None) -> Candidate:
     """The recommended point of :func:`engine.recommend.recommend` as a candidate: the mechanism spending its
     (B, ε, δ), the target metric's interval from the search's releases and the protections measured there (the

@@ -31,6 +31,7 @@ from engine.accounting.tdp import tdp_to_dp
 from engine.analysis import (
     AnalysisData,
     PointAnalysis,
+    PreparedRows,
     analyse,
     clear_analysis_cache,
 )
@@ -102,7 +103,7 @@ def _cache_key(fingerprint: str, config: SweepConfig) -> str:
     return hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
 
 
-def _data_fingerprint(data: Any) -> str:
+def _data_fingerprint(data: PreparedRows) -> str:
     """The data's fingerprint (computed from the arrays when the object has none), checking it is prepared data."""
     from engine.analysis import _data_arrays
 
@@ -192,7 +193,7 @@ def _worker_cell(token: int, payload: bytes | None, kind: str, cell: int, *args:
     return _task(kind)(_WORKER_CONTEXT, cell, *args)
 
 
-def _analysis_data(data: Any, config: SweepConfig, use_cache: bool = True) -> AnalysisData:
+def _analysis_data(data: PreparedRows, config: SweepConfig, use_cache: bool = True) -> AnalysisData:
     """The sweep's analysis inputs (holdout split, non-private program and singling-out references):
     :meth:`AnalysisData.cached`, so a sweep, its time estimate, its reference markers and the Mechanisms page's runs
     on the same data build them once."""
@@ -200,7 +201,7 @@ def _analysis_data(data: Any, config: SweepConfig, use_cache: bool = True) -> An
     return AnalysisData.cached(data, analysis) if use_cache else AnalysisData.build(data, analysis)
 
 
-def _build_context(data: Any, config: SweepConfig, use_cache: bool) -> _Context:
+def _build_context(data: PreparedRows, config: SweepConfig, use_cache: bool) -> _Context:
     analysis_data = _analysis_data(data, config, use_cache)
     points = config.points()
     if config.mechanism_class.TAGS.projects:
@@ -212,7 +213,7 @@ def _build_context(data: Any, config: SweepConfig, use_cache: bool) -> _Context:
 
 
 def run_sweep(
-    data: Any,
+    data: PreparedRows,
     config: SweepConfig,
     *,
     progress: ProgressCallback | None = None,
@@ -545,7 +546,7 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def analyse_reference(data: Any, config: SweepConfig, mechanism: RecordMechanism, *, repetitions: int | None = None,
+def analyse_reference(data: PreparedRows, config: SweepConfig, mechanism: RecordMechanism, *, repetitions: int | None = None,
                       workers: int = 1) -> PointAnalysis:
     """A mechanism outside the grid (e.g. k-anonymity, the paper's non-DP baseline) analysed on exactly the
     sweep's released rows and holdout, with ``repetitions`` (default: the sweep's) releases, so its marker sits on
@@ -584,7 +585,7 @@ def default_workers() -> int:
     return max(1, min(cores, MAX_WORKERS))
 
 
-def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1) -> float:
+def estimate_seconds(data: PreparedRows, configs: Sequence[SweepConfig], workers: int = 1) -> float:
     """Wall time the sweeps will take, from one timed cell of each (the middle one of the private grid points'
     first repetitions: a cell's cost falls as B grows, by 1.5-2.5× across the quick grid on 25,000 × 30, so the
     first point overstated the sweep by about 70 %), divided among ``workers``. A rough figure to show before a long
@@ -628,7 +629,7 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
     return total / min(n_workers, os.cpu_count() or 1)
 
 
-def plan_sweeps(data: Any, configs: Sequence[SweepConfig], workers: int) -> tuple[int, float]:
+def plan_sweeps(data: PreparedRows, configs: Sequence[SweepConfig], workers: int) -> tuple[int, float]:
     """The worker processes to run ``configs`` on and the wall time that will take: ``(workers, seconds)``.
 
     ``workers`` as asked, except 1 (inline) when the sweeps would take under :data:`INLINE_BELOW_SECONDS` in one
