@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from engine.attacks.distinguishing import TradeoffCurve
     from engine.mechanisms import RecordMechanism
     from engine.mechanisms.base import NoiseProfile
+    from engine.per_record.base import SumMechanism
     from engine.public_info.count_table import CountTable
     from engine.public_info.dependence import DependenceAudit
     from engine.public_info.results import DependenceSummary
@@ -132,10 +133,10 @@ def uploaded_table(fingerprint: str, filename: str, _content: bytes) -> pd.DataF
     return load_table(io.BytesIO(_content), filename=filename)
 
 
-@st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…")
-def prepared_data(data_key: str, spec_json: str, _frame: pd.DataFrame) -> PreparedData:
-    """``prepare(frame, spec)`` keyed by the data key and the spec's JSON text."""
-    return prepare(_frame, DataSpec.from_json(spec_json))
+@st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…", hash_funcs=CONFIG_HASH)
+def prepared_data(data_key: str, spec: DataSpec, _frame: pd.DataFrame) -> PreparedData:
+    """``prepare(frame, spec)`` keyed by the data key and the spec."""
+    return prepare(_frame, spec)
 
 
 @st.cache_data(max_entries=6, ttl="1h")
@@ -204,7 +205,7 @@ def current_data(state: StudioState) -> LoadedData | None:
     key = data_key(state)
     default_spec = demo.spec if demo is not None else default_upload_spec(key, frame)
     spec = state.spec if state.spec is not None else default_spec
-    prepared = prepared_data(key, spec.to_json(), frame)
+    prepared = prepared_data(key, spec, frame)
     title = demo.title if demo is not None else (state.upload_name or "uploaded file")
     if state.data_fingerprint != prepared.fingerprint:
         old_default = state.default_delta()
@@ -353,68 +354,57 @@ def distance_recovery(fingerprint: str, mechanism: RecordMechanism, seed: int, _
 
 
 # ------------------------------------------------------------------------------------------------- Per-record page
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def calibrated_sum_mechanisms(
-    mechanism_jsons: tuple[str, ...], target: float, q_ref: float, by: str
+    mechanisms: tuple[SumMechanism, ...], target: float, q_ref: float, by: str
 ) -> list[dict[str, Any]]:
-    """Each sum mechanism with its noise parameter solved for the same accuracy (``calibrate_accuracy``; ours)."""
-    from engine.per_record import sum_mechanism_from_dict
+    """Each sum mechanism with its noise parameter solved for the same accuracy (``calibrate_accuracy``; ours), as
+    the configurations' dicts the session keeps."""
     from engine.per_record.calibration import calibrate_accuracy
 
-    out = []
-    for text in mechanism_jsons:
-        mechanism = sum_mechanism_from_dict(json.loads(text))
-        out.append(calibrate_accuracy(mechanism, target, q_ref, by=by).to_dict())
-    return out
+    return [calibrate_accuracy(mechanism, target, q_ref, by=by).to_dict() for mechanism in mechanisms]
 
 
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
-def policy_curves_table(mechanism_dicts_json: str, x_grid: tuple[float, ...], unit: str) -> pd.DataFrame:
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def policy_curves_table(mechanisms: tuple[SumMechanism, ...], x_grid: tuple[float, ...], unit: str) -> pd.DataFrame:
     """Long table of policy curves in ONE unit (``engine.per_record.losses.policy_curves``)."""
-    from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.losses import policy_curves
 
-    mechanisms = [sum_mechanism_from_dict(d) for d in json.loads(mechanism_dicts_json)]
-    return policy_curves(mechanisms, np.asarray(x_grid), unit=unit, names=[m.LABEL for m in mechanisms])
+    return policy_curves(list(mechanisms), np.asarray(x_grid), unit=unit, names=[m.LABEL for m in mechanisms])
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def column_losses(
     data_key: str,
     value: str,
-    mechanism_json: str,
+    mechanism: SumMechanism,
     unit: str,
     threshold: float | None,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,
 ):
     """Each record's loss when the column ``value`` is summed (``engine.per_record.losses.record_losses``)."""
-    from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.losses import record_losses
 
-    mechanism = sum_mechanism_from_dict(json.loads(mechanism_json))
     return record_losses(_frame, value, mechanism, unit=unit, threshold=threshold, id_columns=list(id_columns))
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def cell_sums_release(
     data_key: str,
     value: str,
     by: tuple[str, ...],
-    mechanism_json: str,
+    mechanism: SumMechanism,
     seed: int,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,
-    levels_json: str = "null",
+    levels: dict[str, list[Any]] | None = None,
 ):
     """Per-cell sums of ``value`` over the ``by`` columns released once (``engine.per_record.cells``), over the cell
-    universe of the declared public levels (``levels_json``: JSON of column → list of levels; ``"null"`` or a
-    missing column = categorical categories or levels read from the data, which the release's notes flag)."""
-    from engine.per_record import sum_mechanism_from_dict
+    universe of the declared public levels (``levels``: column → list of levels; None or a missing column =
+    categorical categories or levels read from the data, which the release's notes flag)."""
     from engine.per_record.cells import release_cells
 
-    mechanism = sum_mechanism_from_dict(json.loads(mechanism_json))
-    levels = json.loads(levels_json) or None
     return release_cells(_frame, value, list(by), mechanism, rng=make_rng(seed), id_columns=list(id_columns),
                          levels=levels)
 
