@@ -755,7 +755,7 @@ def public_information_block(
     >>> b["scope"], b["epsilon_total"][0]["sequential"], b["sensitivity"]
     ('DP / ε-TP subject to the invariants Z', 12.0, 4.0)
     """
-    from engine.public_info.composition import study_budget
+    from engine.accounting.composition import study_budget
     from engine.public_info.guarantee import PUBLIC_STATISTICS, SEQUENTIAL_CAVEAT
 
     budgets = [study_budget(e, periods) for e in study.epsilons]

@@ -9,8 +9,9 @@ Python API, and check every number against the record as they go:
 2. the data: the demo by name, or the data holder's file (``DATA_FILE``); prepared with the record's data spec, with
    n, d and the feature names checked, and the keyed fingerprint compared (it matches under the same fingerprint key);
 3. Theorem 1's verdicts for the record's accuracy targets at the candidate (B, ε, δ), checked;
-4. the release itself (:func:`engine.release.run_release`), written to ``private.csv``, with its guarantee checked —
-   fresh randomness from the operating system unless the record holds a seed (then it says: simulation, not private).
+4. the release itself (:func:`engine.release.run_release`, with the sampler ``privatize --config`` uses), written to
+   ``private.csv``, with its guarantee checked and its sampler named — fresh randomness from the operating system
+   unless the record holds a seed (then it says: simulation, not private).
 
 The last cell prints the reproduced numbers as one JSON line (``REPRODUCED …``). A check that fails stops the run
 with the difference named.
@@ -58,7 +59,6 @@ def notebook_cells(record: Any, *, data_file: str = "YOUR_DATA.csv") -> list[tup
                  "from engine.data.preparation import load_table, prepare\n"
                  "from engine.guarantee import Guarantee\n"
                  "from engine.release import ReleaseConfig, release_frame, release_summary, run_release\n"
-                 "from engine.rng import make_rng\n"
                  "from engine.theory.feasibility import feasibility_report\n\n"
                  f"RELEASE = json.loads(r'''{release}''')\n"
                  f"CANDIDATE = json.loads(r'''{candidate}''')\n"
@@ -102,15 +102,19 @@ def notebook_cells(record: Any, *, data_file: str = "YOUR_DATA.csv") -> list[tup
             "Remove the seed from the configuration for a real release." if seeded else
             "Fresh randomness from the operating system (no seed): this is a real release. Run it once; every "
             "further run is another release and spends its budget again.")),
-        ("code", "prepared, release = run_release(frame, config, rng=make_rng(config.seed))\n"
+        ("code", "prepared, release = run_release(frame, config)  # the sampler privatize --config uses\n"
                  "release_frame(prepared, release).to_csv('private.csv', index=False)\n"
                  "summary = release_summary(prepared, release, config)\n"
-                 "check('release guarantee', summary['guarantee']['describe'], EXPECTED['guarantee'])\n"
+                 "# the release states the record's guarantee, then which sampler drew its noise\n"
+                 "stated = summary['guarantee']['describe']\n"
+                 "check('release guarantee', stated[:len(EXPECTED['guarantee'])], EXPECTED['guarantee'])\n"
                  "print(summary['guarantee']['headline'])\n"
+                 "print(summary['sampler']['note'])\n"
                  "print('noise sd per coordinate:', summary['noise_sd_per_coordinate'], '— written to private.csv')\n"
-                 "REPRODUCED = {'guarantee': summary['guarantee']['describe'], 'n': prepared.n, 'd': prepared.d,\n"
+                 "REPRODUCED = {'guarantee': stated[:len(EXPECTED['guarantee'])], 'n': prepared.n, 'd': prepared.d,\n"
                  "              'features': list(prepared.feature_names), 'fingerprint_matches': same_key,\n"
-                 "              'feasibility': [r.to_dict() for r in reports], 'seeded': summary['seeded']}\n"
+                 "              'feasibility': [r.to_dict() for r in reports], 'seeded': summary['seeded'],\n"
+                 "              'sampler': summary['sampler']['name']}\n"
                  "print('REPRODUCED', json.dumps(REPRODUCED))"),
     ]
 

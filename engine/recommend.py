@@ -34,14 +34,19 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from engine.errors import CancelledError, InvalidParameterError
+from engine.mechanisms import RecordMechanism
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval
+
+if TYPE_CHECKING:
+    from engine.analysis import PreparedRows
+    from engine.evaluation.programs import ProgramConfig
 
 __all__ = [
     "FrontierPoint",
@@ -53,8 +58,12 @@ __all__ = [
     "recommend",
 ]
 
-#: Mechanisms the recommender can configure from a budget.
-RECOMMEND_MECHANISMS: tuple[str, ...] = ("gaussian", "projection", "jl-laplace")
+def _preselected() -> tuple[str, ...]:
+    from engine.mechanisms import preselected_kinds
+
+    return preselected_kinds()
+
+
 #: Aliases users type for metric names.
 METRIC_ALIASES = {"gamma": "decision_agreement", "γ": "decision_agreement", "agreement": "decision_agreement"}
 _TARGET = re.compile(r"^\s*([A-Za-zγ_]+)\s*(>=|<=|≥|≤)\s*([-+0-9.eE]+)\s*(%?)\s*$")
@@ -117,7 +126,9 @@ class RecommendConfig(Serializable):
     Parameters
     ----------
     target : Target
-    mechanisms : tuple of {"gaussian", "projection", "jl-laplace"}
+    mechanisms : tuple of str
+        Registered mechanisms configurable from a budget (default: those tagged ``preselected`` — the private
+        projection and the Gaussian mechanism).
     b_values : tuple of float
         Target distances searched (each in (0, 2]); B = 2 is classic DP.
     delta : float or None
@@ -137,7 +148,7 @@ class RecommendConfig(Serializable):
     """
 
     target: Target
-    mechanisms: tuple[str, ...] = ("gaussian", "projection")
+    mechanisms: tuple[str, ...] = field(default_factory=lambda: _preselected())
     b_values: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0)
     delta: float | None = None
     epsilon_min: float = 0.01
@@ -157,8 +168,11 @@ class RecommendConfig(Serializable):
         mechanisms = tuple(self.mechanisms)
         if not mechanisms:
             raise InvalidParameterError("choose at least one mechanism to search")
+        from engine.mechanisms import budgeted_kinds
+
         for kind in mechanisms:
-            check_choice("mechanism", kind, RECOMMEND_MECHANISMS)
+            check_choice("mechanism", kind, budgeted_kinds(),
+                         hint="a registered mechanism configurable from a (B, ε, δ) budget")
         object.__setattr__(self, "mechanisms", mechanisms)
         bs = tuple(check_interval("B", b, 0, 2, closed="right") for b in self.b_values)
         if not bs:
@@ -201,12 +215,12 @@ class FrontierPoint:
     upper: float
     implied_epsilon: float
 
-    def build_mechanism(self, d: int | None = None) -> Any:
-        """The mechanism that spends this point's (B, ε, δ) (``from_budget`` of its kind; ``d`` features for JL)."""
+    def build_mechanism(self, d: int | None = None) -> RecordMechanism:
+        """The mechanism that spends this point's (B, ε, δ) (``from_budget`` of its kind; ``d`` features for the
+        mechanisms that need them)."""
         from engine.mechanisms import MECHANISMS
 
-        options = {"d": d} if self.mechanism == "jl-laplace" else {}
-        return MECHANISMS[self.mechanism].from_budget(self.b, self.epsilon, self.delta, **options)
+        return MECHANISMS[self.mechanism].from_budget(self.b, self.epsilon, self.delta, d=d)
 
     def implied_dp(self):
         """The classic-DP statement for any two records that the point's (B, ε, δ)-TDP implies (switch lemma), as
@@ -305,7 +319,7 @@ Evaluator = Callable[[float, float, int], float]
 
 
 def _decide(evaluate: Evaluator, b: float, epsilon: float, threshold: float, config: RecommendConfig,
-            log: list[dict[str, Any]]) -> tuple[bool, list[float]]:
+            log: list[dict[str, float | int | str]]) -> tuple[bool, list[float]]:
     looks = config.max_repetitions - config.min_repetitions + 1
     values = [evaluate(b, epsilon, i) for i in range(config.min_repetitions)]
     verdict = point_verdict(values, threshold, config.target.op, config.confidence, looks)
@@ -318,7 +332,7 @@ def _decide(evaluate: Evaluator, b: float, epsilon: float, threshold: float, con
 
 
 def frontier_for_b(evaluate: Evaluator, b: float, threshold: float, config: RecommendConfig, *,
-                   epsilon_floor: float | None = None, log: list[dict[str, Any]] | None = None
+                   epsilon_floor: float | None = None, log: list[dict[str, float | int | str]] | None = None
                    ) -> tuple[float, list[float]] | None:
     """Bisect log ε in [max(ε_min, floor), ε_max] for the smallest ε whose releases meet the target at B.
 
@@ -346,7 +360,8 @@ def frontier_for_b(evaluate: Evaluator, b: float, threshold: float, config: Reco
     return hi, values_hi
 
 
-def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: ProgressCallback | None = None,
+def recommend(data: PreparedRows, program: ProgramConfig | None, config: RecommendConfig, *,
+              progress: ProgressCallback | None = None,
               cancel: CancelToken | None = None) -> Recommendation:
     """Search every mechanism's frontier on ``data`` (prepared) for ``program`` and recommend one point.
 
@@ -368,13 +383,13 @@ def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: Pro
     if built.baseline is None:
         raise InvalidParameterError("the recommendation needs a program and an outcome — choose a target column")
     metric = config.target.metric
-    row0 = analyse(built, None, seed=0, attacks=False).row()
-    if metric not in row0:
+    measured = analyse(built, None, seed=0, attacks=False).metrics
+    names = [name for name, _ in measured.program] + ["decision_agreement"]
+    if metric not in names:
         raise InvalidParameterError(
-            f"the target's metric {metric!r} is not measured for this program; choose one of "
-            f"{sorted(k for k in row0 if not k.startswith(('baseline:', 'protection_')))}"
+            f"the target's metric {metric!r} is not measured for this program; choose one of {sorted(names)}"
         )
-    threshold = config.target.threshold(float(row0[metric]))
+    threshold = config.target.threshold(measured.value(metric))
     notes: list[str] = []
     if metric in built.baseline.metrics:
         from engine.evaluation.programs import beaten_by
@@ -390,7 +405,7 @@ def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: Pro
     delta = default_delta(built.n_released) if config.delta is None else float(config.delta)
     gamma = config.theorem_gamma
     d = built.x_rel.shape[1]
-    log: list[dict[str, Any]] = []
+    log: list[dict[str, float | int | str]] = []
     frontier: list[FrontierPoint] = []
     total = len(config.mechanisms) * len(config.b_values)
     done = 0
@@ -409,13 +424,12 @@ def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: Pro
                     done += 1
                     continue
 
-            def evaluate(bb: float, eps: float, i: int, kind=kind, cls=cls, m=m_index, j=b_index) -> float:
-                options = {"d": d} if kind == "jl-laplace" else {}
-                mechanism = cls.from_budget(bb, eps, delta, **options)
+            def evaluate(bb: float, eps: float, i: int, cls=cls, m=m_index, j=b_index) -> float:
+                mechanism = cls.from_budget(bb, eps, delta, d=d)
                 # one stream per (mechanism, B, ε, release): the bit pattern of ε makes the key exact
                 eps_bits = int(np.float64(eps).view(np.uint64))
                 seed = np.random.SeedSequence(config.seed, spawn_key=(m, j, eps_bits, i))
-                return float(analyse(built, mechanism, seed=seed, attacks=False).row()[metric])
+                return analyse(built, mechanism, seed=seed, attacks=False).metrics.value(metric)
 
             found = frontier_for_b(evaluate, b, threshold, config, epsilon_floor=floor, log=log)
             if found is not None:
@@ -429,7 +443,10 @@ def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: Pro
                 progress(Progress(done, total, f"{kind}, B = {b:g}", elapsed=time.perf_counter() - started))
         if not complete:
             break
-    recommended = min(frontier, key=lambda p: (p.implied_epsilon, -p.b)) if frontier else None
+    # The most protective point (smallest implied ε′), the larger B on a tie, then the better mean of the target's
+    # metric (two mechanisms often reach the same ε on the same bisection grid), then the order searched.
+    sign = -1.0 if config.target.op == ">=" else 1.0
+    recommended = min(frontier, key=lambda p: (p.implied_epsilon, -p.b, sign * p.mean)) if frontier else None
     theorem: dict[str, Any] = {}
     protections: dict[str, float] = {}
     if recommended is not None:
@@ -439,11 +456,10 @@ def recommend(data: Any, program: Any, config: RecommendConfig, *, progress: Pro
             theorem.update(gamma=gamma, min_epsilon=least,
                            inside=bool(is_feasible(recommended.b, gamma, recommended.epsilon, delta)),
                            epsilon_over_min=recommended.epsilon / least if least > 0 else math.inf)
-        options = {"d": d} if recommended.mechanism == "jl-laplace" else {}
-        chosen = MECHANISMS[recommended.mechanism].from_budget(recommended.b, recommended.epsilon, delta, **options)
+        chosen = MECHANISMS[recommended.mechanism].from_budget(recommended.b, recommended.epsilon, delta, d=d)
         full = AnalysisData.build(data, AnalysisConfig(program=program, attacks=ATTACKS))
-        row = analyse(full, chosen, seed=np.random.SeedSequence(config.seed, spawn_key=(2**31,))).row()
-        protections = {k: float(v) for k, v in row.items() if k.startswith("protection_")}
+        measured_there = analyse(full, chosen, seed=np.random.SeedSequence(config.seed, spawn_key=(2**31,))).metrics
+        protections = {f"protection_{a.attack}": float(a.protection) for a in measured_there.attacks}
     else:
         notes.append("no searched configuration meets the target with the required confidence — relax the "
                      "target, allow larger ε or B, or check that the non-private program meets it")

@@ -1,10 +1,17 @@
 """One release of a data set and its analysis beside the alternatives at the same guarantee: the Mechanisms page's run.
 
 :func:`analyse_release` releases ALL rows with :func:`engine.release.run_release` (what the command line's
-``privatize`` writes), then analyses the mechanism and the alternatives at the same guarantee
-(:func:`engine.comparison.alternatives`) with :func:`engine.analysis.analyse_mechanisms` on the released rows (all
-rows minus the attribute-inference holdout) — the numbers a one-point sweep gives for the same seed. Both draw from
-one seed: the release from ``make_rng(seed)``, the analysis from ``seed`` through :func:`engine.analysis.analysis_seeds`.
+``privatize --config`` writes for a seeded configuration), then analyses the mechanism and the alternatives at the
+same guarantee (:func:`engine.comparison.alternatives`) with :func:`engine.analysis.analyse_mechanisms` on the
+released rows (all rows minus the attribute-inference holdout) — the numbers a one-point sweep gives for the same
+seed. Both go through the one release function (:func:`engine.release.privatize`) and draw from one seed: the
+download from ``make_rng(seed)``, the analysis from ``seed`` through :func:`engine.analysis.analysis_seeds`.
+
+The download is therefore NOT one of the scored releases, and the run says so (:attr:`ReleaseAnalysis.download_note`):
+it covers every row (the scored releases leave out the attacks' control group, which must never be released) and has
+its own noise, from the same mechanism, sampler and distribution. Its sampler is numpy's floating-point one (the
+dashboard is a what-if tool: OpenDP's exact sampler takes about 90 µs a value), named in the summary and the note,
+which points to the command that makes the release with vetted noise.
 
 Nothing here is new science: it orders engine calls and bundles their results, so that the dashboard holds no
 formula (issue 10).
@@ -61,7 +68,8 @@ class ReleaseAnalysis:
     release, whose columns are not the features). ``points[0]`` is this mechanism's analysis, the rest the
     alternatives at the same guarantee; ``findings`` the honest comparison's verdicts (:mod:`engine.comparison`);
     ``summary`` the JSON-ready account (:func:`engine.release.release_summary` plus the program, the protection
-    scores and the command that redoes the release).
+    scores and the command that redoes the release). ``sampler`` names the sampler of the downloadable release and
+    ``download_note`` says how it relates to the scored releases.
     """
 
     mechanism: RecordMechanism
@@ -79,6 +87,8 @@ class ReleaseAnalysis:
     n_released: int
     summary: dict[str, Any]
     seconds: float
+    sampler: str = "numpy"
+    download_note: str = ""
 
     @property
     def kind(self) -> str:
@@ -118,6 +128,11 @@ class ReleaseAnalysis:
     @property
     def attribute_inference(self):
         return self.analysis.attribute_inference
+
+    def protection(self, attack: str) -> tuple[float, float, float, float]:
+        """(mean, sd, lo, hi) of the chosen mechanism's protection against ``attack`` over its releases (the
+        aggregation rule: :meth:`engine.analysis.PointAnalysis.protection`)."""
+        return self.points[0].protection(attack)
 
     @property
     def distinguishing(self):
@@ -170,7 +185,8 @@ def analyse_release(
     check_integer("repetitions", repetitions, 1, None)
     started = time.perf_counter()
     mechanism = config.build_mechanism()
-    prepared, release = run_release(frame, config, rng=make_rng(seed))
+    # The download: all rows, through the one release function, numpy's sampler (named: see the module docstring).
+    prepared, release = run_release(frame, config, rng=make_rng(seed), sampler="numpy")
     value = np.asarray(release.value, dtype=float)
     scale = float(release.details.get("output_scale", 1.0) or 1.0)
     projected = value.shape[1] != prepared.d
@@ -182,7 +198,7 @@ def analyse_release(
     first = points[0].first
 
     guarantee = release.guarantee
-    implied = guarantee.implied_dp()  # type: ignore[attr-defined]
+    implied = guarantee.implied_dp()
     summary = release_summary(prepared, release, config, seconds=time.perf_counter() - started)
     summary["seed"] = config.seed
     program = first.program
@@ -195,19 +211,33 @@ def analyse_release(
         "evaluated_on": f"{data.n_released} released rows ({data.n_holdout} held out as the attack's control group)",
     }
     dist = first.distinguishing
-    summary["protection"] = {
-        "singling_out": None if first.singling_out is None else float(first.singling_out.protection),
-        "attribute_inference": None if first.attribute_inference is None else float(
-            first.attribute_inference.protection),
-        "distinguishing": None if dist is None else float(dist.protection),
-        "distinguishing_paper_D": None if dist is None else float(dist.expected_loss_score),
-    }
+    protection: dict[str, Any] = {}
+    for attack, result in (("singling_out", first.singling_out), ("attribute_inference", first.attribute_inference),
+                           ("distinguishing", dist)):
+        mean, _, lo, hi = points[0].protection(attack)
+        protection[attack] = None if result is None else mean
+        protection[f"{attack}_interval"] = None if result is None else [lo, hi]
+    protection["distinguishing_paper_D"] = None if dist is None else float(dist.expected_loss_score)
+    protection["aggregation"] = (
+        f"mean over the {points[0].repetitions} releases, every release attacked (attribute inference: each "
+        "(adversary, secret column) cell averaged over the releases, then the worst cell), with 95 % intervals"
+    )
+    summary["protection"] = protection
     if projected:
         summary["protection"]["adversary"] = (
             f"knows {first.n_known} original records, not the secret projection P (known-record reconstruction)"
         )
     summary["cli_command"] = cli_command("release-config.json",
                                          input_file=None if config.dataset else "your-data.csv")
+    sampler = str(release.details.get("sampler", "numpy"))
+    download_note = (
+        f"The download is a release of all {prepared.n:,} rows drawn for it (same mechanism, sampler and "
+        f"distribution as the scored releases, its own noise): the scores come from {points[0].repetitions} "
+        f"releases of the {data.n_released:,} rows outside the attacks' control group"
+        + (f" ({data.n_holdout:,} rows, never released in the analysis)" if data.n_holdout else "")
+        + f". {summary['sampler']['note']}"
+    )
+    summary["download"] = download_note
     return ReleaseAnalysis(
         mechanism=mechanism,
         value=value,
@@ -216,7 +246,7 @@ def analyse_release(
         headline=guarantee.headline(),
         describe=tuple(guarantee.describe()),
         implied_headline=None if implied is guarantee else implied.headline(),
-        is_dp=bool(getattr(guarantee, "is_differentially_private", True)),
+        is_dp=mechanism.tags().differentially_private,
         measured_sd=measured_sd,
         points=tuple(points),
         findings=tuple(comparison_verdict(points)),
@@ -224,6 +254,8 @@ def analyse_release(
         n_released=data.n_released,
         summary=summary,
         seconds=time.perf_counter() - started,
+        sampler=sampler,
+        download_note=download_note,
     )
 
 

@@ -5,7 +5,10 @@ Rules (R11):
 * data are keyed by a fingerprint computed once and passed as underscore arguments, which Streamlit does not hash:
   ``PreparedData.fingerprint`` (a hash of the used columns and the spec), the session's data key plus the column
   names, or a count table's key (``counties-demo``, or the upload's keyed SHA-256 plus the chosen columns);
-* configurations are passed as their JSON text, seeds explicitly; every decorator sets ``max_entries`` and ``ttl``;
+* configurations are passed as the engine's frozen objects themselves, hashed by ONE function
+  (:data:`CONFIG_HASH`: :meth:`engine.serialization.Serializable.config_key`, the class and its canonical JSON —
+  every configuration class, including a mechanism registered later); seeds explicitly; every decorator sets
+  ``max_entries`` and ``ttl``;
 * entries built from uploaded data are keyed by the file's fingerprint, so only a session holding the same file can
   hit them, and they expire after an hour; nothing is persisted to disk;
 * nothing here computes a number: each function is one ``st.cache_data`` wrapper around an engine call (engine
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,17 +38,24 @@ from engine.data.io import DecodeLimits
 from engine.data.preparation import DataSpec, PreparedData, load_table, prepare
 from engine.fingerprint import keyed_digest
 from engine.rng import make_rng, spawn_seeds
+from engine.serialization import Serializable
 from engine.theory import feasibility
 from ui.figures.feasibility import FeasibilitySurface
 from ui.room import shared_upload
 from ui.state import StudioState
 
 if TYPE_CHECKING:
+    from engine.analysis import PointAnalysis
     from engine.attacks.distinguishing import TradeoffCurve
+    from engine.mechanisms import RecordMechanism
+    from engine.mechanisms.base import NoiseProfile
+    from engine.per_record.base import SumMechanism
     from engine.public_info.count_table import CountTable
     from engine.public_info.dependence import DependenceAudit, SensitivityDerivation
     from engine.public_info.results import DependenceSummary
     from engine.public_info.sensitivity import GaussianSensitivityReport
+    from engine.sweeps import SweepConfig
+    from engine.workshop import Workshop
 
 #: Largest upload the Data page accepts, in MB (also ``server.maxUploadSize`` in .streamlit/config.toml).
 MAX_UPLOAD_MB = 50
@@ -64,6 +75,40 @@ def upload_limits() -> DecodeLimits:
     """What one uploaded file may decode into (read at each upload: tests lower the limits here)."""
     return DecodeLimits(columns=MAX_UPLOAD_COLUMNS, cells=MAX_UPLOAD_CELLS,
                         decoded_bytes=MAX_UPLOAD_DECODED_MB * 1024 * 1024)
+
+
+def _config_hash(obj: Serializable) -> str:
+    return obj.config_key()
+
+
+class _ConfigHashFuncs(Mapping):
+    """``hash_funcs`` for every engine configuration class — each subclass of ``Serializable``, looked up when a
+    cached function is called (Streamlit matches the exact type), so a mechanism registered after this module was
+    imported is hashed the same way."""
+
+    def _classes(self) -> list[type]:
+        out, todo = [], [Serializable]
+        while todo:
+            cls = todo.pop()
+            for sub in cls.__subclasses__():
+                out.append(sub)
+                todo.append(sub)
+        return out
+
+    def __getitem__(self, key: object) -> Any:
+        if isinstance(key, type) and issubclass(key, Serializable):
+            return _config_hash
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._classes())
+
+    def __len__(self) -> int:
+        return len(self._classes())
+
+
+#: The one hash of the configurations passed to the caches below.
+CONFIG_HASH = _ConfigHashFuncs()
 
 
 @dataclass(frozen=True)
@@ -112,10 +157,10 @@ def forget_uploaded_table(fingerprint: str, filename: str, content: bytes) -> No
     default_upload_spec.clear(f"upload:{fingerprint}", None)
 
 
-@st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…")
-def prepared_data(data_key: str, spec_json: str, _frame: pd.DataFrame) -> PreparedData:
-    """``prepare(frame, spec)`` keyed by the data key and the spec's JSON text."""
-    return prepare(_frame, DataSpec.from_json(spec_json))
+@st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…", hash_funcs=CONFIG_HASH)
+def prepared_data(data_key: str, spec: DataSpec, _frame: pd.DataFrame) -> PreparedData:
+    """``prepare(frame, spec)`` keyed by the data key and the spec."""
+    return prepare(_frame, spec)
 
 
 @st.cache_data(max_entries=6, ttl="1h")
@@ -186,7 +231,7 @@ def current_data(state: StudioState) -> LoadedData | None:
     key = data_key(state)
     default_spec = demo.spec if demo is not None else default_upload_spec(key, frame)
     spec = state.spec if state.spec is not None else default_spec
-    prepared = prepared_data(key, spec.to_json(), frame)
+    prepared = prepared_data(key, spec, frame)
     title = demo.title if demo is not None else (state.upload_name or "uploaded file")
     if state.data_fingerprint != prepared.fingerprint:
         old_default = state.default_delta()
@@ -289,129 +334,103 @@ def candidate_checks(b: float, epsilon: float, delta: float, gammas: tuple[float
 
 
 # ------------------------------------------------------------------------------ Mechanisms and Tradeoffs pages
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def sweep_reference_point(fingerprint: str, sweep_json: str, mechanism_json: str, _prepared: PreparedData,
-                          _workers: int = 1):
-    """A mechanism outside the grid (k-anonymity) on the sweep's own rows and seeds
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def sweep_reference_point(fingerprint: str, sweep: SweepConfig, mechanism: RecordMechanism, _prepared: PreparedData,
+                          _workers: int = 1) -> PointAnalysis:
+    """A mechanism outside the grid (the non-DP baseline) on the sweep's own rows and seeds
     (``engine.sweeps.analyse_reference``), its releases on ``_workers`` processes (the result does not depend on
     it, so it is not part of the cache key)."""
-    from engine.mechanisms import mechanism_from_dict
-    from engine.sweeps import SweepConfig, analyse_reference
+    from engine.sweeps import analyse_reference
 
-    return analyse_reference(_prepared, SweepConfig.from_json(sweep_json),
-                             mechanism_from_dict(json.loads(mechanism_json)), workers=_workers)
+    return analyse_reference(_prepared, sweep, mechanism, workers=_workers)
 
 
-@st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…")
-def sweep_plan(fingerprint: str, sweep_jsons: tuple[str, ...], workers: int, _prepared: PreparedData) -> tuple[int, float]:
+@st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…",
+               hash_funcs=CONFIG_HASH)
+def sweep_plan(fingerprint: str, sweeps: tuple[SweepConfig, ...], workers: int,
+               _prepared: PreparedData) -> tuple[int, float]:
     """Worker processes and estimated wall time of the sweeps (``engine.sweeps.plan_sweeps``: one timed cell each)."""
-    from engine.sweeps import SweepConfig, plan_sweeps
+    from engine.sweeps import plan_sweeps
 
-    return plan_sweeps(_prepared, [SweepConfig.from_json(j) for j in sweep_jsons], workers)
+    return plan_sweeps(_prepared, list(sweeps), workers)
 
 
-@st.cache_data(max_entries=64, ttl="2h", show_spinner=False)
-def tradeoff_curves(mechanism_jsons: tuple[str, ...], distance: float) -> list[TradeoffCurve]:
+@st.cache_data(max_entries=64, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def tradeoff_curves(mechanisms: tuple[RecordMechanism, ...], distance: float) -> list[TradeoffCurve]:
     """Hypothesis-testing curves (``engine.attacks.distinguishing.tradeoff_curve``) of configured mechanisms."""
     from engine.attacks.distinguishing import tradeoff_curve
-    from engine.mechanisms import mechanism_from_dict
 
-    return [tradeoff_curve(mechanism_from_dict(json.loads(m)), distance=distance) for m in mechanism_jsons]
-
-
-# ------------------------------------------------------------------------------------------ JL + Laplace (issue 5)
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
-def jl_delta_fail_curves(k: int, d: int, b: float, element_bound: float, laplace_scale: float,
-                         eps_max: float, points: int = 80) -> dict[str, dict[str, list[float]]]:
-    """ε–δ_fail curves at the fixed Laplace scale, row-wise (change bound ``b``) and element-wise
-    (``element_bound``): :func:`engine.mechanisms.jl_laplace.delta_fail_curve` on ε from eps_max/100 to eps_max."""
-    from engine.mechanisms.jl_laplace import delta_fail_curve
-
-    eps = np.geomspace(eps_max / 100.0, eps_max, points)
-    out = {}
-    for relation in ("row", "element"):
-        curve = delta_fail_curve(eps, laplace_scale=laplace_scale, k=k, relation=relation, d=d, b=b,
-                                 element_bound=element_bound)
-        out[relation] = {key: np.asarray(v, dtype=float).tolist() for key, v in curve.items()}
-    return out
+    return [tradeoff_curve(m, distance=distance) for m in mechanisms]
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def jl_distance_recovery(fingerprint: str, mechanism_json: str, seed: int, _x: np.ndarray, _z: np.ndarray,
-                         pairs: int = 400) -> pd.DataFrame:
-    """Algorithm 2 on random pairs of records (:func:`engine.mechanisms.jl_laplace.distance_recovery_sample`),
-    the pairs drawn with a stream spawned from the run's seed."""
-    from engine.mechanisms import mechanism_from_dict
-    from engine.mechanisms.jl_laplace import distance_recovery_sample
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def noise_profile(mechanism: RecordMechanism, d: int) -> NoiseProfile | None:
+    """ε against δ at the mechanism's fixed noise (``RecordMechanism.noise_profile``; None when it offers none)."""
+    return mechanism.noise_profile(d)
 
-    mechanism = mechanism_from_dict(json.loads(mechanism_json))
+
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def distance_recovery(fingerprint: str, mechanism: RecordMechanism, seed: int, _x: np.ndarray, _z: np.ndarray,
+                      pairs: int = 400) -> pd.DataFrame | None:
+    """Distances between records estimated from a release (``RecordMechanism.distance_recovery``; the JL release's
+    Algorithm 2), the pairs drawn with a stream spawned from the run's seed; None when the mechanism offers none."""
     rng = np.random.default_rng(spawn_seeds(seed, 4)[3])
-    return pd.DataFrame(distance_recovery_sample(_x, _z, mechanism.noise_variance, mechanism.k, rng=rng, pairs=pairs))
+    out = mechanism.distance_recovery(_x, _z, rng=rng, pairs=pairs)
+    return None if out is None else pd.DataFrame(out)
 
 
 # ------------------------------------------------------------------------------------------------- Per-record page
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def calibrated_sum_mechanisms(
-    mechanism_jsons: tuple[str, ...], target: float, q_ref: float, by: str
+    mechanisms: tuple[SumMechanism, ...], target: float, q_ref: float, by: str
 ) -> list[dict[str, Any]]:
-    """Each sum mechanism with its noise parameter solved for the same accuracy (``calibrate_accuracy``; ours)."""
-    from engine.per_record import sum_mechanism_from_dict
+    """Each sum mechanism with its noise parameter solved for the same accuracy (``calibrate_accuracy``; ours), as
+    the configurations' dicts the session keeps."""
     from engine.per_record.calibration import calibrate_accuracy
 
-    out = []
-    for text in mechanism_jsons:
-        mechanism = sum_mechanism_from_dict(json.loads(text))
-        out.append(calibrate_accuracy(mechanism, target, q_ref, by=by).to_dict())
-    return out
+    return [calibrate_accuracy(mechanism, target, q_ref, by=by).to_dict() for mechanism in mechanisms]
 
 
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
-def policy_curves_table(mechanism_dicts_json: str, x_grid: tuple[float, ...], unit: str) -> pd.DataFrame:
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def policy_curves_table(mechanisms: tuple[SumMechanism, ...], x_grid: tuple[float, ...], unit: str) -> pd.DataFrame:
     """Long table of policy curves in ONE unit (``engine.per_record.losses.policy_curves``)."""
-    from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.losses import policy_curves
 
-    mechanisms = [sum_mechanism_from_dict(d) for d in json.loads(mechanism_dicts_json)]
-    return policy_curves(mechanisms, np.asarray(x_grid), unit=unit, names=[m.LABEL for m in mechanisms])
+    return policy_curves(list(mechanisms), np.asarray(x_grid), unit=unit, names=[m.LABEL for m in mechanisms])
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def column_losses(
     data_key: str,
     value: str,
-    mechanism_json: str,
+    mechanism: SumMechanism,
     unit: str,
     threshold: float | None,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,
 ):
     """Each record's loss when the column ``value`` is summed (``engine.per_record.losses.record_losses``)."""
-    from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.losses import record_losses
 
-    mechanism = sum_mechanism_from_dict(json.loads(mechanism_json))
     return record_losses(_frame, value, mechanism, unit=unit, threshold=threshold, id_columns=list(id_columns))
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def cell_sums_release(
     data_key: str,
     value: str,
     by: tuple[str, ...],
-    mechanism_json: str,
+    mechanism: SumMechanism,
     seed: int,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,
-    levels_json: str = "null",
+    levels: dict[str, list[Any]] | None = None,
 ):
     """Per-cell sums of ``value`` over the ``by`` columns released once (``engine.per_record.cells``), over the cell
-    universe of the declared public levels (``levels_json``: JSON of column → list of levels; ``"null"`` or a
-    missing column = categorical categories or levels read from the data, which the release's notes flag)."""
-    from engine.per_record import sum_mechanism_from_dict
+    universe of the declared public levels (``levels``: column → list of levels; None or a missing column =
+    categorical categories or levels read from the data, which the release's notes flag)."""
     from engine.per_record.cells import release_cells
 
-    mechanism = sum_mechanism_from_dict(json.loads(mechanism_json))
-    levels = json.loads(levels_json) or None
     return release_cells(_frame, value, list(by), mechanism, rng=make_rng(seed), id_columns=list(id_columns),
                          levels=levels)
 
@@ -433,14 +452,13 @@ def tdp_policy_curve(epsilon: float, delta: float, b: float, points: int = 801):
 
 
 # --------------------------------------------------------------------------------------------------- Workshop page
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def workshop_comparison(fingerprint: str, workshop_json: str, d: int | None, _x: np.ndarray | None):
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def workshop_comparison(fingerprint: str, workshop: Workshop, d: int | None, _x: np.ndarray | None):
     """The pinned candidates' comparison (``engine.workshop.comparison_rows``) on the prepared rows ``_x`` (keyed by
     the data's fingerprint; None without data: no per-record loss at the nearest distinct row); evidence measured on
     data with another fingerprint is flagged."""
-    from engine.workshop import Workshop, comparison_rows
+    from engine.workshop import comparison_rows
 
-    workshop = Workshop.from_json(workshop_json)
     return comparison_rows(workshop.pinned, x=_x, chosen=workshop.chosen, d=d, fingerprint=fingerprint or None)
 
 
@@ -523,8 +541,8 @@ def correlated_sensitivity_grid(n: int, steps: int) -> tuple[np.ndarray, np.ndar
 
 @st.cache_data(max_entries=64, ttl="2h")
 def study_budget_lines(epsilon: float, periods: int) -> list[str]:
-    """The per-period and whole-study ε in words (``engine.public_info.composition.study_budget``)."""
-    from engine.public_info.composition import study_budget
+    """The per-period and whole-study ε in words (``engine.accounting.composition.study_budget``)."""
+    from engine.accounting.composition import study_budget
 
     return study_budget(epsilon, periods).describe()
 

@@ -140,8 +140,11 @@ PAGE_PREFIXES = ("data.", "feasibility.", "mechanisms.", "tradeoffs.", "per_reco
 
 
 def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
-    """The mechanism a record states when none was configured: the Gaussian TDP mechanism at the candidate."""
-    return {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta}
+    """The mechanism a record states when none was configured: the simplest one spending the candidate exactly
+    (``engine.mechanisms.base.reference_mechanism``: the Gaussian TDP mechanism)."""
+    from engine.mechanisms.base import reference_mechanism
+
+    return reference_mechanism(candidate.b, candidate.epsilon, candidate.delta).to_dict()
 
 
 def record_from_state(state: StudioState, loaded: Any, *, created: str | None = None):

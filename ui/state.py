@@ -189,14 +189,25 @@ def get_state() -> StudioState:
 #: draw it, so settings typed into the Tradeoffs form (one repetition per point, a custom grid) were gone after a
 #: visit to another page; app.py re-assigns these on every run (:func:`keep_widget_values`) and a reload restores
 #: them (ui.session_store). Importing a record still resets them (ui.records drops the pages' keys).
-DURABLE_WIDGETS: tuple[str, ...] = tuple(f"tradeoffs.{k}" for k in (
-    "mechanisms", "preset", "reps", "b_values", "epsilon1", "epsilon2", "delta", "jl_k", "jl_relation",
-    "jl_target_delta", "jl_known", "attacks", "adversary", "seed"))
+def durable_widgets() -> tuple[str, ...]:
+    """The Tradeoffs form's durable keys: its own and every sweepable mechanism's options
+    (``tradeoffs.<kind>.<option>``, derived from the registry and the mechanisms' tags)."""
+    from engine.mechanisms import MECHANISMS
+
+    options = [f"tradeoffs.{kind}.{name}" for kind, cls in MECHANISMS.items() if cls.TAGS.budgeted
+               for name in (*cls.TAGS.sweep_options, *(("known_records",) if cls.TAGS.projects else ()))]
+    return tuple(f"tradeoffs.{k}" for k in (
+        "mechanisms", "preset", "reps", "b_values", "epsilon1", "epsilon2", "delta", "attacks", "adversary",
+        "seed")) + tuple(options)
 
 
-def keep_widget_values(keys: tuple[str, ...] = DURABLE_WIDGETS) -> None:
-    """Keep the values of widgets ``keys`` through runs that do not draw them (call once per run, before the page)."""
-    for key in keys:
+DURABLE_WIDGETS: tuple[str, ...] = durable_widgets()
+
+
+def keep_widget_values(keys: tuple[str, ...] | None = None) -> None:
+    """Keep the values of widgets ``keys`` (default :func:`durable_widgets`) through runs that do not draw them (call
+    once per run, before the page)."""
+    for key in durable_widgets() if keys is None else keys:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 

@@ -171,7 +171,7 @@ def _bounded(rows, queries, subset, sets, multi, joint, keeps, results) -> None:
     counts = [int(np.count_nonzero(keep)) for keep in keeps]
     union = np.logical_or.reduce(keeps) if keeps else np.zeros(rows.shape[0], dtype=bool)
     joint_union = (np.logical_or.reduce([keeps[r] for r, i in enumerate(multi) if i in joint_set])
-                   if joint else None)
+                   if joint else np.zeros(rows.shape[0], dtype=bool))
     cost = _COSTS
     separate_cost = cost["separate"] * sum(counts[r] * sets[multi[r]].size for r in separate_sets)
     if joint:

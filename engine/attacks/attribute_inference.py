@@ -442,7 +442,7 @@ def attribute_inference(
     spreads = xr.std(axis=0)  # column sd of the original released rows (the "spread" success rule)
     # Draw every known-column set first, in the order (adversary, secret column) — the same draws as attacking
     # cell by cell — then answer all nearest-neighbour queries of one adversary together.
-    plan: list[tuple[str, int, list[np.ndarray]]] = []
+    plan: list[tuple[Knowledge, int, list[np.ndarray]]] = []
     for knowledge in config.knowledge:
         h = known_column_count(knowledge, d)
         knowns = []

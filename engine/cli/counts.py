@@ -76,10 +76,10 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
+    from engine.accounting.composition import compose_replicates, study_budget
     from engine.cli._common import checked_output, print_json
     from engine.export_csv import write_safe_csv
     from engine.limits import check_privacy_parameters
-    from engine.public_info.composition import study_budget
     from engine.public_info.count_release import CountReleaseConfig, release_counts
     from engine.public_info.count_table import counties_demo, load_count_table
     from engine.public_info.dependence import DependenceModel
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if release.subcounts is not None:
         frame["subcount"] = release.subcounts.ravel()
     write_safe_csv(frame, out_path, overwrite=args.overwrite)  # atomic; formula-like region names neutralised
-    published = release.published_guarantee  # all r replicates together: r·ε per period
+    published = compose_replicates(release.guarantee, r)  # all r replicates together: r·ε per period
     budget = study_budget(published.epsilon, t)
     payload = {
         "guarantee": published.to_dict(),

@@ -112,9 +112,16 @@ def run(args: argparse.Namespace) -> int:
                 for t in record.targets.gammas
             ],
         }
-    out["protection"] = {
-        key: value for key, value in first.row().items()
-        if key.startswith(("protection_", "singling_out_", "attribute_inference_risk", "distinguishing_"))
-    }
+    protection: dict[str, object] = {}
+    for attack in first.metrics.attacks:  # the aggregation rule of engine.analysis: every release attacked
+        mean, sd, lo, hi = point.protection(attack.attack)
+        protection[f"protection_{attack.attack}"] = {"mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi}
+        for key, _ in attack.details:
+            protection[key] = point.interval(key)[0]
+    out["protection"] = protection
+    out["aggregation"] = (
+        f"every number is the mean over the {point.repetitions} releases (every release is scored and attacked; "
+        "attribute inference: each cell averaged over the releases, then the worst cell), with 95 % intervals"
+    )
     print_json(out)
     return 0

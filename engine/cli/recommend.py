@@ -37,8 +37,11 @@ def register(subparsers) -> None:
     parser.add_argument("--target", required=True, metavar="METRIC>=VALUE",
                         help="e.g. accuracy>=0.72, gamma>=0.9 (decision agreement), profit>=90%% (of non-private), "
                              "extra_exclusion_errors_population<=10000")
-    parser.add_argument("--mechanisms", default="gaussian,projection",
-                        help="comma-separated: gaussian, projection, jl-laplace (default: gaussian,projection)")
+    from engine.mechanisms import budgeted_kinds, preselected_kinds
+
+    parser.add_argument("--mechanisms", default=None,
+                        help=f"comma-separated: {', '.join(budgeted_kinds())} (default: "
+                             f"{','.join(preselected_kinds())})")
     parser.add_argument("--b-values", default="0.1,0.25,0.5,1,2", help="comma-separated B values to search")
     parser.add_argument("--delta", type=float, default=None, help="δ of every candidate (default 1/(n + 1))")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of each verdict (default 0.95)")
@@ -64,9 +67,13 @@ def run(args: argparse.Namespace) -> int:
 
     dataset_file = args.dataset if Path(args.dataset).is_file() else None
     output = checked_output(args.output, inputs=[("--dataset", dataset_file)], overwrite=args.overwrite)
+    from engine.mechanisms import preselected_kinds
+
+    chosen = preselected_kinds() if args.mechanisms is None else tuple(
+        m.strip() for m in args.mechanisms.split(",") if m.strip())
     config = RecommendConfig(
         Target.parse(args.target),
-        mechanisms=tuple(m.strip() for m in args.mechanisms.split(",") if m.strip()),
+        mechanisms=chosen,
         b_values=tuple(parse_float_list("--b-values", args.b_values)),
         delta=args.delta, confidence=args.confidence, steps=args.steps,
         max_repetitions=args.max_repetitions, seed=args.seed,

@@ -27,17 +27,29 @@ from engine.cli._program import add_program_arguments, program_overrides
 from engine.errors import CancelledError, InvalidParameterError
 from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.export_csv import write_safe_csv
+from engine.mechanisms import MECHANISMS
 from engine.progress import CancelToken, cancel_on_interrupt, format_left
 from engine.rng import fresh_seed
 from engine.sweeps import (
     ATTACKS,
-    JL_DEFAULT_K,
-    SWEEP_MECHANISMS,
     default_workers,
     preset,
     released_rows,
     run_sweep,
+    sweep_mechanisms,
 )
+
+
+def _taking(option: str) -> list[str]:
+    """The sweepable mechanisms that take a sweep option (their tags' ``sweep_options``; ``known_records``: the
+    mechanisms whose release is projected, whose attacker knows a few records)."""
+    return [k for k in sweep_mechanisms() if option in MECHANISMS[k].TAGS.sweep_options
+            or (option == "known_records" and MECHANISMS[k].TAGS.projects)]
+
+
+def _default(option: str, kind: str) -> str:
+    return ", ".join(f"{k}: default {dict(MECHANISMS[k].TAGS.sweep_defaults).get(option, 10_000)}"
+                     for k in _taking(option)) or kind
 
 
 def register(subparsers) -> None:
@@ -61,19 +73,22 @@ def register(subparsers) -> None:
                         help="program column role, e.g. loan_amount=amount (repeatable; lending reads "
                              "loan_amount, revenue, interest)")
     parser.add_argument("--program", choices=PROGRAM_KINDS, help="default: the demo's program, else targeting")
-    parser.add_argument("--mechanism", choices=SWEEP_MECHANISMS, default="projection",
-                        help="projection (Algorithm 1, default), gaussian (same total ε, δ) or jl-laplace (secret JL "
-                             "projection + Laplace noise; release Z has k columns; the attacks use an adversary who "
-                             "knows a few original records, not the projection)")
+    kinds = sweep_mechanisms()
+    parser.add_argument("--mechanism", choices=kinds, default=kinds[0],
+                        help="; ".join(f"{k}: {MECHANISMS[k].LABEL}" for k in kinds)
+                        + f" (default {kinds[0]}; each at the grid's budget — a projected release's attacks use an "
+                        "adversary who knows a few original records, not the projection)")
     parser.add_argument("--k", type=int, default=None,
-                        help=f"projection dimension (projection: default 10000; jl-laplace: default {JL_DEFAULT_K})")
+                        help=f"projection dimension ({_default('k', 'none')})")
     parser.add_argument("--relation", choices=("row", "element"), default="row",
-                        help="jl-laplace: row (B = row-wise L2 change bound, default) or element (B = change "
-                             "bound of one entry)")
+                        help=f"{', '.join(_taking('relation'))}: row (B = row-wise L2 change bound, default) or "
+                             "element (B = change bound of one entry)")
     parser.add_argument("--target-delta", type=float, default=None,
-                        help="jl-laplace: the δ_fail the noise is calibrated to (default 1/(n + 1))")
+                        help=f"{', '.join(_taking('target_delta'))}: the δ_fail the noise is calibrated to (default "
+                             "1/(n + 1))")
     parser.add_argument("--known-records", type=int, default=None,
-                        help="jl-laplace: original records the adversary knows (default 2k)")
+                        help=f"{', '.join(_taking('known_records'))}: original records the adversary knows "
+                             "(default 2 × the release's dimension)")
     parser.add_argument("--preset", choices=("quick", "paper"), default="quick")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per grid point (overrides the preset)")
     parser.add_argument("--b-values", metavar="LIST", help="comma-separated B values (overrides the preset)")
@@ -188,14 +203,18 @@ def run(args: argparse.Namespace) -> int:
         overrides["b_values"] = tuple(parse_float_list("--b-values", args.b_values))
     if args.k is not None:
         overrides["k"] = args.k
-    jl_only = {"--relation": args.relation != "row", "--target-delta": args.target_delta is not None,
-               "--known-records": args.known_records is not None}
-    if args.mechanism == "jl-laplace":
-        overrides.update(relation=args.relation, target_delta=args.target_delta, known_records=args.known_records)
-    elif any(jl_only.values()):
-        given = ", ".join(name for name, used in jl_only.items() if used)
-        raise InvalidParameterError(f"{given} appl{'ies' if given.count(',') == 0 else 'y'} to --mechanism "
-                                    "jl-laplace only — remove it or choose jl-laplace")
+    options = {"relation": args.relation, "target_delta": args.target_delta, "known_records": args.known_records}
+    given = {"relation": args.relation != "row", "target_delta": args.target_delta is not None,
+             "known_records": args.known_records is not None}
+    for option, used in given.items():
+        if args.mechanism in _taking(option):
+            overrides[option] = options[option]
+        elif used:
+            flag = "--" + option.replace("_", "-")
+            raise InvalidParameterError(
+                f"{flag} applies to --mechanism {' or '.join(_taking(option)) or 'none'} only — remove it or choose "
+                "such a mechanism"
+            )
     config = preset(
         args.preset,
         released_rows(data.n, attacks),

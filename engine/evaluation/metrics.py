@@ -21,9 +21,16 @@ from engine.validation import (
 )
 
 __all__ = [
+    "ATTACK_CELL_PREFIX",
+    "BASELINE_PREFIX",
     "METRICS",
     "MetricInfo",
     "at_or_below_quantile",
+    "attack_cell_column",
+    "attack_cell_columns",
+    "attack_cell_name",
+    "baseline_column",
+    "baseline_rules",
     "confusion_counts",
     "confusion_rates",
     "higher_is_better",
@@ -93,6 +100,59 @@ METRICS: dict[str, MetricInfo] = {
 }
 
 
+# --------------------------------------------------------------------------------------------------------------
+# The flat table's column names (a sweep's table, the CSV written from it): the one place they are made and read.
+# Everything else holds the typed results (engine.analysis.Metrics) and flattens them only to write a table.
+
+#: Prefix of the trivial baselines' columns: ``baseline:<rule>:<metric>``.
+BASELINE_PREFIX = "baseline:"
+#: Prefix of the per-(adversary, secret column) attribute-inference columns: ``attribute_inference_cell:<k>:<j>``.
+ATTACK_CELL_PREFIX = "attribute_inference_cell:"
+
+
+def baseline_column(rule: str, metric: str) -> str:
+    """Column of a trivial rule's metric.
+
+    >>> baseline_column("target nobody", "accuracy")
+    'baseline:target nobody:accuracy'
+    """
+    return f"{BASELINE_PREFIX}{rule}:{metric}"
+
+
+def baseline_rules(columns: object, metric: str) -> list[str]:
+    """The rules whose ``metric`` a table's ``columns`` hold (in column order).
+
+    >>> baseline_rules(["accuracy", "baseline:target nobody:accuracy", "baseline:a:b:accuracy"], "accuracy")
+    ['target nobody', 'a:b']
+    """
+    suffix = ":" + metric
+    return [str(c)[len(BASELINE_PREFIX):-len(suffix)] for c in columns  # type: ignore[attr-defined]
+            if isinstance(c, str) and c.startswith(BASELINE_PREFIX) and c.endswith(suffix)]
+
+
+def attack_cell_column(knowledge: str, secret: object) -> str:
+    """Column of one attribute-inference cell's relative protection in one run.
+
+    >>> attack_cell_column("half", 3)
+    'attribute_inference_cell:half:3'
+    """
+    return f"{ATTACK_CELL_PREFIX}{knowledge}:{secret}"
+
+
+def attack_cell_columns(columns: object) -> list[str]:
+    """The attribute-inference cell columns among ``columns`` (in order)."""
+    return [str(c) for c in columns if isinstance(c, str) and c.startswith(ATTACK_CELL_PREFIX)]  # type: ignore[attr-defined]
+
+
+def attack_cell_name(column: str) -> str:
+    """``"<knowledge>:<secret>"`` of a cell column.
+
+    >>> attack_cell_name("attribute_inference_cell:half:3")
+    'half:3'
+    """
+    return column[len(ATTACK_CELL_PREFIX):]
+
+
 def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` (or of its ``<metric>_change``) is better for the program.
 
@@ -105,7 +165,7 @@ def higher_is_better(metric: str) -> bool:
     >>> higher_is_better("protection_singling_out"), higher_is_better("baseline:approve no one:profit")
     (True, True)
     """
-    if str(metric).startswith("baseline:"):  # a trivial rule's metric: baseline:<rule>:<metric>
+    if str(metric).startswith(BASELINE_PREFIX):  # a trivial rule's metric: baseline:<rule>:<metric>
         metric = str(metric).rsplit(":", 1)[-1]
     name = metric[: -len("_change")] if metric.endswith("_change") and metric not in METRICS else metric
     info = METRICS.get(name)

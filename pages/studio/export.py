@@ -149,7 +149,7 @@ if record is not None:
             from engine.workshop import comparison_frame
             from ui.cached import workshop_comparison
 
-            comparison = comparison_frame(workshop_comparison(loaded.prepared.fingerprint, record.workshop.to_json(),
+            comparison = comparison_frame(workshop_comparison(loaded.prepared.fingerprint, record.workshop,
                                                               int(loaded.prepared.d), loaded.prepared.x))
         return html_report(record, figures, tables, workshop=comparison)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.errors import EngineError
+from engine.mechanisms import budgeted_kinds, preselected_kinds
 from engine.validation import check_interval
 from ui.cached import (
     CEILING_BS,
@@ -21,6 +22,7 @@ from ui.figures.theme import exact, fmt, fmt_param
 from ui.runs import recommendation
 from ui.sections.feasibility_example import draw_example1
 from ui.sections.feasibility_recommendation import draw_recommendation
+from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.sections.workshop_pin import draw_pin_budget
 from ui.state import STUDIO_B, STUDIO_DELTA_MAX, STUDIO_EPSILON, get_state, persist, seed_widget
 
@@ -243,8 +245,9 @@ else:
                       help="METRIC>=VALUE or METRIC<=VALUE: accuracy>=0.75, gamma>=0.9 (the measured decision "
                       "agreement — Theorem 1's γ), profit>=90% (of the non-private profit), "
                       "extra_exclusion_errors_population<=10000.")
-        seed_widget("feasibility.rec_mechanisms", ["gaussian", "projection"])
-        r2.multiselect("Mechanisms", ("gaussian", "projection", "jl-laplace"), key="feasibility.rec_mechanisms")
+        seed_widget("feasibility.rec_mechanisms", list(preselected_kinds()))
+        r2.multiselect("Mechanisms", budgeted_kinds(), key="feasibility.rec_mechanisms",
+                       format_func=MECH_LABELS.get)
         seed_widget("feasibility.rec_confidence", 0.95)
         r3.number_input("Confidence", key="feasibility.rec_confidence", min_value=0.5, max_value=0.999, step=0.01)
         st.form_submit_button("Recommend", type="primary", key="feasibility.recommend", icon=":material/explore:")

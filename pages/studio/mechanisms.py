@@ -19,10 +19,10 @@ from ui.common import seed_badge, stop_page, user_errors
 from ui.figures.theme import fmt, fmt_param
 from ui.runs import release_run, run_key
 from ui.sections.mechanisms_form import (
-    HELP_KIND,
     KIND_LABELS,
-    KINDS,
     draw_form,
+    help_kind,
+    kinds,
     on_draw_again,
     starting_config,
 )
@@ -61,10 +61,13 @@ st.caption(
     f"δ = {fmt(candidate.delta)}" + ("" if state.candidate is not None else " (default: the paper's Example 1)")
 )
 
-stored_kind = state.mechanism.KIND if state.mechanism is not None else "projection"
-seed_widget("mechanisms.kind", stored_kind if stored_kind in KINDS else "projection")
+offered = kinds()
+stored_kind = state.mechanism.KIND if state.mechanism is not None else offered[0]
+seed_widget("mechanisms.kind", stored_kind if stored_kind in offered else offered[0])
+if st.session_state["mechanisms.kind"] not in offered:  # a mechanism no longer registered
+    st.session_state["mechanisms.kind"] = offered[0]
 kind = st.radio(
-    "Mechanism", KINDS, key="mechanisms.kind", format_func=KIND_LABELS.get, help=HELP_KIND,
+    "Mechanism", offered, key="mechanisms.kind", format_func=KIND_LABELS.get, help=help_kind(),
     horizontal=True,
 )
 
@@ -101,8 +104,8 @@ if st.session_state.get("mechanisms.stop"):  # the Stop button of the run below 
 
 
 def key_of(a: dict) -> str:
-    return run_key(prepared.fingerprint, loaded.spec.to_json(), a["mechanism"].to_json(), analysis.to_json(),
-                   candidate.to_json(), int(a["seed"]), bool(a["user_seed"]), dataset)
+    return run_key(prepared.fingerprint, loaded.spec.config_key(), a["mechanism"].config_key(),
+                   analysis.config_key(), candidate.config_key(), int(a["seed"]), bool(a["user_seed"]), dataset)
 
 
 def compute(a: dict) -> ReleaseAnalysis:
@@ -140,7 +143,7 @@ if args["user_seed"]:
     st.warning(SEEDED_WARNING, icon=":material/warning:")
 
 
-draw_pin("mechanisms.pin", f"{KIND_LABELS.get(run.kind, run.kind)}, B = {candidate.b:g}, ε = {candidate.epsilon:g}",
+draw_pin("mechanisms.pin", f"{run.label}, B = {candidate.b:g}, ε = {candidate.epsilon:g}",
          lambda label: candidate_from_run(run, label),
          help="Pin this run — its mechanism, guarantee and measured evidence — for the Workshop's comparison.")
 draw_guarantee(run, prepared)

@@ -18,7 +18,7 @@ from ui.sections.tradeoffs_results import (
     draw_distinguishing,
     draw_figure2,
     draw_figure3,
-    draw_jl_curve,
+    draw_noise_profiles,
     draw_privacy_privacy,
     draw_table,
     sweep_view,
@@ -78,7 +78,7 @@ with left:
     draw_privacy_privacy(view)
 with right:
     draw_figure2(view, (state.selected_point or {}).get("b", state.candidate_or_default().b))
-draw_jl_curve(view)
+draw_noise_profiles(view)
 draw_choice(view, state)
 draw_distinguishing(state)
 draw_table(view)

@@ -87,7 +87,7 @@ def test_draw_again_increments_a_user_seed(projection_run):
 def test_gaussian_run_shows_sigma():
     at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("gaussian").run()
-    at.number_input(key="mechanisms.epsilon").set_value(2.0)
+    at.number_input(key="mechanisms.gaussian.epsilon").set_value(2.0)
     run_with_seed(at, "3")
     state = studio(at)
     c = state.candidate_or_default()
@@ -101,7 +101,7 @@ def test_invalid_split_shows_message_and_keeps_the_previous_run():
     at = start_on("mechanisms")
     run_with_seed(at, "1")
     before = dict(at.session_state["mechanisms.args"])
-    at.number_input(key="mechanisms.epsilon2").set_value(1.5)
+    at.number_input(key="mechanisms.projection.epsilon2").set_value(1.5)
     at.button(key="mechanisms.run").click().run()
     assert_clean(at)
     assert any("epsilon2 must be in (0, 1)" in e.value for e in at.error)
@@ -123,10 +123,10 @@ def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
     at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
     assert_clean(at)
-    at.number_input(key="mechanisms.jl_k").set_value(3)
-    at.number_input(key="mechanisms.jl_epsilon").set_value(4.0)
-    at.radio(key="mechanisms.jl_relation").set_value("element")
-    at.radio(key="mechanisms.jl_rule").set_value("paper")
+    at.number_input(key="mechanisms.jl-laplace.k").set_value(3)
+    at.number_input(key="mechanisms.jl-laplace.epsilon").set_value(4.0)
+    at.radio(key="mechanisms.jl-laplace.relation").set_value("element")
+    at.number_input(key="mechanisms.jl-laplace.target_delta").set_value(0.0)  # 0 = the paper's rule
     run_with_seed(at, "5")
     state = studio(at)
     mech = state.mechanism.to_dict()
@@ -156,8 +156,8 @@ def test_jl_laplace_row_wise_target_delta_calibrates_to_the_target():
 
     at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
-    at.number_input(key="mechanisms.b").set_value(1.0)
-    at.number_input(key="mechanisms.jl_target_delta").set_value(1e-4)
+    at.number_input(key="mechanisms.jl-laplace.b").set_value(1.0)
+    at.number_input(key="mechanisms.jl-laplace.target_delta").set_value(1e-4)
     run_with_seed(at, "2")
     mech = studio(at).mechanism.to_dict()
     assert mech["relation"] == "row" and mech["target_delta"] == 1e-4 and mech["b"] == 1.0

@@ -440,7 +440,7 @@ def test_ctrl_c_before_any_output_says_none_was_written(tmp_path, capsys, monkey
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(privatize, "run_release_with_sampler", interrupted)
+    monkeypatch.setattr(privatize, "run_release", interrupted)
     code, _, err = _run(["privatize", "--dataset", "togo-demo", *GAUSS, "--seed", "1", "--output",
                          str(tmp_path / "o.csv"), "--save-config", str(tmp_path / "c.json")], capsys)
     assert code == 130

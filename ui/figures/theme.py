@@ -10,7 +10,9 @@ audience learns them once:
 * ``COLORS["nonprivate"]`` — the non-private baseline;
 * ``COLORS["trivial"]`` — the best rule that uses no data (target nobody, approve everyone, …) and the results no
   better than it;
-* ``MECHANISM_COLORS[kind]`` — one colour per mechanism ``KIND``;
+* ``MECHANISM_COLORS[kind]`` — one colour per mechanism ``KIND``, in registration order
+  (``engine.mechanisms.MECHANISMS``: a mechanism registered later gets the next colour), and the role
+  ``"classic-dp"``;
 * ``SEQUENCE`` — a colour-blind-safe qualitative sequence (Okabe–Ito) for anything else (e.g. one line per γ).
 """
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -50,13 +52,37 @@ COLORS: dict[str, str] = {
     "text": "#1f2a30",
 }
 
-MECHANISM_COLORS: dict[str, str] = {
-    "projection": "#0072B2",
-    "gaussian": "#E69F00",
-    "classic-dp": "#D55E00",
-    "mondrian": "#009E73",
-    "jl-laplace": "#CC79A7",
-}
+#: Colours of the mechanisms, in registration order (Okabe–Ito without vermillion, which means classic DP).
+MECHANISM_PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#CC79A7", "#009E73", "#56B4E9", "#F0E442", "#000000")
+
+
+class _MechanismColors(Mapping):
+    """KIND → colour: the registered mechanisms in order of registration (looked up when asked), and the
+    ``"classic-dp"`` role."""
+
+    ROLES = {"classic-dp": "#D55E00"}
+
+    def _kinds(self) -> list[str]:
+        from engine.mechanisms import MECHANISMS
+
+        return list(MECHANISMS)
+
+    def __getitem__(self, kind: str) -> str:
+        if kind in self.ROLES:
+            return self.ROLES[kind]
+        kinds = self._kinds()
+        if kind not in kinds:
+            raise KeyError(kind)
+        return MECHANISM_PALETTE[kinds.index(kind) % len(MECHANISM_PALETTE)]
+
+    def __iter__(self):
+        return iter([*self._kinds(), *self.ROLES])
+
+    def __len__(self) -> int:
+        return len(self._kinds()) + len(self.ROLES)
+
+
+MECHANISM_COLORS: Mapping[str, str] = _MechanismColors()
 
 FONT_FAMILY = "Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif"
 #: Base font size (px). 16 px axis labels stay readable from the back of a room on a 1080p projector.

@@ -49,12 +49,20 @@ from ui.figures.theme import (
     themed_figure,
 )
 
+
+def _baseline_kind() -> str:
+    """KIND of the non-DP baseline the charts mark (the first registered mechanism without an (ε, δ) guarantee)."""
+    from engine.mechanisms import MECHANISMS
+
+    return next((kind for kind, cls in MECHANISMS.items() if not cls.TAGS.differentially_private), "")
+
+
 #: Marker role → (colour, symbol, legend text prefix).
 ROLE_STYLE: dict[str, tuple[str, str]] = {
     "nonprivate": (COLORS["nonprivate"], "star"),
     "classic_dp": (COLORS["classic_dp"], "star"),
     "chosen": (COLORS["candidate"], "star"),
-    "kanon": (MECHANISM_COLORS["mondrian"], "star-diamond"),
+    "kanon": (MECHANISM_COLORS.get(_baseline_kind(), COLORS["trivial"]), "star-diamond"),
 }
 
 

@@ -40,7 +40,7 @@ def handle_upload(state: StudioState, file: object) -> str | None:
             candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
         problems = table_problems(frame, candidate_spec)
         if not problems:
-            prepared_data(f"upload:{fingerprint}", candidate_spec.to_json(), frame)
+            prepared_data(f"upload:{fingerprint}", candidate_spec, frame)
     except EngineError as exc:
         problems = [exc]
     if linked and not candidate_spec.positive_class and problems and all(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
@@ -80,8 +79,8 @@ def draw_cell_release(state: StudioState, saved: dict, source: str, key: str, va
               on_click=lambda: st.session_state.update({"per_record.fresh_seed": fresh_seed()}),
               help="New noise from the operating system (when no seed is typed).")
     with user_errors():
-        cells = cell_sums_release(key, value, tuple(by), json.dumps(mech_dict), draw_seed, id_columns, frame,
-                             json.dumps(declared or None))
+        cells = cell_sums_release(key, value, tuple(by), sum_mechanism_from_dict(mech_dict), draw_seed, id_columns,
+                                  frame, declared or None)
         public_notes = [n for n in cells.notes if n not in (CONFIDENTIAL_NOTE, COUNTS_NOTE)]
         what = (f"the noisy output, the unbiased and median-unbiased estimates, the {fmt(100 * (1 - cells.beta))} % "
                 "interval and the SD estimated from the output")
@@ -129,7 +128,7 @@ def draw_table1(source: str) -> None:
         walk = toy.copy()
         with user_errors():
             for label, config in TABLE1_EXAMPLES:
-                res = column_losses("table1", "employees", json.dumps(sum_mechanism_from_dict(config).to_dict()),
-                                    "rho", None, (ID_COLUMN,), toy)
+                res = column_losses("table1", "employees", sum_mechanism_from_dict(config), "rho", None,
+                                    (ID_COLUMN,), toy)
                 walk[label] = res.records["loss"].round(6).to_numpy()
         st.dataframe(walk, hide_index=True, width="stretch", key="per_record.table1")

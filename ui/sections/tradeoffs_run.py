@@ -89,7 +89,7 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         estimate_slot = st.empty()  # cleared when the sweep ends: the toast then says how long it took
         estimate = math.nan
         with user_errors(prefix="Time estimate: "):
-            n_workers, estimate = sweep_plan(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers,
+            n_workers, estimate = sweep_plan(prepared.fingerprint, tuple(configs), n_workers,
                                              prepared)
             estimate_slot.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one "
                                "cell; the progress bar refines it). You can stop at any time and keep the finished "

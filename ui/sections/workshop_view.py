@@ -117,8 +117,8 @@ def measure(state: StudioState, index: int, loaded: Any, program: Any) -> None:
     dataset = state.demo_name if state.source == "demo" else None
     analysis = AnalysisConfig(program=program)
     config = ReleaseConfig.of(loaded.spec, mechanism, seed=seed if user_seed else None, dataset=dataset)
-    key = run_key(loaded.prepared.fingerprint, loaded.spec.to_json(), mechanism.to_json(), analysis.to_json(),
-                  candidate.guarantee.to_json(), seed, user_seed, dataset)
+    key = run_key(loaded.prepared.fingerprint, loaded.spec.config_key(), mechanism.config_key(),
+                  analysis.config_key(), candidate.guarantee.config_key(), seed, user_seed, dataset)
     run = release_run(st.session_state, key, loaded.frame, config, analysis, candidate.guarantee, seed)
     evidence = candidate_from_run(run, candidate.label).evidence
     assert evidence is not None  # candidate_from_run always measures
