@@ -1,0 +1,78 @@
+"""Deliberately mis-calibrated copies of real mechanisms, to prove that an audit has teeth.
+
+:func:`scaled_noise` returns a copy of a Gaussian, private-projection or JL + Laplace mechanism whose noise is
+multiplied by ``factor`` (< 1: less noise) while everything else — its configuration, its ``guarantee()``, its
+release code — is the real mechanism's. An audit that passes the real mechanism must flag the copy: it still prints
+the real claim but no longer keeps it. These classes are never registered (:data:`engine.mechanisms.MECHANISMS` does
+not list them), so no command, page or configuration file can reach them.
+
+The per-record sum mechanisms need no class: ``mechanism.with_noise(mechanism.noise * factor)`` is the mutant, audited
+against the original's printed loss; a count release's mutant is its configuration with a smaller Δ_z
+(``dataclasses.replace(config, sensitivity=...)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cached_property
+from typing import Any, ClassVar
+
+from engine.errors import InvalidParameterError
+from engine.mechanisms.gaussian import GaussianMechanism
+from engine.mechanisms.jl_laplace import JLLaplace
+from engine.mechanisms.private_projection import PrivateProjection
+from engine.validation import check_interval
+
+__all__ = ["scaled_noise"]
+
+
+class _ScaledGaussian(GaussianMechanism):
+    NOISE_FACTOR: ClassVar[float] = 1.0
+
+    @cached_property
+    def sigma(self) -> float:
+        return float(GaussianMechanism.sigma.func(self)) * self.NOISE_FACTOR  # type: ignore[attr-defined]
+
+
+class _ScaledProjection(PrivateProjection):
+    NOISE_FACTOR: ClassVar[float] = 1.0
+
+    def sigma1(self, d: int) -> float:
+        return float(PrivateProjection.sigma1(self, d)) * self.NOISE_FACTOR
+
+
+class _ScaledJL(JLLaplace):
+    NOISE_FACTOR: ClassVar[float] = 1.0
+
+    @property
+    def laplace_scale(self) -> float:
+        return float(JLLaplace.laplace_scale.fget(self)) * self.NOISE_FACTOR  # type: ignore[attr-defined]
+
+
+_BASES: tuple[tuple[type, type], ...] = (
+    (GaussianMechanism, _ScaledGaussian),
+    (PrivateProjection, _ScaledProjection),
+    (JLLaplace, _ScaledJL),
+)
+
+
+def scaled_noise(mechanism: Any, factor: float) -> Any:
+    """A copy of ``mechanism`` with its noise scale multiplied by ``factor`` and its printed guarantee unchanged.
+
+    Gaussian: σ; private projection: σ1 (step 3, the only noise at full rank); JL + Laplace: the Laplace scale.
+
+    >>> mech = GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-5)
+    >>> half = scaled_noise(mech, 0.5)
+    >>> round(half.sigma / mech.sigma, 12), half.guarantee().epsilon == mech.guarantee().epsilon
+    (0.5, True)
+    """
+    f = check_interval("factor", factor, 0, None, closed="neither")
+    for base, scaled in _BASES:
+        if isinstance(mechanism, base) and dataclasses.is_dataclass(mechanism):
+            cls = type(f"{base.__name__}NoiseTimes{f:g}", (scaled,), {"NOISE_FACTOR": f, "__module__": __name__})
+            fields = {fld.name: getattr(mechanism, fld.name) for fld in dataclasses.fields(mechanism)}
+            return cls(**fields)
+    raise InvalidParameterError(
+        f"scaled_noise covers the Gaussian, projection and JL + Laplace mechanisms; got {type(mechanism).__name__} "
+        "— for a per-record sum mechanism use mechanism.with_noise(...)"
+    )
