@@ -177,8 +177,10 @@ def _naive_law(counts: np.ndarray, subcounts: np.ndarray | None, config: CountRe
     mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, x.size)
     logp = dl_logpmf(mesh - x[None, :], a).sum(axis=1)
     prob = np.exp(logp)
+    # Each coordinate's log-ratio between two tables, a(|y − x₀| − |y − x₁|), is constant outside [min, max] of
+    # the two centres; the window reaches past both, so it contains a maximiser of the (separable) loss.
     return DiscreteLaw(mesh.astype(np.int64), prob, min(1.0, max(0.0, 1.0 - math.fsum(prob)) + 1e-14),
-                       pointwise=True)
+                       pointwise=True, attains_maximum=True)
 
 
 def _compositions(total: int, parts: int) -> np.ndarray:
@@ -214,7 +216,9 @@ def _congenial_law(counts: np.ndarray, subcounts: np.ndarray | None, previous: n
                                  subcount_bound=bound)
     prob = np.exp(logp)
     omitted = 0.0 if (subcounts is None or bound) else min(1.0, max(0.0, 1.0 - math.fsum(prob)) + 1e-14)
-    return DiscreteLaw(out.astype(np.int64), prob, omitted, pointwise=True)
+    # Free sub-counts (bound not public): log P(c, d) = log P(c) + Σ_j log P(d_j), and each d_j's log-ratio between
+    # the two tables is constant beyond max(sub-counts) + 1 ≤ d_max: the listed window contains a maximiser.
+    return DiscreteLaw(out.astype(np.int64), prob, omitted, pointwise=True, attains_maximum=True)
 
 
 def count_release_law(tables: CoupledTables, side: int, config: CountReleaseConfig, *,

@@ -75,12 +75,17 @@ class DiscreteLaw:
         True when every listed probability is exact and the omitted mass lies on outputs NOT listed (e.g. a
         window of a law known in closed form). False when listed probabilities are sums over part of the noise
         only (a function of windowed noise): each true probability then lies in ``[prob, prob + omitted]``.
+    attains_maximum : bool
+        For a pointwise window: True when the window is known to contain an output of largest loss against any
+        law that lists the same window with this flag (the builder states why, e.g. the log-ratio is constant
+        beyond it). The realised ε over the window is then the exact realised ε.
     """
 
     outputs: np.ndarray
     prob: np.ndarray
     omitted: float = 0.0
     pointwise: bool = False
+    attains_maximum: bool = False
 
     def __post_init__(self) -> None:
         out = np.asarray(self.outputs)
@@ -152,11 +157,14 @@ class ExactAudit:
     resolved_mask: np.ndarray = field(repr=False, compare=False)
     omitted0: float = 0.0
     omitted1: float = 0.0
+    maximum_listed: bool = False
 
     @property
     def exact(self) -> bool:
-        """Whether the figure is exact (complete laws, every output resolved)."""
-        return self.omitted0 == 0.0 and self.omitted1 == 0.0 and self.unresolved_mass == 0.0
+        """Whether ``epsilon`` is the exact realised ε: every listed output resolved (no floor at work) and either
+        complete laws or pointwise windows known to contain the maximiser."""
+        listed_left = self.unresolved_mass - max(self.omitted0, self.omitted1)
+        return self.maximum_listed and listed_left <= 0.0 and self.floor == 0.0
 
     def delta(self, epsilon: float) -> float:
         """Smallest δ of an (ε, δ) statement for this pair (hockey-stick divergence, both directions), over every
@@ -181,8 +189,11 @@ class ExactAudit:
         return float(max(p1[loss > eps].sum(), p0[-loss > eps].sum()))
 
     def describe(self) -> str:
-        if self.exact:
+        if self.exact and self.omitted0 == 0.0 and self.omitted1 == 0.0:
             return f"realised ε = {self.epsilon:.4f} (exact, over all {self.resolved} outputs)"
+        if self.exact:
+            return (f"realised ε = {self.epsilon:.4f} (exact: the {self.resolved} outputs listed, exactly, contain a "
+                    f"largest loss; the {max(self.omitted0, self.omitted1):.2g} of mass beyond them cannot add one)")
         return (f"realised ε ∈ [{self.epsilon_lower:.4f}, {self.epsilon_upper:.4f}] (estimate {self.epsilon:.4f}) over "
                 f"the {self.resolved} outputs of probability ≥ {self.floor:.0e}; the rest carry ≤ "
                 f"{self.unresolved_mass:.1e}")
@@ -246,6 +257,8 @@ def exact_privacy_loss(law0: DiscreteLaw, law1: DiscreteLaw, *, floor: float = 0
         resolved_mask=keep,
         omitted0=o0,
         omitted1=o1,
+        maximum_listed=(o0 == 0.0 and o1 == 0.0)
+        or (law0.pointwise and law1.pointwise and law0.attains_maximum and law1.attains_maximum),
     )
 
 
