@@ -264,11 +264,14 @@ def audit_count_release(tables: CoupledTables, config: CountReleaseConfig, *, ta
     Issue 30's oracle: congenial base, cases (1, 10) and deaths (1, 10) vs (0, 11), (0, 11), total 11, claimed ε = 1
     with Δ_z = 2 (a = 0.25):
 
+    >>> from engine.audit.mutants import with_sensitivity
     >>> from engine.audit.neighbours import coupled_count_tables
     >>> tables = coupled_count_tables(("total", "subcount"), True)
-    >>> config = CountReleaseConfig(epsilon=1.0, public=("total", "subcount"), sensitivity=2.0)
-    >>> round(audit_count_release(tables, config).epsilon, 2)
+    >>> config = CountReleaseConfig(epsilon=1.0, public=("total", "subcount"), sensitivity=4.0)
+    >>> round(audit_count_release(tables, with_sensitivity(config, 2.0)).epsilon, 2)
     1.5
+    >>> round(audit_count_release(tables, config).epsilon, 2)
+    0.84
     """
     fl = (100.0 * tail if config.method == "postprocess" else 0.0) if floor is None else floor
     law0 = count_release_law(tables, 0, config, tail=tail)

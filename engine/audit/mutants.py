@@ -7,12 +7,14 @@ the real claim but no longer keeps it. These classes are never registered (:data
 not list them), so no command, page or configuration file can reach them.
 
 The per-record sum mechanisms need no class: ``mechanism.with_noise(mechanism.noise * factor)`` is the mutant, audited
-against the original's printed loss; a count release's mutant is its configuration with a smaller Δ_z
-(``dataclasses.replace(config, sensitivity=...)``).
+against the original's printed loss. A count release's mutant is its configuration with a smaller Δ_z
+(:func:`with_sensitivity`), built without the configuration's validation — the engine refuses a Δ_z below the one
+the public statistics require (issue 30 §1), and the mutant is exactly such a configuration.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from functools import cached_property
 from typing import Any, ClassVar
@@ -23,7 +25,7 @@ from engine.mechanisms.jl_laplace import JLLaplace
 from engine.mechanisms.private_projection import PrivateProjection
 from engine.validation import check_interval
 
-__all__ = ["scaled_noise"]
+__all__ = ["scaled_noise", "with_sensitivity"]
 
 
 class _ScaledGaussian(GaussianMechanism):
@@ -76,3 +78,19 @@ def scaled_noise(mechanism: Any, factor: float) -> Any:
         f"scaled_noise covers the Gaussian, projection and JL + Laplace mechanisms; got {type(mechanism).__name__} "
         "— for a per-record sum mechanism use mechanism.with_noise(...)"
     )
+
+
+def with_sensitivity(config: Any, sensitivity: float) -> Any:
+    """A copy of a count-release configuration with Δ_z replaced, skipping its validation (a mutant the engine would
+    refuse to build: "the total ignored"). Only the exact-law audit reads it (through ``config.noise_rate``); no
+    release is ever made with it.
+
+    >>> from engine.public_info.count_release import CountReleaseConfig
+    >>> config = CountReleaseConfig(method="postprocess", epsilon=1.0, public=("total",), sensitivity=4.0)
+    >>> with_sensitivity(config, 2.0).noise_rate, config.noise_rate
+    (0.5, 0.25)
+    """
+    value = check_interval("sensitivity", sensitivity, 0, None, closed="neither")
+    out = copy.copy(config)
+    object.__setattr__(out, "sensitivity", float(value))
+    return out
