@@ -65,8 +65,8 @@ def test_gaussian_tdp_audit_keeps_the_claim_and_catches_half_the_noise(calibrati
 
     Why the sizes suffice: half of σ has a true ε of 2.07 (analytic, at δ = 1e-5) and 1.28 (classical, at δ = 1e-3)
     against claims of 1 and 0.9. Over 10 seeds (docs/privacy-audit.md, "Margins") the mutants' bounds ranged
-    1.32–1.41 (analytic, 10⁶) and 0.99–1.08 (classical at 10⁶, hence 2·10⁶ here), and the real mechanisms' stayed
-    ≤ 0.63. The classical calibration is loose (its half-noise copy is only 42 % above its claim), hence
+    1.32–1.41 (analytic, 10⁶) and 0.99–1.08 (classical at 10⁶; 1.05–1.13 at the 2·10⁶ used here), and the real
+    mechanisms' stayed ≤ 0.63. The classical calibration is loose (its half-noise copy is only 42 % above its claim), hence
     δ = 1e-3 there, where the threshold test reaches more of the true ε than at 1e-5.
     """
     mech = GaussianMechanism(b=0.5, epsilon=epsilon, delta=delta, calibration=calibration)
@@ -99,8 +99,8 @@ def test_opendp_sampler_audit_keeps_the_claim_and_catches_half_the_noise():
 
     Not seedable (OS entropy): the real mechanism passes with probability ≥ 1 − 1e-6 (the audit's confidence).
     The half-σ copy (true ε ≈ 2.6 at δ = 0.1): over 200 simulated runs of this experiment with the same law its
-    bound ranged 1.46–2.2 (median 1.76, sd ≈ 0.1), so a bound ≤ 1 is more than 7 sd away; 5 runs through OpenDP
-    in the benchmark gave 1.71–1.83.
+    bound ranged 1.46–2.2 (median 1.76, sd ≈ 0.1), so a bound ≤ 1 is more than 7 sd away; two benchmark
+    runs of 5 audits through OpenDP gave 1.71–1.83 and 1.63–1.84.
     """
     mech = GaussianMechanism(b=0.5, epsilon=1.0, delta=0.1)
     good, _ = opendp_gaussian_audit(mech, 3_000)
