@@ -30,7 +30,8 @@ from engine.data.spec import (
 )
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 
-__all__ = ["MAX_ABS_VALUE", "MIN_ROWS", "TableProblem", "TooFewRowsError", "row_label", "table_problems", "validate_table"]
+__all__ = ["MAX_ABS_VALUE", "MIN_ROWS", "DropImpact", "TableProblem", "TooFewRowsError", "drop_impact", "row_label",
+           "table_problems", "validate_table"]
 
 #: Fewest data rows a table must have.
 MIN_ROWS = 20
@@ -114,10 +115,27 @@ def _parse_numeric(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return values, _present(series) & np.isnan(values)
 
 
+def _text_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """(codes, distinct cells) of a column of text cells and gaps (``pd.factorize``; code -1 = NaN/None), or None
+    when some cell is not text (numbers and booleans would be merged by value: 1, 1.0 and True are one key)."""
+    try:
+        codes, uniques = pd.factorize(series.astype(object).to_numpy(), use_na_sentinel=True)
+    except TypeError:  # unhashable cells
+        return None
+    if not all(isinstance(u, str) for u in uniques):
+        return None
+    return codes, np.asarray(uniques, dtype=object)
+
+
 def _present(series: pd.Series) -> np.ndarray:
     """Mask of the cells that hold a value (not NaN/None/empty text/'NA'); ±inf counts as present."""
     if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype):
         return series.notna().to_numpy(dtype=bool)
+    coded = _text_codes(series)
+    if coded is not None:  # the common case (a text column read from a file): each distinct text checked once
+        codes, uniques = coded
+        ok = np.array([u.strip().lower() not in _NA_TEXT for u in uniques], dtype=bool)
+        return (codes >= 0) & np.append(ok, False)[codes]
     values = series.astype(object)
     blank = _stripped(values).str.lower().isin(_NA_TEXT).to_numpy(dtype=bool)  # non-text cells give NaN: False
     return ~pd.isna(values.to_numpy()) & ~blank
@@ -133,8 +151,15 @@ def _stripped(values: pd.Series) -> pd.Series:
 
 def _texts(series: pd.Series) -> np.ndarray:
     """Every cell as its level text (:func:`_level_text`); missing cells as ''."""
-    present = _present(series)
     out = np.full(len(series), "", dtype=object)
+    if not (pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype)):
+        coded = _text_codes(series)
+        if coded is not None:  # text cells and gaps: each distinct text stripped once
+            codes, uniques = coded
+            labels = np.array([u.strip() if u.strip().lower() not in _NA_TEXT else "" for u in uniques] + [""],
+                              dtype=object)
+            return labels[codes]
+    present = _present(series)
     values = series.astype(object).to_numpy()
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
         distinct, inverse = np.unique(values[present].astype(np.float64), return_inverse=True)
@@ -408,16 +433,7 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
             continue
         present[column] = _present(frame.iloc[:, lookup[column]])
     for column in dict.fromkeys(c for c, _, _ in checks):
-        if column not in present:
-            continue
-        rule = rules.get(column)
-        cat = categorical.get(column) if column in spec.features else None
-        drops = (
-            column == spec.target
-            or (rule is not None and rule.action == "drop")
-            or (rule is None and spec.drop_missing and not (cat is not None and cat.missing_level))
-        )
-        if drops and not present[column].all():
+        if column in present and _drops_gaps(spec, column) and not present[column].all():
             keep &= present[column]
             decoded.dropped[column] = int((~present[column]).sum())
     rows = np.flatnonzero(keep)
@@ -563,6 +579,69 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
             )
         )
     return problems, decoded
+
+
+def _drops_gaps(spec: DataSpec, column: str) -> bool:
+    """Whether a missing cell of the used ``column`` drops its row under ``spec`` (the target's always do)."""
+    rule = (spec.missing or {}).get(column)
+    cat = (spec.categorical or {}).get(column) if column in spec.features else None
+    return (
+        column == spec.target
+        or (rule is not None and rule.action == "drop")
+        or (rule is None and spec.drop_missing and not (cat is not None and cat.missing_level))
+    )
+
+
+@dataclass(frozen=True)
+class DropImpact:
+    """How many rows the missing-value rules of a spec keep, and what each dropping column costs (internal counts
+    of the data, for the data holder: not private).
+
+    Attributes
+    ----------
+    rows : int
+        Rows of the table.
+    kept : int
+        Rows kept by the spec's missing-value rules (the n a release would have, before any other problem).
+    missing : dict of str to int
+        Used column whose gaps drop rows → its missing cells.
+    only : dict of str to int
+        The same columns → rows dropped for that column alone (present in every other dropping column): the rows
+        kept would grow by this much if its gaps were filled (or the column left out) instead.
+    """
+
+    rows: int
+    kept: int
+    missing: dict[str, int]
+    only: dict[str, int]
+
+
+def drop_impact(frame: pd.DataFrame, spec: DataSpec) -> DropImpact:
+    """The rows ``spec`` keeps and the rows each column whose gaps are dropped costs (see :class:`DropImpact`).
+
+    Columns the table lacks are skipped (:func:`table_problems` reports them).
+
+    >>> frame = pd.DataFrame({"a": [1, None, 3, None, 5], "b": [None, 2, 3, None, 5], "c": [1, 2, 3, 4, None]})
+    >>> impact = drop_impact(frame, DataSpec(("a", "b", "c"), drop_missing=True))
+    >>> impact.kept, impact.missing, impact.only
+    (1, {'a': 2, 'b': 2, 'c': 1}, {'a': 1, 'b': 1, 'c': 1})
+    """
+    names = [str(c) for c in frame.columns]
+    gaps: dict[str, np.ndarray] = {}
+    for column in spec.columns:
+        if column in names and names.count(column) == 1 and _drops_gaps(spec, column):
+            missing = ~_present(frame.iloc[:, names.index(column)])
+            if missing.any():
+                gaps[column] = missing
+    lost = np.zeros(len(frame), dtype=int)
+    for missing in gaps.values():
+        lost += missing
+    return DropImpact(
+        rows=len(frame),
+        kept=int((lost == 0).sum()),
+        missing={c: int(m.sum()) for c, m in gaps.items()},
+        only={c: int((m & (lost == 1)).sum()) for c, m in gaps.items()},
+    )
 
 
 def _fill_number(value: float | str | None, column: str, is_date: bool) -> float | TableProblem:

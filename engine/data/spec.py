@@ -36,6 +36,7 @@ __all__ = [
     "METHODS",
     "MISSING_LEVEL",
     "OTHER_LEVEL",
+    "SCALED_SPREAD",
     "Categorical",
     "DataSpec",
     "FeatureKind",
@@ -47,11 +48,13 @@ __all__ = [
     "privacy_note",
 ]
 
-Method = Literal["clip", "maxnorm", "bounds"]
+Method = Literal["clip", "scaled", "maxnorm", "bounds"]
 
 #: Normalisation methods and their one-line descriptions (for the UI's radio buttons and the CLI's help).
 METHODS: dict[str, str] = {
     "clip": "scale each row whose norm exceeds 1 back onto the unit sphere (others unchanged)",
+    "scaled": "divide every row by 2√m (m features, a text feature counted once) so a typical row has length ½, "
+              "then scale the few rows still longer than 1 back onto the unit sphere",
     "maxnorm": "divide every row by the largest row norm in the data (the authors' code)",
     "bounds": "map public per-feature bounds onto the unit ball; no statistic of the data is used",
 }
@@ -68,12 +71,18 @@ class Normalization(Serializable):
 
     Parameters
     ----------
-    method : {"clip", "maxnorm", "bounds"}
+    method : {"clip", "scaled", "maxnorm", "bounds"}
         ``clip`` (default): after centring/scaling, rows of norm > 1 are scaled to norm 1.
+        ``scaled``: after centring/scaling, every row is divided by :data:`SCALED_SPREAD` × √m, with m the number of
+        feature groups (a numeric feature, a text feature's one-hot group and a missing-indicator count 1 each), and
+        rows still longer than 1 are scaled to norm 1. A standardised feature adds about 1 to a row's squared length
+        and a one-hot group exactly 1, so a typical row lands at length ½ and only rows more than twice the typical
+        length are clipped — ``clip`` clips nearly every row once there are two features (or one numeric and one
+        text feature). The suggested default for an uploaded table (:func:`engine.data.profile.suggest_spec`).
         ``maxnorm``: every row is divided by the largest row norm (the authors' replication code).
         ``bounds``: public per-feature bounds ``lower``/``upper`` define the map; the data are not consulted.
     standardize : bool
-        Centre and scale each column before the row map. For ``clip`` and ``maxnorm`` this uses the column's
+        Centre and scale each column before the row map. For ``clip``, ``scaled`` and ``maxnorm`` this uses the column's
         sample mean and standard deviation (population sd, ``ddof=0``) — statistics of the sensitive data. For
         ``bounds`` it uses the midpoint and half-width of the public bounds (data-independent); without it,
         ``bounds`` divides each feature by ``max(|lower|, |upper|)`` and keeps 0 at 0.
@@ -97,7 +106,7 @@ class Normalization(Serializable):
 
     PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
         "method": Choice(tuple(METHODS), label="normalization method",
-                         hint="clip (default), maxnorm (authors' code) or bounds"),
+                         hint="clip (default), scaled (suggested for uploads), maxnorm (authors' code) or bounds"),
         "standardize": Flag(),
     }
 
@@ -129,7 +138,7 @@ class Normalization(Serializable):
     @property
     def data_independent(self) -> bool:
         """True when the map uses no statistic of the data (public bounds, or clipping raw values)."""
-        return self.method == "bounds" or (self.method == "clip" and not self.standardize)
+        return self.method == "bounds" or (self.method in ("clip", "scaled") and not self.standardize)
 
     def describe(self) -> str:
         """One sentence saying what the preparation does."""
@@ -148,12 +157,17 @@ class Normalization(Serializable):
             if self.standardize
             else "Use the features as they are (no standardisation)"
         )
-        second = (
-            "then scale each row whose L2 norm exceeds 1 back to norm 1"
-            if self.method == "clip"
-            else "then divide every row by the largest row L2 norm in the data"
-        )
+        second = {
+            "clip": "then scale each row whose L2 norm exceeds 1 back to norm 1",
+            "scaled": f"then divide every row by {SCALED_SPREAD:g}√m (m = the number of features, a text feature "
+                      "counted once: each adds about 1 to a standardised row's squared length, so a typical row "
+                      "has length ½) and scale the few rows still longer than 1 back to norm 1",
+        }.get(self.method, "then divide every row by the largest row L2 norm in the data")
         return f"{first}, {second}."
+
+
+#: ``scaled`` divides each row by this multiple of √m: a typical standardised row lands at length 1/SCALED_SPREAD.
+SCALED_SPREAD = 2.0
 
 
 def _float_tuple(name: str, values: Any) -> tuple[float, ...]:
