@@ -11,9 +11,12 @@ Examples::
 
 Reads the table, prepares the feature columns (into the unit L2 ball, as ``--normalize`` says), runs the
 mechanism, writes the privatized features (CSV, or Parquet for ``.parquet``/``.pq``; same column names, values on
-the prepared scale) and prints a JSON summary: the guarantee, the noise scale, the time taken, the data
-fingerprint (never the data) and the full configuration, which ``--config`` reads back. Flags override the
-configuration's fields. Without ``--seed`` the noise comes from the operating system's entropy — for the Gaussian
+the prepared scale) and, beside them, ``<output>.guarantee.json`` — the guarantee, the noise scale, the preparation
+and the configuration, so the release and its guarantee travel together (never the internal counts of the data) —
+and prints a JSON summary: the guarantee, the noise scale, the time taken, the data fingerprint (never the data)
+and the full configuration, which ``--config`` reads back. Flags override the configuration's fields. Without
+``--features`` (and without a configuration) the features are the ones the Studio suggests for the table, as for
+``sweep`` and ``recommend`` (:func:`engine.cli._dataset.default_spec`). Without ``--seed`` the noise comes from the operating system's entropy — for the Gaussian
 mechanism drawn by OpenDP's vetted sampler (``--sampler opendp``, the default there); with a seed the output is
 reproducible and NOT private (numpy's sampler; ``--sampler opendp`` with a seed is refused).
 """
@@ -27,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from engine.cli._common import parse_float_list, print_json
+from engine.cli._common import _jsonable, parse_float_list, print_json
 from engine.cli._data_flags import add_data_flags, apply_data_flags, feature_width
 from engine.data.preparation import (
     METHODS,
@@ -89,7 +92,9 @@ def register(subparsers) -> None:
     source.add_argument("--input", metavar="FILE", help="CSV or Parquet table")
     source.add_argument("--dataset", metavar="NAME", help="built-in demo dataset (togo-demo, nigeria-demo, …)")
     parser.add_argument("--config", metavar="FILE", help="saved release configuration (JSON)")
-    parser.add_argument("--features", metavar="COLS", help="comma-separated feature columns")
+    parser.add_argument("--features", metavar="COLS",
+                        help="comma-separated feature columns (default: the configuration's, the demo's, or the "
+                             "columns the Studio suggests for the table — as sweep and recommend)")
     parser.add_argument("--target", metavar="COL", help="outcome column to record in the data spec (not released)")
     parser.add_argument("--mechanism", metavar="KIND", help=f"one of: {', '.join(sorted(MECHANISMS))}")
     group = parser.add_argument_group("mechanism parameters")
@@ -121,7 +126,9 @@ def register(subparsers) -> None:
         help="noise sampler: opendp (vetted, OS entropy; the default for --mechanism gaussian without --seed) or "
         "numpy (floating point; the only choice with --seed or for the other mechanisms)",
     )
-    parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
+    parser.add_argument("--output", metavar="FILE", required=True,
+                        help="where to write (.csv, .parquet or .pq); the guarantee goes beside it, in "
+                             "FILE.guarantee.json (never over an existing file)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
     add_engine_arguments(parser)  # --engine dask and its flags (engine.scale)
     parser.set_defaults(func=run)
@@ -222,7 +229,8 @@ def _bounds(args: argparse.Namespace, features: tuple[str, ...]) -> tuple[tuple[
     return None
 
 
-def _data_spec(args: argparse.Namespace, base: DataSpec | None, columns: list[str], notes: list[str]) -> DataSpec:
+def _data_spec(args: argparse.Namespace, base: DataSpec | None, frame, notes: list[str]) -> DataSpec:
+    columns = [str(c) for c in frame.columns]
     if args.features is not None:
         features = tuple(f.strip() for f in args.features.split(",") if f.strip())
         if not features:
@@ -230,7 +238,17 @@ def _data_spec(args: argparse.Namespace, base: DataSpec | None, columns: list[st
     elif base is not None:
         features = base.features
     else:
-        raise InvalidParameterError("name the feature columns with --features (comma-separated) or give --config")
+        # One rule with sweep and recommend: the spec the Studio suggests for the table (its features, encodings and
+        # rule for gaps; the normalisation flags below still apply).
+        from engine.cli._dataset import default_spec
+
+        suggested = default_spec(frame, args.target, None)
+        if not suggested.features:
+            raise InvalidParameterError(
+                "no column of the input can be suggested as a feature — name the feature columns with --features")
+        notes.append(f"no --features: the suggested features {', '.join(suggested.features)} (as the app and sweep "
+                     "suggest them)")
+        base, features = suggested, suggested.features
     norm = base.normalization if base is not None else Normalization()
     method = args.normalize or norm.method
     standardize = norm.standardize if args.standardize is None else args.standardize
@@ -271,6 +289,47 @@ def _write(frame, path: Path) -> None:
         raise InvalidParameterError(f"cannot write the output file {str(path)!r}: {exc.strerror or exc}") from None
 
 
+def guarantee_path(output: Path) -> Path:
+    """Where the guarantee of a release written to ``output`` goes: ``<output>.guarantee.json``.
+
+    >>> guarantee_path(Path("out/private.csv")).as_posix()
+    'out/private.csv.guarantee.json'
+    """
+    return output.with_name(output.name + ".guarantee.json")
+
+
+def guarantee_document(summary: dict[str, Any]) -> dict[str, Any]:
+    """What travels with the release: the guarantee, the noise, the preparation and the configuration — never the
+    internal counts of the data (rows dropped, cells clipped: statistics of the confidential data)."""
+    preparation = {k: v for k, v in summary["preparation"].items() if k != "internal_not_private"}
+    keys = ("output", "rows", "columns", "mechanism", "guarantee", "noise_sd_per_coordinate", "seeded", "seed",
+            "warning", "data", "config", "sampler")
+    return {**{k: summary[k] for k in keys if k in summary}, "preparation": preparation}
+
+
+def _write_guarantee(path: Path, text: str) -> None:
+    """``text`` into ``path`` atomically and never over an existing file: a new temporary file beside it, flushed,
+    then published under the name with ``link`` (which fails if the name exists). The reliability branch's
+    ``engine.output_files.write_text(path, text, overwrite=…)`` does the same; use it once merged."""
+    import os
+    import tempfile
+
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.partial-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(temporary, path)
+    except FileExistsError:
+        raise InvalidParameterError(f"the guarantee file {str(path)!r} appeared while the release ran — nothing was "
+                                    "written over it; move it away and run again") from None
+    except OSError as exc:
+        raise InvalidParameterError(f"cannot write the guarantee file {str(path)!r}: {exc.strerror or exc}") from None
+    finally:
+        os.unlink(temporary)
+
+
 def run(args: argparse.Namespace) -> int:
     check_engine_flags(args)
     if args.engine == "dask":
@@ -282,6 +341,13 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"--output must end in .csv, .parquet or .pq; got {args.output!r}")
     inputs = [("--input", args.input), ("--config", args.config), ("--bounds-file", args.bounds_file)]
     check_output_path(output, inputs=inputs)  # writable and not an input — before any work
+    guarantee_file = guarantee_path(output)
+    check_output_path(guarantee_file, flag="--output's guarantee file", inputs=[*inputs, ("--output", output)])
+    if guarantee_file.exists() or guarantee_file.is_symlink():
+        raise InvalidParameterError(
+            f"the guarantee file {str(guarantee_file)!r} (written beside --output) exists already — move it away or "
+            "choose another --output; a release's guarantee is never overwritten"
+        )
     if args.save_config:
         check_output_path(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", output)])
 
@@ -300,7 +366,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError("name the data with --input FILE or --dataset NAME (or a --config made on a demo)")
 
     notes: list[str] = []
-    spec = _data_spec(args, base_spec, [str(c) for c in frame.columns], notes)
+    spec = _data_spec(args, base_spec, frame, notes)
     mechanism = _mechanism_dict(args, config.mechanism if config else None, feature_width(frame, spec))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
@@ -329,7 +395,10 @@ def run(args: argparse.Namespace) -> int:
         },
         "seconds_total": time.perf_counter() - started,
         "notes": notes,
+        "guarantee_file": str(guarantee_file),
     }
+    _write_guarantee(guarantee_file, json.dumps(_jsonable(guarantee_document(summary)), indent=2, allow_nan=False,
+                                                ensure_ascii=False) + "\n")
     print_json(summary)
     return 0
 

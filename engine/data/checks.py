@@ -684,7 +684,11 @@ def _decode_categorical(
             return _missing_problem(missing, column, "feature column", "features", categorical=True)
     kept = texts[keep]
     kept_missing = is_missing[keep] if cat.missing_level else np.zeros(kept.size, dtype=bool)
-    levels = cat.levels or tuple(sorted({t for t in kept[~kept_missing]}))
+    if cat.levels:
+        levels = cat.levels
+    else:
+        found, counts = np.unique(kept[~kept_missing].astype(str), return_counts=True)
+        levels = tuple(str(t) for t, c in zip(found, counts, strict=True) if c >= max(cat.min_count, 1))
     known = np.isin(kept, levels) | kept_missing
     if not cat.other and not known.all():
         i = int(np.argmax(~known))

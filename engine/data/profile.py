@@ -346,9 +346,10 @@ def suggestion(frame: pd.DataFrame, target: str | None = None) -> Suggestion:
                 left_out[column] = f"with the suggested rows: {problem}"
                 features.remove(column)
         elif any(isinstance(p, TooFewRowsError) for p in problems):
-            worst = max((c for c in impact.missing if c in features), key=impact.missing.__getitem__, default=None)
-            if worst is None:
+            gappy = [c for c in impact.missing if c in features]
+            if not gappy:
                 break
+            worst = max(gappy, key=impact.missing.__getitem__)
             left_out[worst] = (f"missing in {impact.missing[worst]:,} of {n:,} rows: with it, too few rows are left "
                                "once the rows with gaps are dropped — add it with a public fill value")
             features.remove(worst)

@@ -29,7 +29,7 @@ import numpy as np
 from engine.constraints import Choice, Constraint, Flag, check_declared
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_bool, check_choice, check_real
+from engine.validation import check_bool, check_choice, check_integer, check_real
 
 __all__ = [
     "INDICATOR_SUFFIX",
@@ -293,6 +293,12 @@ class Categorical(Serializable):
     missing_level : bool
         Encode a missing cell as the level ``"(missing)"`` (its own column ``"<column>=(missing)"``) instead of
         dropping or filling it.
+    min_count : int
+        Group rare levels: read the levels from the data (``levels`` empty) and keep as a column only those held
+        by at least ``min_count`` of the rows kept; every other value goes to ``"<column>=(other)"`` (implies
+        ``other``). 0 (the default): no grouping. Which levels are rare is read from the data, so it is flagged
+        as not private like every level list read from the data. Left out of :meth:`to_dict` at 0, so a spec
+        without it keeps its JSON (and the data fingerprint) from before it existed.
 
     Examples
     --------
@@ -300,12 +306,15 @@ class Categorical(Serializable):
     {'levels': ['Biscoe', 'Dream'], 'levels_from_data': False, 'other': True, 'missing_level': False}
     >>> Categorical().levels_from_data, Categorical().other
     (True, False)
+    >>> Categorical(min_count=30).to_dict()
+    {'levels': [], 'levels_from_data': True, 'other': True, 'missing_level': False, 'min_count': 30}
     """
 
     levels: tuple[str, ...] = ()
     levels_from_data: bool = False
     other: bool | None = None
     missing_level: bool = False
+    min_count: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.levels, str) or not isinstance(self.levels, Iterable):
@@ -327,10 +336,29 @@ class Categorical(Serializable):
         check_bool("levels_from_data", self.levels_from_data)
         if not levels:
             object.__setattr__(self, "levels_from_data", True)
+        object.__setattr__(self, "min_count", check_integer(
+            "min_count", self.min_count, 0, None, hint="rows a level needs to keep its own column; 0 = no grouping"))
+        if self.min_count:
+            if levels:
+                raise InvalidParameterError(
+                    f"grouping levels seen in fewer than {self.min_count} rows reads the levels from the data; got "
+                    f"typed levels too ({_shown_levels(list(levels))}) — remove the levels or the grouping"
+                )
+            if self.other is False:
+                raise InvalidParameterError(
+                    "grouping rare levels puts them into '(other)'; other=False leaves them nowhere — remove other=False"
+                )
+            object.__setattr__(self, "other", True)
         if self.other is None:
             object.__setattr__(self, "other", not self.levels_from_data)
         check_bool("other", self.other)
         check_bool("missing_level", self.missing_level)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if not out.get("min_count"):
+            out.pop("min_count", None)
+        return out
 
 
 def _level_text(value: Any) -> str:
@@ -638,6 +666,9 @@ def preparation_steps(spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | No
         if cat.levels_from_data:
             shown = (levels or {}).get(column, cat.levels)
             listed = f" ({_shown_levels(list(shown))})" if shown else ""
+            if cat.min_count:
+                tail = tail.replace(f"{OTHER_LEVEL!r} for any other value",
+                                    f"{OTHER_LEVEL!r} for the levels held by fewer than {cat.min_count} rows")
             steps.append(
                 f"{column!r} is one-hot encoded with the levels read from the data{listed}{tail} — not private."
             )
@@ -671,11 +702,13 @@ def preparation_notes(
         if cat.levels_from_data:
             shown = (levels or {}).get(column, cat.levels)
             listed = f" ({_shown_levels(list(shown))})" if shown else ""
+            rare = (f" (and which levels are held by fewer than {cat.min_count} rows, grouped into "
+                    f"{OTHER_LEVEL!r})" if cat.min_count else "")
             notes.append(
-                f"Not private by itself: the levels of {column!r}{listed} were read from the data — the list of "
-                f"levels is a statistic of the sensitive data (a rare level can reveal that one record is present) "
-                f"and is not covered by the mechanism's guarantee. Type the levels from public knowledge (a code "
-                f"list, a questionnaire) to cover it."
+                f"Not private by itself: the levels of {column!r}{listed} were read from the data{rare} — the list "
+                f"of levels is a statistic of the sensitive data (a rare level can reveal that one record is "
+                f"present) and is not covered by the mechanism's guarantee. Type the levels from public knowledge "
+                f"(a code list, a questionnaire) to cover it."
             )
     if rows_dropped > 0 or spec.drop_missing or any(r.action == "drop" for r in (spec.missing or {}).values()):
         notes.append(
