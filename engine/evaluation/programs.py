@@ -101,6 +101,7 @@ from engine.evaluation.lending import (
 from engine.evaluation.logistic import MAX_STEPS, LogisticFit, fit_logistic
 from engine.evaluation.metrics import (
     METRICS,
+    ROUNDING_NOISE,
     MetricInfo,
     _ratio,
     at_or_below_quantile,
@@ -387,6 +388,12 @@ def beaten_by(value: float, baselines: Mapping[str, Mapping[str, float]], metric
     ['approve all']
     >>> beaten_by(-9.0, {"approve all": {"profit": -9.0}, "approve none": {"profit": -4.0}}, "profit")
     ['approve none', 'approve all']
+
+    Values that differ by floating-point rounding only (:data:`~engine.evaluation.metrics.ROUNDING_NOISE`, e.g. a
+    mean of five equal profits against that profit) tie, and a tie is no better:
+
+    >>> beaten_by(15502106.789999997, {"approve everyone": {"profit": 15502106.79}}, "profit")
+    ['approve everyone']
     """
     v = float(value)
     if not math.isfinite(v):
@@ -397,7 +404,8 @@ def beaten_by(value: float, baselines: Mapping[str, Mapping[str, float]], metric
         b = metrics.get(metric)
         if b is None or not math.isfinite(float(b)):
             continue
-        if (up and float(b) >= v) or (not up and float(b) <= v):
+        slack = ROUNDING_NOISE * max(abs(float(b)), abs(v))
+        if (up and float(b) >= v - slack) or (not up and float(b) <= v + slack):
             out.append(name)
     scores = {name: float(baselines[name][metric]) for name in out}
     return sorted(out, key=lambda name: -scores[name] if up else scores[name])  # stable: ties keep their order

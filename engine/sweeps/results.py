@@ -21,6 +21,7 @@ from engine.analysis import (
     mean_interval,
 )
 from engine.errors import InvalidParameterError
+from engine.evaluation.metrics import ROUNDING_NOISE
 from engine.evaluation.programs import higher_is_better
 from engine.sweeps.grid import AI_CELL_PREFIX, DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, Budget, SweepConfig
 from engine.validation import check_choice, check_interval
@@ -196,8 +197,10 @@ class SweepResult:
             found = ""
             for rule in rules:
                 b = row.get(f"{baseline_column(rule, name)}_mean")
+                # values that differ by floating-point rounding only tie (a mean of 5 equal profits ≠ that profit)
+                slack = ROUNDING_NOISE * max(abs(b), abs(best)) if b is not None and best is not None else 0.0
                 if b is not None and np.isfinite(b) and best is not None and np.isfinite(best) and (
-                        (up and b >= best) or (not up and b <= best)):
+                        (up and b >= best - slack) or (not up and b <= best + slack)):
                     found = rule
                     break
             out.append(found)
