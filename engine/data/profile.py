@@ -360,6 +360,50 @@ def suggestion(frame: pd.DataFrame, target: str | None = None) -> Suggestion:
     return Suggestion(spec=spec, left_out=left_out, rows=n, kept=impact.kept)
 
 
+def unusable(frame: pd.DataFrame, profile: pd.DataFrame | None = None) -> str | None:
+    """Why no choice in the app can make ``frame`` usable — the only reasons an upload is refused once it is read
+    (issue 34: a table was refused for a consequence of the suggested preparation) — or None.
+
+    * fewer than :data:`MIN_ROWS` data rows (no choice adds rows);
+    * no column could be a feature: every column is empty, holds one value only, or — for numbers — fewer than two
+      different finite values within the range the engine computes with. An identifier, a date, a text column with
+      many levels, a mostly-missing column can all be chosen on the Data page, so they do not count here.
+
+    ``profile`` is :func:`column_profile` of ``frame`` when already computed.
+
+    >>> unusable(pd.DataFrame({"a": [5] * 30, "b": [None] * 30}))
+    'no column has two different usable values (a: one value only; b: empty) — such columns are what a release privatizes; add the columns with the data'
+    >>> unusable(pd.DataFrame({"a": range(19)}))
+    'the table has 19 data rows; at least 20 are needed — add rows (protection and accuracy estimates on fewer records are meaningless)'
+    >>> unusable(pd.DataFrame({"id": [f"p{i}" for i in range(30)]})) is None  # an identifier can still be chosen
+    True
+    """
+    from engine.data.checks import MAX_ABS_VALUE
+
+    if len(frame) < MIN_ROWS:
+        return (f"the table has {len(frame)} data row{'s' if len(frame) != 1 else ''}; at least {MIN_ROWS} are needed "
+                "— add rows (protection and accuracy estimates on fewer records are meaningless)")
+    profile = column_profile(frame) if profile is None else profile
+    why: list[str] = []
+    for i, row in enumerate(profile.itertuples(index=False)):
+        if row.distinct == 0:
+            why.append(f"{row.column}: empty")
+            continue
+        if row.distinct < 2:
+            why.append(f"{row.column}: one value only")
+            continue
+        if row.kind not in ("numeric", "boolean"):
+            return None  # text or dates: an encoding or a date declaration makes it a feature
+        values, _ = _parse_numeric(frame.iloc[:, i])
+        usable = values[np.isfinite(values) & (np.abs(values) <= MAX_ABS_VALUE)]
+        if np.unique(usable).size >= 2:
+            return None
+        why.append(f"{row.column}: fewer than two finite values")
+    shown = "; ".join(why[:6]) + (f"; … ({len(why) - 6} more)" if len(why) > 6 else "")
+    return (f"no column has two different usable values ({shown}) — such columns are what a release privatizes; add "
+            "the columns with the data")
+
+
 def suggest_spec(frame: pd.DataFrame, target: str | None = None) -> DataSpec:
     """The spec of :func:`suggestion` (the default :class:`DataSpec` for an upload).
 
@@ -429,5 +473,6 @@ __all__ = [
     "level_counts",
     "suggest_spec",
     "suggestion",
+    "unusable",
     "with_target",
 ]
