@@ -116,7 +116,7 @@ def upload_suggestion(data_key: str, _frame: pd.DataFrame):
     missing value dropped, 'scaled'."""
     from engine.data.profile import suggestion
 
-    return suggestion(_frame)
+    return suggestion(_frame, profile=table_profile(data_key, _frame))
 
 
 def default_upload_spec(data_key: str, _frame: pd.DataFrame) -> DataSpec:

@@ -118,13 +118,17 @@ def _parse_numeric(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 def _text_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     """(codes, distinct cells) of a column of text cells and gaps (``pd.factorize``; code -1 = NaN/None), or None
     when some cell is not text (numbers and booleans would be merged by value: 1, 1.0 and True are one key)."""
+    # A pandas string column (pyarrow-backed, what a CSV's text reads as) is factorized as it is: converting it to
+    # Python objects first cost most of the time of a wide table's checks.
+    values = series if isinstance(series.dtype, pd.StringDtype) else series.astype(object).to_numpy()
     try:
-        codes, uniques = pd.factorize(series.astype(object).to_numpy(), use_na_sentinel=True)
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
     except TypeError:  # unhashable cells
         return None
+    uniques = np.asarray(uniques, dtype=object)
     if not all(isinstance(u, str) for u in uniques):
         return None
-    return codes, np.asarray(uniques, dtype=object)
+    return np.asarray(codes), uniques
 
 
 def _present(series: pd.Series) -> np.ndarray:

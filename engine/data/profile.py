@@ -227,7 +227,7 @@ def _top_share(series: pd.Series) -> tuple[float, str, int, int]:
     return (top / present if present else 0.0), value, top, present
 
 
-def suggestion(frame: pd.DataFrame, target: str | None = None) -> Suggestion:
+def suggestion(frame: pd.DataFrame, target: str | None = None, *, profile: pd.DataFrame | None = None) -> Suggestion:
     """Default :class:`DataSpec` for an upload, and why every other column is left out; each choice is a
     suggestion for the data holder to review.
 
@@ -246,7 +246,7 @@ def suggestion(frame: pd.DataFrame, target: str | None = None) -> Suggestion:
     * normalisation: ``scaled`` (standardise, divide every row by 2√m, clip the few longer rows): unlike ``clip``
       it keeps the rows' lengths when numeric and text features are mixed (see :class:`Normalization`).
 
-    Column order follows the table.
+    Column order follows the table. ``profile``: :func:`column_profile` of ``frame`` when already computed.
 
     Examples
     --------
@@ -260,7 +260,7 @@ def suggestion(frame: pd.DataFrame, target: str | None = None) -> Suggestion:
     >>> sorted(s.left_out)
     ['gap', 'id', 'rare']
     """
-    profile = column_profile(frame)
+    profile = column_profile(frame) if profile is None else profile
     names = list(profile["column"])
     if target is not None and target not in names:
         raise InvalidParameterError(f"the table has no column {target!r} to use as the target")
