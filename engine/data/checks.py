@@ -307,18 +307,21 @@ def _value_problem(values: np.ndarray, rows: np.ndarray, column: str, role_text:
     inf = np.isinf(values)
     if inf.any():
         first = int(rows[np.argmax(inf)])
+        fix = "remove it from the features" if control == "features" else "choose another column"
         return TableProblem(
-            f"{role_text} {column!r} has an infinite value in {row_label(first)} — replace it with a finite "
-            f"number or drop the row",
+            f"{role_text} {column!r} has an infinite value in {row_label(first)} — {fix}, or replace the value "
+            f"with a finite number in the file",
             control=control, column=column, row=first,
         )
     huge = np.abs(values) > MAX_ABS_VALUE
     if huge.any():
         i = int(np.argmax(huge))
         first = int(rows[i])
+        fix = "remove it from the features" if control == "features" else "choose another column"
         return TableProblem(
             f"{role_text} {column!r} has the value {values[i]:.3g} in {row_label(first)}, too large to "
-            f"compute with (limit {MAX_ABS_VALUE:.0e}) — rescale the column (e.g. to thousands)",
+            f"compute with (limit {MAX_ABS_VALUE:.0e}) — {fix}, or rescale the column in the file (e.g. to "
+            f"thousands)",
             control=control, column=column, row=first,
         )
     return None

@@ -159,3 +159,26 @@ def test_flag_mistakes_are_one_line(loans, tmp_path, capsys, flags, message):
                  "gaussian", "--b", "1", "--epsilon", "1", "--delta", "1e-5", "--output", str(tmp_path / "x.csv")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_sweep_and_recommend_read_the_data_spec_and_program_of_a_configuration(loans, tmp_path, capsys):
+    """``--config``: a saved release configuration's data spec (here from ``privatize --save-config``); the flags
+    still override it (the program)."""
+    saved = tmp_path / "release.json"
+    code, _, err = _run(
+        capsys, "privatize", "--input", str(loans), "--features", "annual_income,loan_purpose,loan_amount",
+        "--group-rare", "loan_purpose=100", "--target", "loan_status", "--positive-class", "Current",
+        "--positive-class", "Fully Paid", "--missing", "drop", "--mechanism", "gaussian", "--b", "1", "--epsilon",
+        "1", "--delta", "1e-5", "--seed", "2", "--output", str(tmp_path / "p.csv"), "--save-config", str(saved),
+    )
+    assert code == 0, err
+    code, printed, err = _run(
+        capsys, "sweep", "--config", str(saved), "--dataset", str(loans), "--program", "lending",
+        "--role", "loan_amount=loan_amount", "--mechanism", "gaussian", "--reps", "1", "--b-values", "2",
+        "--attacks", "distinguishing", "--seed", "1", "--output", str(tmp_path / "s.csv"),
+    )
+    assert code == 0, err
+    assert printed["features"] == ["annual_income", "loan_purpose", "loan_amount"]
+    assert printed["spec"]["categorical"]["loan_purpose"]["min_count"] == 100
+    assert printed["spec"]["positive_class"] == ["Current", "Fully Paid"]
+    assert printed["config"]["program"]["kind"] == "lending" and printed["roles"] == {"loan_amount": "loan_amount"}
