@@ -229,14 +229,18 @@ def _bounds(args: argparse.Namespace, features: tuple[str, ...]) -> tuple[tuple[
     return None
 
 
-def _data_spec(args: argparse.Namespace, base: DataSpec | None, frame, notes: list[str]) -> DataSpec:
-    columns = [str(c) for c in frame.columns]
+def _data_spec(args: argparse.Namespace, base: DataSpec | None, columns: list[str], notes: list[str],
+               frame=None) -> DataSpec:
+    """The data spec of the flags over ``base``. ``frame``: the table in memory, for the suggested features when
+    neither ``--features`` nor a configuration names them (the out-of-core release has only the column names)."""
     if args.features is not None:
         features = tuple(f.strip() for f in args.features.split(",") if f.strip())
         if not features:
             raise InvalidParameterError(f"--features must list at least one column; got {args.features!r}")
     elif base is not None:
         features = base.features
+    elif frame is None:
+        raise InvalidParameterError("name the feature columns with --features (comma-separated) or give --config")
     else:
         # One rule with sweep and recommend: the spec the Studio suggests for the table (its features, encodings and
         # rule for gaps; the normalisation flags below still apply).
@@ -366,7 +370,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError("name the data with --input FILE or --dataset NAME (or a --config made on a demo)")
 
     notes: list[str] = []
-    spec = _data_spec(args, base_spec, frame, notes)
+    spec = _data_spec(args, base_spec, [str(c) for c in frame.columns], notes, frame)
     mechanism = _mechanism_dict(args, config.mechanism if config else None, feature_width(frame, spec))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)

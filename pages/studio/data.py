@@ -257,7 +257,8 @@ else:
         chosen = spec if spec is not None else active_spec
         if not bounds_from_data:  # otherwise the warning under the bounds says what matters
             read = {c: tuple(sorted(v for v, n in levels_of(c).items() if n >= max(cat.min_count, 1)))
-                    for c, cat in (chosen.categorical or {}).items() if cat.levels_from_data and not cat.levels}
+                    for c, cat in (chosen.categorical or {}).items()
+                    if cat.levels_from_data and not cat.levels and c in columns}
             notes = ([plain(note) for note in preparation_notes(chosen, read)]
                      or [plain(privacy_note(chosen.normalization))])
             (st.success if chosen.data_independent else st.warning)(  # one point per column or rule, data escaped

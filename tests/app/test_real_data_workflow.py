@@ -76,6 +76,14 @@ def test_hmda_lending_with_a_text_outcome_and_an_approval_share():
     # approving 80 % is a real decision rule: the release is compared with approve-everyone / approve-no-one
     table = next(df.value for df in at.dataframe if "approve everyone" in df.value.columns)
     assert "approve no one" in table.columns
+    # issue 34 §3: beside the result, the rows scored (n − 476: min(500, n/5) held out), both profits and every
+    # assumed value (no amount column: a loan of 10 for everyone, 15 % rates)
+    text = _texts(at)
+    n = studio(at).n
+    assert f"Scored on the {n - n // 5:,} released rows — all {n:,} prepared rows minus the {n // 5:,} held out" in text
+    assert "Profit both ways" in text and "The headline uses the paper's convention." in text
+    assert "Loan amount: 10 for every applicant (assumed — no loan amount column)." in text
+    assert "Decisions: approve the 80% of applicants rated most likely to repay." in text
 
 
 # ------------------------------------------------------------------------------------------------- issue 34
@@ -126,8 +134,8 @@ def test_loan_book_is_taken_with_a_suggestion_that_prepares_and_says_what_it_lef
 @pytest.mark.slow
 def test_loan_book_text_feature_of_twelve_levels_and_a_multi_level_outcome_as_lending():
     """Issue 34 §2–§3: a 12-level text feature with every level, grouped at a chosen count, or chosen (the rest in
-    '(other)'); the 6-level outcome coded from all its labels; the lending assumptions stated, editable and in the
-    record; the score's rows and both profits stated beside the result."""
+    '(other)'); the 6-level outcome coded from all its labels; the lending assumptions stated and editable (beside
+    the result: the HMDA test below and the browser test)."""
     from engine.data.preparation import prepare
     from tests.real_data import loans
 
@@ -173,11 +181,6 @@ def test_loan_book_text_feature_of_twelve_levels_and_a_multi_level_outcome_as_le
     text = _texts(at)
     assert "Interest owed on a loan that is not repaid: 20 % of the loan (assumed — no interest column)." in text
     assert "Loan amount: the column 'loan_amount'." in text
-    at = _run_mechanism(at, seed="4")
-    text = _texts(at)
-    n = studio(at).n
-    assert f"Scored on the {n - 500:,} released rows — all {n:,} prepared rows minus the 500 held out" in text
-    assert "Profit both ways" in text and "The headline uses ordinary profit and loss." in text
     assert "Revenue of a repaid loan: 15 % of the loan (assumed — no revenue or interest column)." in text
 
 

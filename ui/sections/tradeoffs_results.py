@@ -248,10 +248,11 @@ def draw_program_basis(view: SweepView, roles: dict[str, str] | None) -> None:
     program = first.config.program
     held = int(first.n_holdout or 0)
     released = int(first.n_released or 0)
-    st.caption(
-        f"Every point's program score is on the {released:,} released rows — the {released + held:,} prepared rows "
-        f"minus the {held:,} held out of each release as the attribute-inference attack's control group."
-        if held else f"Every point's program score is on all {released:,} prepared rows.")
+    if released:  # a sweep from an older record may not say
+        st.caption(
+            f"Every point's program score is on the {released:,} released rows — the {released + held:,} prepared "
+            f"rows minus the {held:,} held out of each release as the attribute-inference attack's control group."
+            if held else f"Every point's program score is on all {released:,} prepared rows.")
     with st.expander("What the program scores assume", icon=":material/rule:"):
         st.markdown("\n".join(f"- {plain(line)}" for line in program.assumptions(roles, n=released or None,
                                                                                    holdout=held)))
