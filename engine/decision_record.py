@@ -344,6 +344,10 @@ class DecisionRecord(Serializable):
     #: Optional (absent in records written before issue 12's workshop): every pinned candidate, the one the group
     #: chose and its rationale (:class:`engine.workshop.Workshop`).
     workshop: Workshop | None = None
+    #: Optional (absent in records written before issue 34): every value the program's score rests on that is not
+    #: read from the data (default loan amounts and rates, the profit convention, the decision rule, the scoring),
+    #: in words (:meth:`engine.evaluation.programs.ProgramConfig.assumptions`).
+    program_assumptions: tuple[str, ...] | None = None
     schema: str = SCHEMA_ID
     schema_version: int = SCHEMA_VERSION
 
@@ -541,7 +545,8 @@ def _missing_fields(tp: Any, value: Any, where: str) -> list[str]:
         for name, hint in _field_hints(tp).items():
             path = f"{where}.{name}" if where else name
             if name not in value:
-                if not (tp is DecisionRecord and name in OPTIONAL_RECORD_FIELDS):
+                if not (tp is DecisionRecord and name in OPTIONAL_RECORD_FIELDS) and name not in getattr(
+                        tp, "OPTIONAL_FIELDS", ()):
                     out.append(path)
             elif tp is ReleaseConfig and name == "mechanism" and isinstance(value[name], dict):
                 cls = MECHANISMS.get(value[name].get("kind"))
@@ -731,7 +736,7 @@ def privacy_specification(
 
 
 #: Record fields added after schema version 1 shipped: old records without them load (as None).
-OPTIONAL_RECORD_FIELDS = ("public_information", "workshop")
+OPTIONAL_RECORD_FIELDS = ("public_information", "workshop", "program_assumptions")
 
 PUBLIC_INFORMATION_SCOPE = "DP / ε-TP subject to the invariants Z"
 
@@ -874,6 +879,8 @@ def build_decision_record(
         command=cli_command(record_file, input_file=None if source == "demo" else "YOUR_DATA.csv"),
         public_information=public_information,
         workshop=workshop if workshop is not None and workshop.pinned else None,
+        program_assumptions=(program.assumptions(prepared.spec.roles) if program is not None
+                             and prepared.spec.target is not None else None),
     )
 
 

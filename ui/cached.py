@@ -177,14 +177,45 @@ def table_profile(data_key: str, _frame: pd.DataFrame) -> pd.DataFrame:
     return column_profile(_frame)
 
 
-@st.cache_data(max_entries=8, ttl="1h", show_spinner=False)
-def default_upload_spec(data_key: str, _frame: pd.DataFrame) -> DataSpec:
-    """Starting point for an uploaded table (``engine.data.profile.suggest_spec``): numeric columns and text
-    columns with few levels as features (levels flagged as read from the data), no identifiers, no target, rows
-    with a missing value dropped, 'clip'."""
-    from engine.data.profile import suggest_spec
+@st.cache_data(max_entries=8, ttl="1h", show_spinner="Suggesting columns…")
+def upload_suggestion(data_key: str, _frame: pd.DataFrame):
+    """Starting point for an uploaded table and why each other column is left out
+    (``engine.data.profile.suggestion``): numeric columns and text columns with few levels as features (levels
+    flagged as read from the data), no identifiers, mostly-missing or near-constant columns, no target, rows with a
+    missing value dropped, 'scaled'."""
+    from engine.data.profile import suggestion
 
-    return suggest_spec(_frame)
+    return suggestion(_frame, profile=table_profile(data_key, _frame))
+
+
+def default_upload_spec(data_key: str, _frame: pd.DataFrame) -> DataSpec:
+    """The spec of :func:`upload_suggestion`."""
+    return upload_suggestion(data_key, _frame).spec
+
+
+@st.cache_data(max_entries=64, ttl="1h", show_spinner=False)
+def column_levels(data_key: str, column: str, _frame: pd.DataFrame) -> dict[str, int]:
+    """Every level of a column with its count, most frequent first (``engine.data.profile.level_counts``)."""
+    from engine.data.profile import level_counts
+
+    return level_counts(_frame[column])
+
+
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def rows_kept(data_key: str, spec_json: str, _frame: pd.DataFrame):
+    """The rows a spec's missing-value rules keep and what each dropping column costs
+    (``engine.data.checks.drop_impact``)."""
+    from engine.data.checks import drop_impact
+
+    return drop_impact(_frame, DataSpec.from_json(spec_json))
+
+
+@st.cache_data(max_entries=8, ttl="1h", show_spinner=False)
+def unusable_upload(data_key: str, _frame: pd.DataFrame) -> str | None:
+    """Why no choice in the app can make the table usable, or None (``engine.data.profile.unusable``)."""
+    from engine.data.profile import unusable
+
+    return unusable(_frame, table_profile(data_key, _frame))
 
 
 @st.cache_data(max_entries=16, ttl="1h")

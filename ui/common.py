@@ -89,8 +89,12 @@ HELP: dict[str, str] = {
     ),
     "normalization": (
         "Targeted DP measures distances between people on the prepared scale, where every row lies in the unit "
-        "ball (length ≤ 1). 'clip' standardises columns and shrinks rows longer than 1; 'maxnorm' divides every "
-        "row by the largest row length (the paper's case studies); 'bounds' scales with public bounds you enter."
+        "ball (length ≤ 1). 'scaled' (suggested for an upload) standardises columns, divides every row by 2√m — m "
+        "features, a text feature counted once: each adds about 1 to a row's squared length — so a typical row has "
+        "length ½, and shrinks only the few rows still longer than 1; 'clip' standardises and shrinks every row longer "
+        "than 1, which is nearly every row once there are two features (or one number and one text feature), so "
+        "the rows' lengths are lost; 'maxnorm' divides every row by the largest row length (the paper's case "
+        "studies); 'bounds' scales with public bounds you enter."
     ),
     "standardize": (
         "Centre each column and divide by its standard deviation before scaling rows. Means and standard "

@@ -26,7 +26,7 @@ from engine.analysis import AnalysisConfig
 from engine.data.preparation import PreparedData
 from engine.evaluation.programs import ProgramConfig
 from engine.guarantee import Guarantee
-from engine.progress import CancelToken, Progress, format_left
+from engine.progress import CancelToken, Progress
 from engine.release import ReleaseConfig
 from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnalysis, analyse_release
 from ui import room as rooms
@@ -225,9 +225,8 @@ def run_sweeps(
         rows: list[dict] = []
 
         def progress(p, offset=done_before) -> None:
-            eta = p.eta_seconds
-            left = f"{format_left(eta)} for this mechanism — " if math.isfinite(eta) else ""
-            on_progress(offset + p.done, total, left + p.message)
+            # the time left over all mechanisms is the page's (a range, engine.progress.time_left_range)
+            on_progress(offset + p.done, total, p.message)
 
         def row(r: dict, rows=rows, reps=reps, index=index) -> None:
             rows.append(r)

@@ -24,11 +24,17 @@ beside the script it runs, so the installed app keeps the Studio's settings from
 
 A workshop server (``studio app --workshop``, :mod:`ui.room`) is the same server with the room's access gate in front
 of every request (:func:`ui.room_gate.install`).
+
+Importing those modules before the server's runtime exists made Streamlit log "No runtime found, using
+MemoryCacheStorageManager" once per ``st.cache_data`` decorator (35 lines at every start, issue 34): the check runs
+when a decorator is created, while each cache picks the runtime's storage when it is first called, once the server
+runs. :func:`import_first_page_modules` drops exactly that message during the imports; every other log line passes.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -57,6 +63,27 @@ FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.link
                                        "ui.sections.room_panel")
 
 
+#: The logger of Streamlit's ``st.cache_data`` and the message it logs for a decorator created before the runtime.
+CACHE_LOGGER = "streamlit.runtime.caching.cache_data_api"
+NO_RUNTIME = "No runtime found"
+
+
+def _not_no_runtime(record: logging.LogRecord) -> bool:
+    return NO_RUNTIME not in record.getMessage()
+
+
+def import_first_page_modules() -> None:
+    """Import :data:`FIRST_PAGE_MODULES` without Streamlit's "No runtime found" warning per cache decorator (see the
+    module docstring); a filter on that one logger, removed again afterwards."""
+    logger = logging.getLogger(CACHE_LOGGER)
+    logger.addFilter(_not_no_runtime)
+    try:
+        for name in FIRST_PAGE_MODULES:
+            importlib.import_module(name)
+    finally:
+        logger.removeFilter(_not_no_runtime)
+
+
 def main(argv: list[str] | None = None, *, room: Room | None = None) -> None:
     """``streamlit run app.py`` with ``argv`` (default: this process's arguments) as its options; with ``room``, a
     workshop server that lets in only the room's links (:mod:`ui.room_gate`)."""
@@ -67,8 +94,7 @@ def main(argv: list[str] | None = None, *, room: Room | None = None) -> None:
 
     # Read by every session's PagesManager; Streamlit itself sets it to False once a script calls st.navigation.
     PagesManager.uses_pages_directory = False
-    for name in FIRST_PAGE_MODULES:
-        importlib.import_module(name)
+    import_first_page_modules()
     if room is not None:
         from ui import room_gate
 

@@ -143,15 +143,30 @@ def _bounds(args: argparse.Namespace, features: tuple[str, ...]) -> tuple[tuple[
     return None
 
 
-def data_spec(args: argparse.Namespace, base: DataSpec | None, columns: list[str], notes: list[str]) -> DataSpec:
+def data_spec(args: argparse.Namespace, base: DataSpec | None, columns: list[str], notes: list[str],
+              frame: Any = None) -> DataSpec:
+    """The data spec of the flags over ``base``. ``frame``: the table in memory, for the suggested features when
+    neither ``--features`` nor a configuration names them (the out-of-core release has only the column names)."""
     if args.features is not None:
         features = tuple(f.strip() for f in args.features.split(",") if f.strip())
         if not features:
             raise InvalidParameterError(f"--features must list at least one column; got {args.features!r}")
     elif base is not None:
         features = base.features
-    else:
+    elif frame is None:
         raise InvalidParameterError("name the feature columns with --features (comma-separated) or give --config")
+    else:
+        # One rule with sweep and recommend: the spec the Studio suggests for the table (its features, encodings and
+        # rule for gaps; the normalisation flags below still apply).
+        from engine.cli._dataset import default_spec
+
+        suggested = default_spec(frame, args.target, None)
+        if not suggested.features:
+            raise InvalidParameterError(
+                "no column of the input can be suggested as a feature — name the feature columns with --features")
+        notes.append(f"no --features: the suggested features {', '.join(suggested.features)} (as the app and sweep "
+                     "suggest them)")
+        base, features = suggested, suggested.features
     norm = base.normalization if base is not None else Normalization()
     method = args.normalize or norm.method
     standardize = norm.standardize if args.standardize is None else args.standardize

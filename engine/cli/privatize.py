@@ -11,9 +11,12 @@ Examples::
 
 Reads the table, prepares the feature columns (into the unit L2 ball, as ``--normalize`` says), runs the
 mechanism, writes the privatized features (CSV, or Parquet for ``.parquet``/``.pq``; same column names, values on
-the prepared scale) and prints a JSON summary: the guarantee, the noise scale, the time taken, the data
-fingerprint (never the data) and the full configuration, which ``--config`` reads back. Flags override the
-configuration's fields. Without ``--seed`` the noise comes from the operating system's entropy — for the Gaussian
+the prepared scale) and, beside them, ``<output>.guarantee.json`` — the guarantee, the noise scale, the preparation
+and the configuration, so the release and its guarantee travel together (never the internal counts of the data) —
+and prints a JSON summary: the guarantee, the noise scale, the time taken, the data fingerprint (never the data)
+and the full configuration, which ``--config`` reads back. Flags override the configuration's fields. Without
+``--features`` (and without a configuration) the features are the ones the Studio suggests for the table, as for
+``sweep`` and ``recommend`` (:func:`engine.cli._dataset.default_spec`). Without ``--seed`` the noise comes from the operating system's entropy — for the Gaussian
 mechanism drawn by OpenDP's vetted sampler (``--sampler opendp``, the default there); with a seed the output is
 reproducible and NOT private (numpy's sampler; ``--sampler opendp`` with a seed is refused).
 """
@@ -21,10 +24,12 @@ reproducible and NOT private (numpy's sampler; ``--sampler opendp`` with a seed 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
+from typing import Any
 
-from engine.cli._common import add_overwrite_argument, checked_output, print_json
+from engine.cli._common import _jsonable, add_overwrite_argument, checked_output, print_json
 from engine.cli._data_flags import add_data_flags, feature_width
 from engine.cli._release_flags import PARAMETER_FLAGS, data_spec, mechanism_dict, read_config, save_config
 from engine.cli.privatize_dask import add_arguments as add_engine_arguments
@@ -33,7 +38,7 @@ from engine.data.preparation import METHODS, PARQUET_EXTENSIONS, load_table
 from engine.errors import InvalidParameterError
 from engine.export_csv import write_safe_csv
 from engine.mechanisms import MECHANISMS
-from engine.output_files import write_with
+from engine.output_files import write_text, write_with
 from engine.release import ReleaseConfig, release_frame, release_sampler, release_summary, run_release
 
 
@@ -56,7 +61,9 @@ def register(subparsers) -> None:
     source.add_argument("--input", metavar="FILE", help="CSV or Parquet table")
     source.add_argument("--dataset", metavar="NAME", help="built-in demo dataset (togo-demo, nigeria-demo, …)")
     parser.add_argument("--config", metavar="FILE", help="saved release configuration (JSON)")
-    parser.add_argument("--features", metavar="COLS", help="comma-separated feature columns")
+    parser.add_argument("--features", metavar="COLS",
+                        help="comma-separated feature columns (default: the configuration's, the demo's, or the "
+                             "columns the Studio suggests for the table — as sweep and recommend)")
     parser.add_argument("--target", metavar="COL", help="outcome column to record in the data spec (not released)")
     parser.add_argument("--mechanism", metavar="KIND", help=f"one of: {', '.join(sorted(MECHANISMS))}")
     group = parser.add_argument_group("mechanism parameters")
@@ -88,7 +95,9 @@ def register(subparsers) -> None:
         help="noise sampler: opendp (vetted, OS entropy; the default for --mechanism gaussian without --seed) or "
         "numpy (floating point; the only choice with --seed or for the mechanisms OpenDP cannot express)",
     )
-    parser.add_argument("--output", metavar="FILE", required=True, help="where to write (.csv, .parquet or .pq)")
+    parser.add_argument("--output", metavar="FILE", required=True,
+                        help="where to write (.csv, .parquet or .pq); the guarantee goes beside it, in "
+                             "FILE.guarantee.json (an existing one is replaced only with --overwrite)")
     parser.add_argument("--save-config", metavar="FILE", help="also write the effective configuration (JSON) here")
     add_overwrite_argument(parser)
     add_engine_arguments(parser)  # --engine dask and its flags (engine.scale)
@@ -103,6 +112,24 @@ def _write(frame, path: Path, *, overwrite: bool = False) -> None:
         write_safe_csv(frame, path, overwrite=overwrite)  # formula-like headers and text cells neutralised (OWASP)
 
 
+def guarantee_path(output: Path) -> Path:
+    """Where the guarantee of a release written to ``output`` goes: ``<output>.guarantee.json``.
+
+    >>> guarantee_path(Path("out/private.csv")).as_posix()
+    'out/private.csv.guarantee.json'
+    """
+    return output.with_name(output.name + ".guarantee.json")
+
+
+def guarantee_document(summary: dict[str, Any]) -> dict[str, Any]:
+    """What travels with the release: the guarantee, the noise, the preparation and the configuration — never the
+    internal counts of the data (rows dropped, cells clipped: statistics of the confidential data)."""
+    preparation = {k: v for k, v in summary["preparation"].items() if k != "internal_not_private"}
+    keys = ("output", "rows", "columns", "mechanism", "guarantee", "noise_sd_per_coordinate", "seeded", "seed",
+            "warning", "data", "config", "sampler")
+    return {**{k: summary[k] for k in keys if k in summary}, "preparation": preparation}
+
+
 def run(args: argparse.Namespace) -> int:
     check_engine_flags(args)
     if args.engine == "dask":
@@ -114,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"--output must end in .csv, .parquet or .pq; got {args.output!r}")
     inputs = [("--input", args.input), ("--config", args.config), ("--bounds-file", args.bounds_file)]
     checked_output(output, inputs=inputs, overwrite=args.overwrite)  # writable, not an input — before any work
+    guarantee_file = guarantee_path(output)  # the release's guarantee travels beside it, under the same rules
+    checked_output(guarantee_file, flag="--output's guarantee file", inputs=[*inputs, ("--output", output)],
+                   overwrite=args.overwrite)
     if args.save_config:
         checked_output(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", output)],
                        overwrite=args.overwrite)
@@ -133,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError("name the data with --input FILE or --dataset NAME (or a --config made on a demo)")
 
     notes: list[str] = []
-    spec = data_spec(args, base_spec, [str(c) for c in frame.columns], notes)
+    spec = data_spec(args, base_spec, [str(c) for c in frame.columns], notes, frame)
     mechanism = mechanism_dict(args, config.mechanism if config else None, feature_width(frame, spec))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
@@ -155,7 +185,11 @@ def run(args: argparse.Namespace) -> int:
         **summary,
         "seconds_total": time.perf_counter() - started,
         "notes": notes,
+        "guarantee_file": str(guarantee_file),
     }
+    write_text(guarantee_file, json.dumps(_jsonable(guarantee_document(summary)), indent=2, allow_nan=False,
+                                          ensure_ascii=False) + "\n", flag="--output's guarantee file",
+               overwrite=args.overwrite)
     print_json(summary)
     return 0
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from engine.cli._dataset import add_dataset_arguments
+
 
 def register(subparsers) -> None:
     from engine.cli._common import add_overwrite_argument
+    from engine.mechanisms import budgeted_kinds, preselected_kinds
 
     parser = subparsers.add_parser(
         "recommend",
@@ -28,17 +31,12 @@ def register(subparsers) -> None:
         ),
         epilog="A seeded simulation: nothing it prints is a release.",
     )
-    parser.add_argument("--dataset", metavar="NAME|FILE", required=True,
-                        help="built-in demo (togo-demo, nigeria-demo, replication) or a CSV/Parquet file")
-    parser.add_argument("--target-column", metavar="COL", help="outcome column of a file (default: the demo's)")
-    parser.add_argument("--features", metavar="COLS", help="comma-separated feature columns of a file")
-    parser.add_argument("--program", choices=("targeting", "lending", "classification", "regression"),
-                        help="default: the demo's program, else targeting")
+    # The data, program and preparation flags of sweep, from the one shared definition; the outcome column is
+    # --target-column here because --target is the metric target.
+    add_dataset_arguments(parser, outcome=("--target-column",))
     parser.add_argument("--target", required=True, metavar="METRIC>=VALUE",
                         help="e.g. accuracy>=0.72, gamma>=0.9 (decision agreement), profit>=90%% (of non-private), "
                              "extra_exclusion_errors_population<=10000")
-    from engine.mechanisms import budgeted_kinds, preselected_kinds
-
     parser.add_argument("--mechanisms", default=None,
                         help=f"comma-separated: {', '.join(budgeted_kinds())} (default: "
                              f"{','.join(preselected_kinds())})")
@@ -58,17 +56,14 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from engine.cli._common import _jsonable, checked_output, parse_float_list, print_json
-    from engine.data.demos import demo_names, load_demo
-    from engine.data.preparation import DataSpec, load_table, prepare
-    from engine.errors import InvalidParameterError
-    from engine.evaluation.programs import ProgramConfig
+    from engine.cli._dataset import load_dataset
+    from engine.mechanisms import preselected_kinds
     from engine.output_files import write_text
     from engine.recommend import RecommendConfig, Target
 
-    dataset_file = args.dataset if Path(args.dataset).is_file() else None
-    output = checked_output(args.output, inputs=[("--dataset", dataset_file)], overwrite=args.overwrite)
-    from engine.mechanisms import preselected_kinds
-
+    dataset_file = args.dataset if args.dataset and Path(args.dataset).is_file() else None
+    output = checked_output(args.output, inputs=[("--dataset", dataset_file), ("--config", args.config)],
+                            overwrite=args.overwrite)  # before any work
     chosen = preselected_kinds() if args.mechanisms is None else tuple(
         m.strip() for m in args.mechanisms.split(",") if m.strip())
     config = RecommendConfig(
@@ -78,31 +73,16 @@ def run(args: argparse.Namespace) -> int:
         delta=args.delta, confidence=args.confidence, steps=args.steps,
         max_repetitions=args.max_repetitions, seed=args.seed,
     )
-    if args.dataset in demo_names():
-        demo = load_demo(args.dataset)
-        frame, spec = demo.frame, demo.spec
-        program = demo.program_config() or ProgramConfig()
-        if args.program is not None and args.program != program.kind:
-            program = ProgramConfig(kind=args.program)
-    elif dataset_file is not None:
-        if not args.target_column:
-            raise InvalidParameterError("--target-column is required for a file: name the outcome column")
-        frame = load_table(Path(dataset_file))
-        features = (tuple(c.strip() for c in args.features.split(",") if c.strip()) if args.features else
-                    tuple(str(c) for c in frame.columns if str(c) != args.target_column))
-        spec = DataSpec(features, target=args.target_column)
-        program = ProgramConfig(kind=args.program or "targeting")
-    else:
-        raise InvalidParameterError(
-            f"--dataset must be a demo name ({', '.join(demo_names())}) or an existing file; got {args.dataset!r}"
-        )
+    loaded = load_dataset(args)  # the same data, program and preparation as sweep's (engine.cli._dataset)
+    for note in loaded.notes:
+        print(f"note: {note}", file=sys.stderr)
     from engine.recommend import recommend
 
     def report(p) -> None:
         print(f"[{p.done}/{p.total}] {p.message}", file=sys.stderr, flush=True)
 
-    result = recommend(prepare(frame, spec), program, config, progress=report)
-    payload = result.to_dict()
+    result = recommend(loaded.prepared, loaded.program, config, progress=report)
+    payload = {**result.to_dict(), "program": loaded.program.to_dict(), "data": loaded.summary()}
     write_text(output, json.dumps(_jsonable(payload), indent=2, allow_nan=False, ensure_ascii=False),
                overwrite=args.overwrite)
     print_json(payload)

@@ -22,10 +22,8 @@ import sys
 from pathlib import Path
 
 from engine.cli._common import add_overwrite_argument, checked_output, parse_float_list, print_json
-from engine.cli._data_flags import add_data_flags, apply_data_flags, preparation_summary
-from engine.cli._program import add_program_arguments, program_overrides
+from engine.cli._dataset import add_dataset_arguments, load_dataset
 from engine.errors import CancelledError, InvalidParameterError
-from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.export_csv import write_safe_csv
 from engine.mechanisms import MECHANISMS
 from engine.progress import CancelToken, cancel_on_interrupt, format_left
@@ -64,15 +62,7 @@ def register(subparsers) -> None:
         ),
         epilog="Progress goes to stderr; the JSON summary to stdout; the per-run table to --output.",
     )
-    parser.add_argument("--dataset", metavar="NAME|FILE", required=True,
-                        help="built-in demo (togo-demo, nigeria-demo, replication) or a CSV/Parquet file")
-    parser.add_argument("--target", metavar="COL", help="outcome column (default: the demo's target)")
-    parser.add_argument("--features", metavar="COLS",
-                        help="comma-separated feature columns (default: the demo's, or every other column)")
-    parser.add_argument("--role", metavar="ROLE=COL", action="append", default=[],
-                        help="program column role, e.g. loan_amount=amount (repeatable; lending reads "
-                             "loan_amount, revenue, interest)")
-    parser.add_argument("--program", choices=PROGRAM_KINDS, help="default: the demo's program, else targeting")
+    add_dataset_arguments(parser, outcome=("--target", "--target-column"))  # the same flags as recommend's
     kinds = sweep_mechanisms()
     parser.add_argument("--mechanism", choices=kinds, default=kinds[0],
                         help="; ".join(f"{k}: {MECHANISMS[k].LABEL}" for k in kinds)
@@ -102,9 +92,6 @@ def register(subparsers) -> None:
     parser.add_argument("--partitions", type=int, default=1,
                         help="projection: split the rows into M disjoint parts (the paper's Nigeria setup uses 6; "
                              "δ then comes from the part size)")
-    parser.add_argument("--paper-faithful", action="store_true",
-                        help="score the program as the authors' code (per-fold thresholds, averaged)")
-    add_program_arguments(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help="root seed (default: a fresh random seed, printed so the run can be repeated)")
     parser.add_argument("--workers", type=int, default=None,
@@ -117,55 +104,7 @@ def register(subparsers) -> None:
                         help="with --engine dask: address of a running Dask scheduler (default: a local cluster)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the per-run table (CSV)")
     add_overwrite_argument(parser)
-    add_data_flags(parser)
     parser.set_defaults(func=run)
-
-
-def _load(args: argparse.Namespace):
-    """Prepared data and the default program kind for ``--dataset``."""
-    from engine.data.demos import demo_names, load_demo
-    from engine.data.preparation import DataSpec, load_table, prepare
-
-    roles: dict[str, str] = {}
-    for item in args.role:
-        role, sep, column = item.partition("=")
-        if not sep or not role.strip() or not column.strip():
-            raise InvalidParameterError(f"--role must look like ROLE=COLUMN; got {item!r}")
-        roles[role.strip()] = column.strip()
-    features = None if args.features is None else tuple(c.strip() for c in args.features.split(",") if c.strip())
-
-    population = None
-    if args.dataset in demo_names():
-        demo = load_demo(args.dataset)
-        frame, spec, kind, population = demo.frame, demo.spec, demo.program, demo.population
-        target = args.target or spec.target
-        merged_roles = dict(spec.roles or {}) | roles
-        spec = DataSpec(
-            features=features or tuple(c for c in spec.features if c != target),
-            target=target,
-            roles=merged_roles or None,
-            normalization=spec.normalization,
-        )
-    else:
-        path = Path(args.dataset)
-        if not path.is_file():
-            raise InvalidParameterError(
-                f"--dataset must be a demo name ({', '.join(demo_names())}) or an existing file; got {args.dataset!r}"
-            )
-        if not args.target:
-            raise InvalidParameterError("--target is required for a file: name the outcome column")
-        frame = load_table(path)
-        kind = "targeting"
-        used = {args.target, *roles.values()}
-        spec = DataSpec(
-            features=features or tuple(str(c) for c in frame.columns if str(c) not in used),
-            target=args.target,
-            roles=roles or None,
-        )
-    program_kind = args.program or (kind if kind in PROGRAM_KINDS else "targeting")
-    settings = {"population": population, **program_overrides(args, program_kind)}
-    program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful), **settings)  # type: ignore[arg-type]
-    return prepare(frame, apply_data_flags(args, spec)), program
 
 
 @contextlib.contextmanager
@@ -193,9 +132,13 @@ def _check_engine_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_engine_flags(args)  # before any work
-    dataset_file = args.dataset if Path(args.dataset).is_file() else None
-    output = checked_output(args.output, inputs=[("--dataset", dataset_file)], overwrite=args.overwrite)  # before any work
-    data, program = _load(args)
+    dataset_file = args.dataset if args.dataset and Path(args.dataset).is_file() else None
+    output = checked_output(args.output, inputs=[("--dataset", dataset_file), ("--config", args.config)],
+                            overwrite=args.overwrite)  # before any work
+    loaded = load_dataset(args)  # the same data, program and preparation as recommend's (engine.cli._dataset)
+    data, program = loaded.prepared, loaded.program
+    for note in loaded.notes:
+        print(f"note: {note}", file=sys.stderr)
     attacks = tuple(a.strip() for a in args.attacks.split(",") if a.strip())
     seed = fresh_seed() if args.seed is None else args.seed
     overrides = {}
@@ -261,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             "cpu_seconds": round(result.cpu_seconds, 3),
             "seed": seed,
             "fingerprint": result.fingerprint,
-            "preparation": preparation_summary(data),
+            **loaded.summary(),
             "n_released": result.n_released,
             "n_holdout": result.n_holdout,
             "headline_metric": config.program.headline_metric,

@@ -24,6 +24,7 @@ __all__ = [
     "ATTACK_CELL_PREFIX",
     "BASELINE_PREFIX",
     "METRICS",
+    "ROUNDING_NOISE",
     "MetricInfo",
     "at_or_below_quantile",
     "attack_cell_column",
@@ -34,6 +35,7 @@ __all__ = [
     "confusion_counts",
     "confusion_rates",
     "higher_is_better",
+    "resolved_difference",
 ]
 
 
@@ -76,7 +78,12 @@ METRICS: dict[str, MetricInfo] = {
         "Measured γ (decision agreement)", True,
         "share of people whose private decision equals the non-private program's decision (Theorem 1's γ)",
     ),
-    "profit": MetricInfo("Profit", True, "total lender profit over all applicants (out-of-fold decisions)"),
+    "profit": MetricInfo("Profit", True, "total lender profit over all applicants (out-of-fold decisions), in the "
+                         "program's profit convention"),
+    "profit_paper": MetricInfo("Profit (paper's convention)", True, "total profit counting a rejected applicant who "
+                               "would have repaid as −revenue (the targeted-DP paper's convention)"),
+    "profit_ordinary": MetricInfo("Profit (ordinary P&L)", True, "total profit of the loans made (a rejected "
+                                  "applicant counts 0)"),
     "profit_per_applicant": MetricInfo("Profit per applicant", True, "profit / n"),
     "approval_rate": MetricInfo("Approval rate", True, "share of applicants offered a loan"),
     "defaults": MetricInfo("Defaults", False, "high-risk applicants who were approved"),
@@ -177,6 +184,39 @@ def higher_is_better(metric: str) -> bool:
         f"metric {metric!r} has no known direction (higher or lower is better) — choose one of "
         f"{sorted(METRICS)} or a protection column"
     )
+
+
+#: Differences below this share of the values compared are floating-point rounding, not a change (a mean of five
+#: equal profits of 15.5 million differs from that profit by one unit in the last place, 1.86e-09).
+ROUNDING_NOISE = 1e-12
+
+
+def resolved_difference(value: float, reference: float, half_width: float = math.nan) -> float:
+    """``value − reference`` rounded to what the interval of ``value`` can resolve (issue 34: a difference of
+    −1.86e-09 was shown as a change).
+
+    With a 95 % interval of half-width h > 0 the difference is rounded to the decimal place of h's leading digit
+    (10^⌊log10 h⌋): digits below it are noise the interval cannot resolve, and a difference that rounds to 0 is no
+    change. Without an interval (one release, or releases that all agree: h = 0 or NaN) only floating-point
+    rounding is removed: a difference below :data:`ROUNDING_NOISE` × max(|value|, |reference|) is 0. NaN stays NaN.
+
+    >>> resolved_difference(0.8347, 0.8512, 0.0123)
+    -0.02
+    >>> resolved_difference(15502106.789999992, 15502106.79, 0.0)
+    0.0
+    >>> resolved_difference(-95740.0, 69835.0)
+    -165575.0
+    """
+    difference = float(value) - float(reference)
+    if not math.isfinite(difference):
+        return difference
+    h = abs(float(half_width))
+    if math.isfinite(h) and h > 0:
+        step = 10.0 ** math.floor(math.log10(h))
+        return float(round(difference / step) * step) + 0.0  # + 0.0: never −0
+    if abs(difference) <= ROUNDING_NOISE * max(abs(float(value)), abs(float(reference))):
+        return 0.0
+    return difference
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.data.preparation import TableProblem, TooFewRowsError, privacy_note, table_problems
+from engine.data.preparation import SCALED_SPREAD, TableProblem, TooFewRowsError, privacy_note, table_problems
 from engine.errors import InvalidParameterError
 from engine.fingerprint import FINGERPRINT_TEXT, keyed_hasher
 from engine.mechanisms.base import PartitionPlan
@@ -245,6 +245,8 @@ def fit_preparation(
         )
     if norm.method == "clip":
         return PreparationMap(norm, centre, scale, 1.0), reports
+    if norm.method == "scaled":  # numeric features only here: m = d
+        return PreparationMap(norm, centre, scale, 1.0 / (SCALED_SPREAD * math.sqrt(d))), reports
     task = dask.delayed(_max_norm_task, pure=True)
     norms = _run(
         client, [task(p, plan.columns, spec, centre, scale) for p in plan.partitions], "pass 1b: largest row norm",

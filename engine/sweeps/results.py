@@ -17,7 +17,13 @@ import pandas as pd
 
 from engine.analysis import Metrics, mean_interval, worst_cell
 from engine.errors import InvalidParameterError
-from engine.evaluation.metrics import attack_cell_columns, attack_cell_name, baseline_column, baseline_rules
+from engine.evaluation.metrics import (
+    ROUNDING_NOISE,
+    attack_cell_columns,
+    attack_cell_name,
+    baseline_column,
+    baseline_rules,
+)
 from engine.evaluation.programs import higher_is_better
 from engine.mechanisms import RecordMechanism
 from engine.sweeps.grid import DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, Budget, SweepConfig
@@ -194,8 +200,10 @@ class SweepResult:
             found = ""
             for rule in rules:
                 b = row.get(f"{baseline_column(rule, name)}_mean")
+                # values that differ by floating-point rounding only tie (a mean of 5 equal profits ≠ that profit)
+                slack = ROUNDING_NOISE * max(abs(b), abs(best)) if b is not None and best is not None else 0.0
                 if b is not None and np.isfinite(b) and best is not None and np.isfinite(best) and (
-                        (up and b >= best) or (not up and b <= best)):
+                        (up and b >= best - slack) or (not up and b <= best + slack)):
                     found = rule
                     break
             out.append(found)

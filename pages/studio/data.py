@@ -12,12 +12,14 @@ from engine.data.preparation import Normalization, preparation_notes, privacy_no
 from engine.errors import EngineError
 from ui.cached import (
     MAX_UPLOAD_MB,
+    column_levels,
     data_key,
-    default_upload_spec,
     demo_dataset,
     observed_bounds,
     raw_table,
+    rows_kept,
     table_profile,
+    upload_suggestion,
 )
 from ui.common import DATA_DEPENDENT_NOTE, HELP, field_error, plain, user_errors
 from ui.data_controls import (
@@ -31,6 +33,7 @@ from ui.data_controls import (
     role_controls,
 )
 from ui.room import ROWS_HIDDEN, may_see_rows, shared_upload
+from ui.sections.data_choices import draw_left_out, draw_rows_kept
 from ui.sections.data_preview import draw_preview
 from ui.sections.data_upload import handle_upload
 from ui.state import get_state, seed_widget
@@ -39,7 +42,8 @@ state = get_state()
 
 DEMO, UPLOAD = "Built-in demo", "Upload a file"
 METHOD_LABELS = {
-    "clip": "clip — standardise, shrink rows longer than 1 (default)",
+    "scaled": "scaled — standardise, divide rows by 2√m, shrink the few longer than 1 (suggested for uploads)",
+    "clip": "clip — standardise, shrink rows longer than 1 (the demos' default)",
     "maxnorm": "maxnorm — divide by the largest row norm (the paper's case studies)",
     "bounds": "bounds — public bounds per feature (data-independent)",
 }
@@ -139,8 +143,12 @@ if table is None:
 else:
     frame, demo = table
     key = data_key(state)
-    active_spec = state.spec if state.spec is not None else (demo.spec if demo is not None
-                                                             else default_upload_spec(key, frame))
+    suggestion = upload_suggestion(key, frame) if demo is None else None
+    active_spec = state.spec if state.spec is not None else (demo.spec if demo is not None else suggestion.spec)
+
+    def levels_of(column: str) -> dict[str, int]:
+        return column_levels(key, column, frame)
+
     profile = table_profile(key, frame)
     columns = list(profile["column"])
     label = demo.title if demo is not None else state.upload_name
@@ -160,15 +168,18 @@ else:
         target_box = st.container()
         features, target = feature_picker(profile, active_spec, target_box)
         features_box = st.container()
-        positive = positive_class_control(profile, active_spec, target, st.container())
+        if suggestion is not None:
+            draw_left_out(suggestion.left_out, features, st.container())
+        positive = positive_class_control(profile, active_spec, target, st.container(), levels_of)
         prep_box = st.container()
         try:
-            categorical = categorical_controls(profile, active_spec, features, prep_box)
+            categorical = categorical_controls(profile, active_spec, features, prep_box, levels_of, len(frame))
             missing, categorical = missing_controls(profile, active_spec, [*features, *([target] if target else [])],
                                                     categorical, target, prep_box)
         except EngineError as exc:
             field_error(str(exc), prep_box)
             categorical, missing = None, None
+        rows_box = prep_box.container()
         st.markdown("**The program**")
         program = None
         with user_errors():
@@ -178,9 +189,12 @@ else:
         role_boxes = {}
         with st.expander("Program columns (loan amount, revenue, interest)",
                          expanded=st.session_state["data.program"] == "lending"):
-            st.caption(HELP["roles"] + " Without them the lending program uses its default amounts.")
+            st.caption(HELP["roles"] + " Without them the lending program uses the assumed values above.")
             roles = role_controls(columns, active_spec, features, st.container())
             role_boxes = {f"role:{r}": st.container() for r in roles}
+        if program is not None and target is not None:
+            st.markdown("**What the program's score assumes**")
+            st.caption("\n".join(f"- {plain(line)}" for line in program.assumptions(roles)))
     with right:
         seed_widget("data.norm_method", active_spec.normalization.method)
         st.radio("Normalisation into the unit ball", list(METHOD_LABELS), key="data.norm_method",
@@ -245,10 +259,16 @@ else:
     problems = table_problems(frame, spec) if spec is not None else []
     for problem in problems:
         field_error(str(problem), boxes.get(problem.control, table_box))
+    if spec is not None:
+        draw_rows_kept(rows_kept(key, spec.to_json(), frame), spec.target, rows_box)
     with norm_box:
         chosen = spec if spec is not None else active_spec
         if not bounds_from_data:  # otherwise the warning under the bounds says what matters
-            notes = [plain(note) for note in preparation_notes(chosen)] or [plain(privacy_note(chosen.normalization))]
+            read = {c: tuple(sorted(v for v, n in levels_of(c).items() if n >= max(cat.min_count, 1)))
+                    for c, cat in (chosen.categorical or {}).items()
+                    if cat.levels_from_data and not cat.levels and c in columns}
+            notes = ([plain(note) for note in preparation_notes(chosen, read)]
+                     or [plain(privacy_note(chosen.normalization))])
             (st.success if chosen.data_independent else st.warning)(  # one point per column or rule, data escaped
                 notes[0] if len(notes) == 1 else "\n".join(f"- {note}" for note in notes))
         if not chosen.normalization.data_independent:

@@ -148,6 +148,6 @@ draw_pin("mechanisms.pin", f"{run.label}, B = {candidate.b:g}, ε = {candidate.e
          help="Pin this run — its mechanism, guarantee and measured evidence — for the Workshop's comparison.")
 draw_guarantee(run, prepared)
 draw_data_effect(run, prepared, program, int(args["seed"]))
-draw_program_and_protection(run, state.gammas, candidate)
+draw_program_and_protection(run, state.gammas, candidate, program, dict(loaded.spec.roles or {}))
 draw_comparison(run)
 draw_download(run, prepared)

@@ -20,6 +20,7 @@ from ui.sections.tradeoffs_results import (
     draw_figure3,
     draw_noise_profiles,
     draw_privacy_privacy,
+    draw_program_basis,
     draw_table,
     sweep_view,
 )
@@ -72,6 +73,7 @@ if not results:
 view = sweep_view(results, state, prepared)
 if not all(r.complete for r in results):
     st.caption("Partial result (the sweep was stopped).")
+draw_program_basis(view, dict(loaded.spec.roles or {}))
 draw_figure3(view)
 left, right = st.columns(2)
 with left:

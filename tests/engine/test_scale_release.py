@@ -61,7 +61,7 @@ def _read_output(folder: Path) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------------ preparation
-@pytest.mark.parametrize("method", ["clip", "maxnorm"])
+@pytest.mark.parametrize("method", ["clip", "scaled", "maxnorm"])
 def test_pass_one_statistics_and_prepared_rows_equal_the_in_memory_prepare(tmp_path, client, method):
     frame = _table(1500, seed=1)
     source = _write_parquet(frame, tmp_path / "in", files=4)

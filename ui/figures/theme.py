@@ -275,6 +275,36 @@ def themed_figure(traces: Sequence[Any], *, height: int = 460, legend_title: str
     return go.Figure(data=traces, layout=merged)
 
 
+#: Values whose spread is below this share of their size are one value to an axis (floating-point rounding).
+FLAT_SPREAD = 1e-9
+#: A flat axis shows its value ± this share of it (± 1 around 0).
+FLAT_PAD = 0.05
+
+
+def flat_axis(values: Sequence[float | None]) -> dict:
+    """Axis settings for values that are all equal up to rounding: an explicit range of the value ± 5 % and ticks
+    with at most 4 significant digits; ``{}`` otherwise (plotly's own autorange).
+
+    Without it plotly zooms into the rounding differences (15,502,106.79 against 15,502,106.789999997) and labels a
+    tick "15.50210678999999203M" (issue 34).
+
+    >>> flat_axis([15502106.79, 15502106.789999997])
+    {'range': [14727001.4505, 16277212.1295], 'tickformat': '.4~s'}
+    >>> flat_axis([0.0, 0.0]), flat_axis([1.0, 2.0]), flat_axis([])
+    ({'range': [-1.0, 1.0], 'tickformat': '.4~s'}, {}, {})
+    """
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not finite:
+        return {}
+    low, high = min(finite), max(finite)
+    size = max(abs(low), abs(high))
+    if high - low > FLAT_SPREAD * size:
+        return {}
+    centre = (low + high) / 2
+    pad = FLAT_PAD * abs(centre) if centre != 0 else 1.0
+    return {"range": [round(centre - pad, 6), round(centre + pad, 6)], "tickformat": ".4~s"}
+
+
 #: A reference line: plotly's layout shape and, when it is labelled, its annotation (``themed_figure(lines=…)``).
 Line = tuple[dict, "dict | None"]
 

@@ -1,13 +1,17 @@
 """Taking an uploaded file into the session (memory only), or refusing it with one message and nothing changed.
 
+A file is refused only for what no choice on the Data page can fix (issue 34): it cannot be read, it is too large or
+too wide for the app, it has too few rows, or no column could be a feature (``engine.data.profile.unusable``).
+Everything else — a suggestion that keeps few rows, a constant column, text, gaps — is shown next to the control
+that fixes it once the file is taken.
+
 The size limits are read from :mod:`ui.cached` at each upload (tests lower them there)."""
 
 from __future__ import annotations
 
-from engine.data.preparation import table_problems
 from engine.errors import EngineError
 from ui import cached
-from ui.cached import default_upload_spec, prepared_data, sha256_bytes, uploaded_table
+from ui.cached import default_upload_spec, sha256_bytes, unusable_upload, uploaded_table
 from ui.data_controls import reset_column_widgets
 from ui.state import StudioState
 
@@ -30,32 +34,18 @@ def handle_upload(state: StudioState, file: object) -> str | None:
         frame = uploaded_table(fingerprint, name, content)
     except EngineError as exc:
         return f"{exc}. {kept}"
-    linked = state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint == fingerprint
-    # Check the new file can be used before it replaces anything: its suggested settings (or the link's) must
-    # prepare. A readable but unusable file (too few rows, only infinite values, constant or text columns …)
-    # leaves the session exactly as it was.
-    candidate_spec = state.spec if linked and state.spec is not None else None
+    key = f"upload:{fingerprint}"
     try:
-        if candidate_spec is None:
-            candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
-        problems = table_problems(frame, candidate_spec)
-        if not problems:
-            prepared_data(f"upload:{fingerprint}", candidate_spec, frame)
+        why = unusable_upload(key, frame)  # only what no choice on the Data page can fix
     except EngineError as exc:
-        problems = [exc]
-    if linked and not candidate_spec.positive_class and problems and all(
-            getattr(p, "control", None) == "target" for p in problems):
-        problems = []  # links leave out the outcome labels counted as 1 (values of the file): the Data page asks
-    if problems:
+        why = str(exc)
+    if why is not None:
         rows, columns = frame.shape
         del frame
         cached.forget_uploaded_table(fingerprint, name, content)  # a refused table does not stay in memory
-        found = "; ".join(str(p) for p in problems[:3])
-        if any("choose at least one feature column" in str(p) for p in problems):
-            found += (" (no column is numeric with more than one value, a yes/no column, or a text column with few "
-                      "levels — such columns are what the release privatizes)")
-        return (f"'{name}' ({rows:,} rows × {columns:,} columns) was read but cannot be used: {found}. "
+        return (f"'{name}' ({rows:,} rows × {columns:,} columns) was read but cannot be used: {why}. "
                 f"Fix the file and upload it again. {kept}")
+    linked = state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint == fingerprint
     if state.upload_fingerprint is not None and state.upload_bytes is None and not linked:
         state.notices.append(
             f"This file's fingerprint ({fingerprint[:12]}…) differs from the one in the shared link "
@@ -67,7 +57,8 @@ def handle_upload(state: StudioState, file: object) -> str | None:
     state.upload_name = name
     state.upload_fingerprint = fingerprint
     if not linked:
-        state.spec = candidate_spec
+        # The suggestion (every problem it leaves is shown next to the control that fixes it on the Data page).
+        state.spec = default_upload_spec(key, frame)
         state.program = None
     state.switch_data()
     reset_column_widgets()

@@ -15,6 +15,7 @@ import streamlit as st
 from engine.attacks.threat_model import protection_in_words
 from engine.comparison import same_guarantee
 from engine.data.preparation import PreparedData
+from engine.evaluation.metrics import resolved_difference
 from engine.evaluation.programs import METRICS, ProgramConfig
 from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
@@ -155,8 +156,11 @@ def draw_data_effect(run: ReleaseAnalysis, prepared: PreparedData, program: Prog
         )
 
 
-def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...], candidate: Guarantee) -> None:
-    """What the release costs the program (metrics, measured γ against the targets) and what it buys (the attacks)."""
+def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...], candidate: Guarantee,
+                                config: ProgramConfig | None = None, roles: dict[str, str] | None = None) -> None:
+    """What the release costs the program (metrics, measured γ against the targets, every assumption it rests on)
+    and what it buys (the attacks). ``config`` and ``roles``: the program's settings and columns, for its
+    assumptions."""
     st.markdown("#### What it costs the program and what it buys")
     baseline = run.baseline
     if run.program is not None and baseline is not None:
@@ -164,17 +168,36 @@ def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...],
         info = METRICS.get(headline)
         label = info.label if info else headline
         mean, _, lo, hi = run.points[0].interval(headline)
+        change = resolved_difference(mean, baseline.headline, (hi - lo) / 2)  # only what the interval resolves
         cols = st.columns(3)
         cols[0].metric(
             f"{label} (private, mean of {PAGE_REPETITIONS} releases)", fmt(mean),
-            delta=fmt(mean - baseline.headline) + " vs non-private",
-            delta_color="normal" if (info is None or info.higher_is_better) else "inverse",
-            help=(info.description if info else "") + f". 95 % interval of the mean: {fmt(lo)} to {fmt(hi)}. "
-            f"Scored on the {run.n_released:,} released rows ({run.n_holdout:,} are held out as the attacks' control "
-            "group), as every sweep cell is.",
+            delta=(fmt(change) + " vs non-private") if change != 0 else "no change the interval can resolve",
+            delta_color=("off" if change == 0 else "normal" if (info is None or info.higher_is_better) else "inverse"),
+            help=(info.description if info else "") + f". 95 % interval of the mean: {fmt(lo)} to {fmt(hi)}; the "
+            "change is rounded to what that interval resolves.",
         )
         cols[1].metric(f"{label} (non-private)", fmt(baseline.headline),
                        help="The same program trained on the original data of the same rows.")
+        st.caption(
+            f"Scored on the {run.n_released:,} released rows — all {run.n_released + run.n_holdout:,} prepared rows "
+            f"minus the {run.n_holdout:,} held out of the release as the attribute-inference attack's control group "
+            "— by cross-validation, as every sweep cell is." if run.n_holdout else
+            f"Scored on all {run.n_released:,} prepared rows by cross-validation, as every sweep cell is.")
+        if "profit_ordinary" in baseline.metrics and "profit_paper" in baseline.metrics:
+            ordinary = run.points[0].interval("profit_ordinary")[0]
+            paper = run.points[0].interval("profit_paper")[0]
+            st.caption(
+                f"Profit both ways — the paper's convention (a rejected applicant who would have repaid costs the "
+                f"revenue forgone): private {fmt(paper)}, non-private {fmt(baseline.metrics['profit_paper'])}; ordinary "
+                f"profit and loss (only the loans made count): private {fmt(ordinary)}, non-private "
+                f"{fmt(baseline.metrics['profit_ordinary'])}. The headline uses "
+                + ("the paper's convention." if (config is None or config.profit_convention == "paper") else
+                   "ordinary profit and loss."))
+        if config is not None:
+            st.markdown("**What this score assumes** (change the assumed values on the Data page)")
+            st.caption("\n".join(f"- {plain(line)}" for line in
+                                  config.assumptions(roles, n=run.n_released, holdout=run.n_holdout)))
         g_mean, _, g_lo, g_hi = run.points[0].measured_gamma
         if math.isfinite(g_mean):
             cols[2].metric(

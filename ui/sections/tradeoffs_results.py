@@ -36,7 +36,7 @@ from engine.sweeps import (
 )
 from engine.workshop import candidate_from_sweep
 from ui.cached import noise_profile, sweep_reference_point, tradeoff_curves
-from ui.common import readable_table, user_errors
+from ui.common import plain, readable_table, user_errors
 from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
     Marker,
@@ -250,6 +250,23 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
     return SweepView(results=results, summaries=[r.flagged_summary(utility) for r in results], utility=utility,
                      selected=(state.selected_point or {}).get("point_id"), k_anon=k_anon, d=int(prepared.d),
                      trivial=results[0].best_trivial(utility))
+
+
+def draw_program_basis(view: SweepView, roles: dict[str, str] | None) -> None:
+    """Where the results' program scores come from: the rows scored and every assumed value (issue 34 §3)."""
+    first = view.results[0]
+    program = first.config.program
+    held = int(first.n_holdout or 0)
+    released = int(first.n_released or 0)
+    if released:  # a sweep from an older record may not say
+        st.caption(
+            f"Every point's program score is on the {released:,} released rows — the {released + held:,} prepared "
+            f"rows minus the {held:,} held out of each release as the attribute-inference attack's control group."
+            if held else f"Every point's program score is on all {released:,} prepared rows.")
+    with st.expander("What the program scores assume", icon=":material/rule:"):
+        st.markdown("\n".join(f"- {plain(line)}" for line in program.assumptions(roles, n=released or None,
+                                                                                   holdout=held)))
+        st.caption("Change the assumed values and the profit convention on the Data page, then run the sweep again.")
 
 
 def warn_single_run(view: SweepView) -> None:
