@@ -153,8 +153,10 @@ def uploaded_table(fingerprint: str, filename: str, _content: bytes) -> pd.DataF
 def forget_uploaded_table(fingerprint: str, filename: str, content: bytes) -> None:
     """Drop a refused upload's parsed table and suggested settings from the caches (a refused file must not stay
     in memory for the caches' hour)."""
+    key = f"upload:{fingerprint}"
     uploaded_table.clear(fingerprint, filename, content)
-    default_upload_spec.clear(f"upload:{fingerprint}", None)
+    for cache in (upload_suggestion, table_profile, unusable_upload):  # the frame argument is not hashed
+        cache.clear(key, None)
 
 
 @st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…", hash_funcs=CONFIG_HASH)

@@ -11,6 +11,7 @@ import urllib.parse
 import pandas as pd
 
 from tests.app.conftest import APP, TIMEOUT, assert_clean, open_page, shown, start_on, studio
+from ui.data_controls import PICK
 
 RARE = "Jane_Doe_HIV_positive"
 
@@ -59,6 +60,9 @@ def test_no_value_of_an_uploaded_file_appears_in_any_link():
     assert_clean(at)
     at.selectbox(key="data.target").set_value("status").run()
     at.multiselect(key="data.positive").set_value(["Repaid_Qx7"]).run()
+    # the levels chosen from the data's own list: values of the file, named in the spec
+    at.radio(key="data.cat.town.mode").set_value(PICK).run()
+    at.multiselect(key="data.cat.town.pick").set_value(["Kara_Centre", RARE]).run()
     assert_clean(at)
     state = studio(at)
     assert state.spec.categorical["town"].levels_from_data and RARE in state.spec.categorical["town"].levels
