@@ -187,6 +187,52 @@ def test_a_cancel_during_a_wide_search_stops_it_before_the_next_compiled_call(pa
     assert calls == [False, False, False]  # the third call finished; none started after the cancel
 
 
+def test_a_cancel_from_another_thread_ends_a_page_run_on_a_wide_table_and_its_threads(monkeypatch):
+    """The page's run (:func:`engine.release_analysis.analyse_release`, two worker threads) on 2,000 × 120 (the
+    attacks take seconds there): a cancel set while the first kernel calls run raises CancelledError in the caller,
+    and every worker thread ends after at most the call it was in — no attack computes on for nobody."""
+    import threading
+
+    import pandas as pd
+
+    from engine.analysis import AnalysisConfig, clear_analysis_cache
+    from engine.data.spec import DataSpec
+    from engine.mechanisms.gaussian import GaussianMechanism
+    from engine.release import ReleaseConfig
+    from engine.release_analysis import analyse_release
+
+    rng = np.random.default_rng(1)
+    d = 120
+    frame = pd.DataFrame(rng.lognormal(size=(2000, d)), columns=[f"x{i}" for i in range(d)])
+    spec = DataSpec(features=tuple(frame.columns))
+    mechanism = GaussianMechanism.from_budget(0.25, 4.0, 1e-4)
+    token = CancelToken()
+    calls_after: list[str] = []
+    lock = threading.Lock()
+    for name in ("_joint_blocks", "_scan", "_all_but_one"):
+        kernel = getattr(_l1, name)
+
+        def counted(*a, _k=kernel):
+            with lock:
+                if token.cancelled:
+                    calls_after.append(threading.current_thread().name)
+                else:
+                    token.cancel()  # from inside the first kernel call: the worst moment, mid-call
+            return _k(*a)
+
+        monkeypatch.setattr(_l1, name, counted)
+    clear_analysis_cache()
+    before = set(threading.enumerate())
+    with pytest.raises(CancelledError):
+        analyse_release(frame, ReleaseConfig.of(spec, mechanism), AnalysisConfig(program=None), mechanism.guarantee(),
+                        seed=3, workers=2, cancel=token)
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    # At most the one call the other thread had been let into before the cancel; none after its next look.
+    assert len(calls_after) <= 1
+
+
 def test_the_attacks_cost_model_grows_as_the_square_of_the_columns():
     """The attack's cost model (:func:`engine.attacks.attribute_inference.attribute_inference_seconds`): about d²."""
     from engine.attacks.attribute_inference import attribute_inference_seconds
@@ -194,3 +240,80 @@ def test_the_attacks_cost_model_grows_as_the_square_of_the_columns():
     small, large = attribute_inference_seconds(1600, 400, 100), attribute_inference_seconds(1600, 400, 500)
     assert 15 < large / small < 35  # (500/100)² = 25, less the per-column terms
     assert attribute_inference_seconds(1600, 400, 20) < 0.1
+
+
+def test_a_run_on_a_wide_table_is_estimated_long_and_a_narrow_one_short():
+    """The run's estimate (:func:`engine.release_analysis.estimate_release_analysis`): more than ``CONFIRM_SECONDS``
+    on 2,000 × 500 (the page asks first), far less on a narrow table; mostly the attack; the sentence says why."""
+    from engine.analysis import AnalysisConfig
+    from engine.data.spec import DataSpec
+    from engine.mechanisms.private_projection import PrivateProjection
+    from engine.release import ReleaseConfig
+    from engine.release_analysis import CONFIRM_SECONDS, estimate_release_analysis
+
+    mechanism = PrivateProjection.from_budget(0.25, 4.0, 1e-4)
+
+    def estimate(d):
+        spec = DataSpec(features=tuple(f"x{i}" for i in range(d)))
+        return estimate_release_analysis(ReleaseConfig.of(spec, mechanism), AnalysisConfig(program=None),
+                                         mechanism.guarantee(), n=2000, d=d)
+
+    wide, narrow = estimate(500), estimate(10)
+    assert wide.needs_confirmation and wide.seconds > CONFIRM_SECONDS and wide.mechanisms == 4
+    assert not narrow.needs_confirmation and narrow.seconds < 5
+    assert wide.attack_seconds > wide.cpu_seconds / 2
+    assert estimate(300).needs_confirmation  # the browser test's 2,000 × 300 is asked about
+    text = wide.describe()
+    assert "2,000 rows × 500 columns" in text and "attribute-inference attack" in text and "square" in text
+
+
+def test_an_exception_of_the_progress_callback_stops_the_running_releases_too(monkeypatch):
+    """A Streamlit page that waits in :func:`engine.analysis.analyse_mechanisms` itself gets a Stop or a closed tab
+    as an exception from its progress callback, which the waiting loop calls every ``WAIT_SECONDS`` while the
+    workers compute: the exception ends the run, and the releases that were computing stop at their next look at
+    their token instead of finishing in the background."""
+    import threading
+
+    import pandas as pd
+
+    from engine.analysis import AnalysisConfig, analyse_mechanisms, clear_analysis_cache
+    from engine.data.preparation import prepare
+    from engine.data.spec import DataSpec
+    from engine.mechanisms.gaussian import GaussianMechanism
+    from engine.mechanisms.mondrian import MondrianKAnonymity
+
+    class Stop(Exception):
+        pass
+
+    rng = np.random.default_rng(2)
+    d = 120
+    frame = pd.DataFrame(rng.lognormal(size=(2000, d)), columns=[f"x{i}" for i in range(d)])
+    prepared = prepare(frame, DataSpec(features=tuple(frame.columns)))
+    computing = threading.Event()
+    stopped = threading.Event()
+    calls_after: list[str] = []
+    for name in ("_joint_blocks", "_scan", "_all_but_one"):
+        kernel = getattr(_l1, name)
+
+        def counted(*a, _k=kernel):
+            if stopped.is_set():
+                calls_after.append(threading.current_thread().name)
+            computing.set()
+            return _k(*a)
+
+        monkeypatch.setattr(_l1, name, counted)
+
+    def progress(p):
+        if computing.is_set():
+            stopped.set()
+            raise Stop  # what Streamlit raises in the page's thread
+
+    clear_analysis_cache()
+    before = set(threading.enumerate())
+    with pytest.raises(Stop):
+        analyse_mechanisms(prepared, [GaussianMechanism.from_budget(0.25, 4.0, 1e-4), MondrianKAnonymity(k=2)],
+                           AnalysisConfig(program=None), seed=1, workers=2, progress=progress)
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    assert len(calls_after) <= 2  # at most the call each worker had been let into before the stop
