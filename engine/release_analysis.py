@@ -55,10 +55,10 @@ PAGE_THREADS = max(1, min(4, os.cpu_count() or 1))
 CONFIRM_SECONDS = 10.0
 #: CPU seconds of a run's work besides attribute inference, per release analysed (the release, the program's
 #: cross-validated fit, singling out on the first; the non-private references spread over them): a + b·n·d + c·n·d²
-#: for n released rows × d columns. Fitted to ``benchmarks/bench_wide.py`` (2,000 rows × 10 to 500 columns, the
-#: CPU seconds of the whole run less attribute inference: 1.5, 1.5, 4.1, 6.9, 11.7, 12.8 s at 10, 100, 200, 300,
-#: 450, 500 columns; the fit gives 1.1, 2.3, 4.1, 6.6, 11.3, 13.2), 2026-11-28 at a load of 10-12 on the 2 cores.
-_OTHER_CPU = (0.05, 3.0e-7, 9.3e-10)
+#: for n released rows × d columns. Fitted to ``benchmarks/bench_wide.py`` (2,000 rows, the CPU seconds of the whole
+#: run less attribute inference: 1.2 / 0.7 / 1.4 / 2.9 / 5.9 / 10.4 / 11.8 s at 10 / 50 / 100 / 200 / 300 / 450 / 500
+#: columns, fitted 0.9 / 1.1 / 1.6 / 3.1 / 5.4 / 10.2 / 12.1), 2026-11-28 at a load of 7-8 on the 2 cores.
+_OTHER_CPU = (0.04, 1.4e-7, 1.14e-9)
 
 
 @dataclass(frozen=True)

@@ -84,21 +84,28 @@ _ZERO_RANGE = 64
 _SCAN_PAIRS = 1 << 18
 
 
+#: The time estimate's costs beyond :data:`engine.attacks._l1.NARROW_COLUMNS` columns (:func:`search_seconds`), CPU
+#: ns per (target, released row) and: subset sum of the joint scan; column (the all-but-one part, the single columns'
+#: sorts and the bounds, which grow with d). Fitted to the attribute-inference CPU seconds of four releases' attacks on
+#: 2,000 rows (``benchmarks/bench_wide.py``, 2026-11-28, load 7-8 on the 2 cores): 2.4 / 7.0 / 12.7 / 29.6 / 31.8 s
+#: measured at 100 / 200 / 300 / 450 / 500 columns, 2.4 / 6.9 / 13.5 / 27.6 / 33.2 s fitted.
+_SEARCH_WIDE_NS = (0.079, 2.0)
+
+
 def search_seconds(n_rows: int, n_targets: int, d: int, *, half: bool = True, all_but_one: bool = True) -> float:
     """Estimated CPU seconds of :func:`nearest_on_column_sets` for the attribute-inference attack on ``n_rows``
     released rows × d columns and ``n_targets`` targets: a set of min(⌈d/2⌉, d − 1) columns for every secret column
     (``half``) and the d all-but-one sets (``all_but_one``; single columns are sorted, nearly free).
 
-    The model is the joint scan of every row for every target (:func:`engine.attacks._l1.joint_nearest`), with the
-    costs of :data:`_COSTS` (up to :data:`engine.attacks._l1.NARROW_COLUMNS` columns; its additions about halved
-    by the shared pairs) or :data:`_WIDE_COSTS` (one subset sum per set and block of four columns). It is what a
-    release among the targets costs (little noise, or many columns, where the bounds stop paying); a noisy release
-    of few columns is pruned and costs less. An estimate for telling people how long to wait, not a bound: against
-    ``benchmarks/bench_wide.py`` (four releases' attacks on 2,000 rows, 2026-11-28, load 10-12) it gave 0.87 / 2.7
-    / 9.5 / 20.3 / 54.1 CPU s at 50 / 100 / 200 / 300 / 500 columns for 1.1 / 2.7 / 8.1 / 15.1 / 39.6 measured.
+    The model is the joint scan of every row for every target (:func:`engine.attacks._l1.joint_nearest`): up to
+    :data:`engine.attacks._l1.NARROW_COLUMNS` columns with the costs of :data:`_COSTS` (its additions about halved by
+    the shared pairs), beyond with one subset sum per set and block of four columns at the fitted costs of
+    :data:`_SEARCH_WIDE_NS`. It is what a release among the targets costs (little noise, or many columns, where the
+    bounds stop paying); a noisy release of few columns is pruned and costs less. An estimate for telling people how
+    long to wait, not a bound.
 
     >>> round(search_seconds(1_600, 900, 500), 1), round(search_seconds(1_600, 900, 100), 2)
-    (13.5, 0.68)
+    (8.3, 0.6)
     """
     from engine.attacks._l1 import NARROW_COLUMNS
 
@@ -108,12 +115,11 @@ def search_seconds(n_rows: int, n_targets: int, d: int, *, half: bool = True, al
     if d > NARROW_COLUMNS:
         blocks = math.ceil(d / 4)
         hit = 1.0 - (1.0 - h / d) ** 4  # the share of a set's blocks holding one of its columns or more
-        adds = (d * blocks * hit if half else 0.0) + 4.0 * d
-        cost = _WIDE_COSTS
+        subset_sums = d * blocks * hit + 4.0 * d
+        per_row = (_SEARCH_WIDE_NS[0] * subset_sums if half else 0.0) + _SEARCH_WIDE_NS[1] * d
     else:
         adds = (d * (h - 1) / 2.0 + d if half else 0.0) + d
-        cost = _COSTS
-    per_row = cost["joint"] * adds + (cost["joint all-but-one"] * d if all_but_one else 0.0)
+        per_row = _COSTS["joint"] * adds + (_COSTS["joint all-but-one"] * d if all_but_one else 0.0)
     return float(n_rows) * float(n_targets) * per_row * 1e-9
 
 
