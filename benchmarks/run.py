@@ -5,6 +5,7 @@ Each module exposes ``run() -> list[dict]``; a dict has at least ``name`` and ``
 
     bash scripts/studio.sh bench            # all benchmarks
     bash scripts/studio.sh bench sweep      # only modules whose name contains "sweep"
+    bash scripts/studio.sh bench wide       # bench_wide: Mechanisms runs on 2,000 × 10–500 columns, and a Stop
 """
 
 from __future__ import annotations
