@@ -35,9 +35,10 @@ The answer is the canonical one in every case; only the work changes.
 
 Rounding of the bound: each float64 gap fl(lo − v) is at most the computed term fl(|t − v|) of every target of
 the group (rounding is monotone and lo ≤ t ≤ hi); rounding the non-negative gaps to float32 and summing them in
-float32 (one product with the 0/1 matrix of the column sets) adds at most (h + 1)·2⁻²⁴ relative (:data:`_BOUND_SLACK` covers it), so the
-computed bound is at most (1 + ``_BOUND_SLACK``)(1 + h·2⁻⁵³) × the computed distance in any summation order.
-Rows are dropped only when the bound exceeds (1 + 2·slack)(1 + ``_BOUND_SLACK``) × U: never a row within the
+float32 (one product with the 0/1 matrix of the column sets) adds at most (h + 1)·2⁻²⁴ relative (:func:`bound_slack`
+covers it, twice over), so the computed bound is at most (1 + ``bound_slack(h)``)(1 + h·2⁻⁵³) × the computed distance
+in any summation order. Rows are dropped only when the bound exceeds (1 + 2·slack)(1 + ``bound_slack(h)``) × U:
+never a row within the
 slack of a target's nearest distance.
 """
 
@@ -62,8 +63,19 @@ _BLOCK = 1 << 20
 _GROUP_SIZE = 1024
 #: Rows with the smallest bound whose exact distances give each target its upper bound U(t).
 _SEED_ROWS = 64
-#: Relative error allowance of the float32 bound: (h + 1)·2⁻²⁴ for up to ~160 known columns, rounded up.
+#: Smallest relative error allowance of the float32 bound (:func:`bound_slack`).
 _BOUND_SLACK = 1e-5
+
+
+def bound_slack(h: int) -> float:
+    """Relative error allowance of the float32 bound of a set of h known columns: (h + 1)·2⁻²³, twice the rounding of
+    h float32 terms and their sum, and at least :data:`_BOUND_SLACK` (what every set had until wide tables were
+    searched: it covers up to 82 columns twice over, 166 once; at 500 the rounding reaches 3·10⁻⁵).
+
+    >>> bound_slack(40) == _BOUND_SLACK, bound_slack(499) >= 500 * 2.0**-24
+    (True, True)
+    """
+    return max(_BOUND_SLACK, (h + 1) * 2.0**-23)
 #: When the first group's boxes keep more than this share of (row, column set) pairs, the rest is scanned unbounded.
 _PRUNE_FRACTION = 0.5
 #: CPU ns per (query, row) of the scans, for choosing between them (:func:`_bounded`; medians of 5 runs of 5 on
@@ -448,7 +460,6 @@ def nearest_on_column_sets(
         membership[r, sets[i]] = 1.0
     rows_t = np.ascontiguousarray(rows.T)
     results = {i: np.empty(queries.shape[0], dtype=np.intp) for i in multi}
-    widen = (1.0 + 2.0 * SLACK) * (1.0 + _BOUND_SLACK)
     kept = 0  # candidate rows kept over the column sets of the first group
     groups = query_groups(queries)
     for g, group in enumerate(groups):
@@ -483,7 +494,7 @@ def nearest_on_column_sets(
                 upper = float(without[int(np.setdiff1d(np.arange(d), known)[0])])
             else:
                 upper = largest_nearest_distance(block[:, known], rows[_seed_rows(bounds[r])][:, known])
-            keeps.append(bounds[r] <= upper * widen)
+            keeps.append(bounds[r] <= upper * ((1.0 + 2.0 * SLACK) * (1.0 + bound_slack(known.size))))
         kept += sum(int(np.count_nonzero(keep)) for keep in keeps)
         _bounded(rows, queries, group, sets, multi, joint, keeps, results, cancel)
     for i in multi:

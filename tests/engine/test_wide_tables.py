@@ -319,3 +319,33 @@ def test_an_exception_of_the_progress_callback_stops_the_running_releases_too(mo
         thread.join(timeout=60)
         assert not thread.is_alive()
     assert len(calls_after) <= 2  # at most the call each worker had been let into before the stop
+
+
+def test_the_float32_bounds_allowance_covers_the_rounding_of_hundreds_of_columns(monkeypatch):
+    """The box bound is a float32 sum of h gaps, whose rounding can reach (h + 1)·2⁻²⁴ relative: 3·10⁻⁵ at 500
+    columns, beyond the 10⁻⁵ every set was allowed before wide tables were searched. Here one target, the nearest
+    row's 499 gaps 1 and 498 × just over half a float32 ulp of 1 (each addition rounds up): its computed bound
+    exceeds its distance by 3.7·10⁻⁵ relative. With 10⁻⁵ the bounded search dropped that row and every other (and
+    failed); with :func:`engine.attacks._neighbours.bound_slack` it returns the canonical row."""
+    d, n = 500, 200
+    rows = np.full((n, d), 5.0)
+    rows[:, 0] = np.arange(n)
+    rows[150] = 0.0
+    rows[150, 1] = 1.0
+    rows[150, 2:] = 2.0**-24 * (1 + 2.0**-20)
+    rows[160] = 0.0
+    rows[160, 1] = 1.0 + 5e-5  # the next nearest
+    query = np.zeros((1, d))
+    known = np.arange(1, d)
+    gaps, _ = _l1.box_gaps(np.ascontiguousarray(rows.T), query[0], query[0])  # the search's own bound, one target
+    membership = np.ones((1, d), np.float32)
+    membership[0, 0] = 0.0
+    rounded = float(np.einsum("sk,kn->sn", membership, gaps)[0, 150])
+    exact = float(np.sum(rows[150, 1:]))
+    assert (rounded - exact) / exact > 2.5e-5  # the float32 sum's rounding: beyond the old allowance
+    assert _neighbours.bound_slack(d - 1) >= d * 2.0**-24 and _neighbours.bound_slack(40) == _neighbours._BOUND_SLACK
+    monkeypatch.setattr(_neighbours, "_SCAN_PAIRS", 0)  # the bounded search, on these few rows
+    for known_columns in (known, known[:250]):
+        found = nearest_on_column_sets(rows, query, [known_columns])[0]
+        np.testing.assert_array_equal(found, canonical_nearest(rows, query, known_columns))
+    assert nearest_on_column_sets(rows, query, [known])[0].tolist() == [150]
