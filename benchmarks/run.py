@@ -5,6 +5,7 @@ Each module exposes ``run() -> list[dict]``; a dict has at least ``name`` and ``
 
     bash scripts/studio.sh bench            # all benchmarks
     bash scripts/studio.sh bench sweep      # only modules whose name contains "sweep"
+    bash scripts/studio.sh bench wide       # bench_wide: Mechanisms runs on 2,000 × 10–500 columns, and a Stop
     bash scripts/studio.sh bench --write-docs   # also write the table into docs/performance.md
 
 ``--write-docs`` replaces the text between ``<!-- bench:start -->`` and ``<!-- bench:end -->`` in

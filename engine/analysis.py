@@ -257,8 +257,8 @@ class AnalysisData:
         return 0 if self.x_hold is None else int(self.x_hold.shape[0])
 
     @classmethod
-    def build(cls, data: PreparedRows, config: AnalysisConfig, *, holdout_seed: Seed = None,
-              workers: int = 1) -> AnalysisData:
+    def build(cls, data: PreparedRows, config: AnalysisConfig, *, holdout_seed: Seed = None, workers: int = 1,
+              cancel: CancelToken | None = None) -> AnalysisData:
         """Split off the holdout and compute the non-private references.
 
         Parameters
@@ -270,6 +270,8 @@ class AnalysisData:
             Seed of the holdout draw; default ``config.holdout_seed`` (what every caller of the Studio uses).
         workers : int
             Threads for the singling-out reference's nearest-row queries (default 1); the result does not depend on it.
+        cancel : CancelToken, optional
+            Checked between the non-private program and the singling-out reference.
 
         Raises
         ------
@@ -307,6 +309,8 @@ class AnalysisData:
             if config.clustering and config.program.kind == "classification":
                 classes = np.unique(y_rel)
         so_baseline = index = None
+        if cancel is not None:
+            cancel.raise_if_cancelled("the analysis")
         if "singling_out" in config.attacks:
             from engine.attacks._chebyshev import ColumnIndex
             from engine.attacks.singling_out import singling_out_baseline
@@ -322,12 +326,13 @@ class AnalysisData:
         return built
 
     @classmethod
-    def cached(cls, data: PreparedRows, config: AnalysisConfig, *, workers: int = 1) -> AnalysisData:
+    def cached(cls, data: PreparedRows, config: AnalysisConfig, *, workers: int = 1,
+               cancel: CancelToken | None = None) -> AnalysisData:
         """:meth:`build` with the configuration's own holdout seed, computed once per (data fingerprint, configuration)
         for the last :data:`_BUILT_SIZE` pairs in this process: a page's runs, a sweep, its time estimate and its
         reference markers on the same data share the holdout split and the non-private references (on nigeria-demo
         the non-private program and singling-out baseline are about 0.7 s of CPU). The result depends on nothing
-        else, so a cached one is the one :meth:`build` would return (``workers`` as in :meth:`build`)."""
+        else, so a cached one is the one :meth:`build` would return (``workers`` and ``cancel`` as in :meth:`build`)."""
         if not isinstance(config, AnalysisConfig):
             raise InvalidParameterError(f"config must be an AnalysisConfig; got {type(config).__name__}")
         check_integer("workers", workers, 1, 16)  # on a cache hit too
@@ -338,7 +343,7 @@ class AnalysisData:
             if built is not None:
                 _BUILT.move_to_end(key)
                 return built
-        built = cls.build(data, config, workers=workers)
+        built = cls.build(data, config, workers=workers, cancel=cancel)
         with _BUILT_LOCK:
             _BUILT[key] = built
             while len(_BUILT) > _BUILT_SIZE:
@@ -579,8 +584,8 @@ class AnalysisResult:
         return [] if self.program is None else self.program.beaten_by()
 
 
-def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed,
-            attacks: bool = True) -> AnalysisResult:
+def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed, attacks: bool = True,
+            cancel: CancelToken | None = None) -> AnalysisResult:
     """Release ``data``'s released rows once with ``mechanism`` and evaluate the release.
 
     Parameters
@@ -596,6 +601,9 @@ def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed
     attacks : bool
         Run the configuration's attacks (default). ``False`` stops after the program: the release's noise, and so
         every program metric and the measured γ, are exactly those of the full run with the same seed.
+    cancel : CancelToken, optional
+        Checked before the attacks and inside attribute inference's search (between its compiled scans); a cancel
+        raises :class:`~engine.errors.CancelledError`.
 
     Returns
     -------
@@ -624,7 +632,8 @@ def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed
             # The data user knows the public algorithm as the attacker does: with the "knows-scale" threat model
             # it undoes the known output scale too (the "paper" mode keeps the authors' as-printed values).
             program_input = value / scale if (config.adversary == "knows-scale" and scale != 1.0) else value
-            program = evaluate_program(program_input, data.y_rel, config.program, extras=data.extras_rel)
+            program = evaluate_program(program_input, data.y_rel, config.program, extras=data.extras_rel,
+                                       cancel=cancel)
         if mechanism.tags().projects:
             # The adversary has Z and the public description, not P, and knows a few original records.
             from engine.attacks.known_records import known_record_view
@@ -643,6 +652,8 @@ def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed
         clustering = kmeans_accuracy(value, data.y_rel, n_clusters=int(data.classes.size), rng=rng)  # type: ignore[arg-type]
     so = ai = dist = None
     run_attacks = config.attacks if attacks else ()
+    if cancel is not None and run_attacks:
+        cancel.raise_if_cancelled("the analysis")
     if "singling_out" in run_attacks:
         from engine.attacks.singling_out import singling_out
 
@@ -653,7 +664,8 @@ def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed
     if "attribute_inference" in run_attacks:
         from engine.attacks.attribute_inference import attribute_inference
 
-        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng)  # type: ignore[arg-type]
+        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng,  # type: ignore[arg-type]
+                                 cancel=cancel)
     if "distinguishing" in run_attacks:
         dist = _NON_PRIVATE_DISTINGUISHING if mechanism is None else _distinguishing(mechanism)
     return AnalysisResult(
@@ -827,6 +839,10 @@ class PointAnalysis:
         return beaten_by(best if math.isfinite(best) else mean, program.baselines, name)
 
 
+#: Longest wait of :func:`analyse_mechanisms`' calling thread for its workers before it looks at its cancel token and
+#: calls its progress callback again (a Stop, a closed tab or a server shutting down takes effect within it).
+WAIT_SECONDS = 0.25
+
 #: Modules an analysis imports on first use, imported before worker threads start: two threads importing the
 #: same packages at once can deadlock on Python's import locks (one of them then gets a partly initialised module).
 _ANALYSIS_MODULES: tuple[str, ...] = (
@@ -861,10 +877,14 @@ def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism]
         (the aggregation rule, module docstring).
     progress : callable, optional
         Called with a :class:`~engine.progress.Progress` (releases analysed of ``len(mechanisms) × repetitions``,
-        with the time so far) after every release, always from the calling thread; the dashboard draws its progress
-        bar from it, and an exception it raises (Streamlit's stop of a closed or rerun session) ends the work there.
+        with the time so far) after every release — and, with several workers, every :data:`WAIT_SECONDS` while
+        they run — always from the calling thread; the dashboard draws its progress bar from it, and an exception it
+        raises (Streamlit's stop of a closed or rerun session) ends the work there: the running releases stop at
+        their next cancellation point.
     cancel : CancelToken, optional
-        Checked before every release; a cancelled token raises :class:`~engine.errors.CancelledError`.
+        Checked before every release, inside attribute inference's search (:func:`analyse`) and, with several
+        workers, every :data:`WAIT_SECONDS` while the calling thread waits for them; a cancelled token raises
+        :class:`~engine.errors.CancelledError` within a fraction of a second.
     workers : int
         Threads that analyse releases at once, in [1, 16] (default 1). The numbers do not depend on it (every
         release has its own seed); the attacks' kernels and numpy release the interpreter lock, so 2 threads on 2
@@ -877,7 +897,10 @@ def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism]
     total = len(mechanisms) * reps
     done = 0
 
+    last = [""]
+
     def step(what: str) -> None:
+        last[0] = what
         if cancel is not None:
             cancel.raise_if_cancelled("the analysis")
         if progress is not None:
@@ -887,12 +910,15 @@ def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism]
         return getattr(type(mechanism), "LABEL", type(mechanism).__name__)
 
     step("holding out the attack's control group")
-    built = AnalysisData.cached(data, config, workers=n_workers)
+    built = AnalysisData.cached(data, config, workers=n_workers, cancel=cancel)
     results: dict[tuple[int, int], AnalysisResult] = {}
     tasks = [(m, r) for m in range(len(mechanisms)) for r in range(reps)]  # every release carries the attacks
+    # What the releases check: the caller's token, and (with several workers) one set as well when the calling thread
+    # stops waiting for any reason, so that the running releases stop too instead of finishing in the background.
+    stopping = CancelToken() if cancel is None else cancel.child()
 
     def one(m: int, r: int) -> AnalysisResult:
-        return analyse(built, mechanisms[m], seed=seeds[1 + r], attacks=True)
+        return analyse(built, mechanisms[m], seed=seeds[1 + r], attacks=True, cancel=stopping)
 
     if n_workers == 1 or len(tasks) == 1:
         for m, r in tasks:
@@ -908,7 +934,7 @@ def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism]
         stop = False
 
         def guarded(m: int, r: int) -> AnalysisResult | None:
-            return None if stop or (cancel is not None and cancel.cancelled) else one(m, r)
+            return None if stop or stopping.cancelled else one(m, r)
 
         step(f"{label(mechanisms[0])}: release 1 of {reps} with the attacks ({n_workers} at once)")
         # No BLAS limit here: a limit (threadpoolctl, or OpenBLAS's "local" one, which is process-wide too in the
@@ -919,16 +945,23 @@ def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism]
         # The first releases first (the numbers do not depend on the order: every release has its own seed).
         heavy_first = sorted(tasks, key=lambda task: (task[1] != 0, task))
         futures = {pool.submit(guarded, m, r): (m, r) for m, r in heavy_first}
+        pending = set(futures)
         try:
-            for future in cf.as_completed(futures):
-                m, r = futures[future]
-                result = future.result()
-                if result is not None:
-                    results[m, r] = result
-                    done += 1
-                step(f"{label(mechanisms[m])}: release {r + 1} of {reps} done")
+            while pending:
+                # A bounded wait: the caller's token and its progress callback are looked at every WAIT_SECONDS.
+                finished, pending = cf.wait(pending, timeout=WAIT_SECONDS, return_when=cf.FIRST_COMPLETED)
+                if not finished:
+                    step(last[0])
+                for future in sorted(finished, key=futures.__getitem__):
+                    m, r = futures[future]
+                    result = future.result()
+                    if result is not None:
+                        results[m, r] = result
+                        done += 1
+                    step(f"{label(mechanisms[m])}: release {r + 1} of {reps} done")
         except BaseException:
-            stop = True  # releases not started yet are skipped; the running ones finish in the background
+            stop = True  # releases not started yet are skipped; the running ones stop at their next check
+            stopping.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()

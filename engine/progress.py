@@ -136,18 +136,29 @@ ProgressCallback = Callable[[Progress], None]
 class CancelToken:
     """Thread-safe flag a UI sets to stop a long computation."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: CancelToken | None = None) -> None:
         self._event = threading.Event()
+        self._parent = parent
 
     def cancel(self) -> None:
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or (self._parent is not None and self._parent.cancelled)
+
+    def child(self) -> CancelToken:
+        """A token cancelled with this one, or on its own (work this one's holder does not know about: the other
+        threads of a computation that stops for a reason of its own).
+
+        >>> parent = CancelToken(); child = parent.child(); child.cancel()
+        >>> child.cancelled, parent.cancelled, (parent.cancel(), parent.child().cancelled)[1]
+        (True, False, True)
+        """
+        return CancelToken(self)
 
     def raise_if_cancelled(self, what: str = "the computation") -> None:
-        if self._event.is_set():
+        if self.cancelled:
             raise CancelledError(f"{what} was cancelled; results finished before the cancel are kept")
 
 

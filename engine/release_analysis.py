@@ -46,7 +46,7 @@ from engine.analysis import AnalysisConfig, PointAnalysis, analyse_mechanisms
 from engine.comparison import Finding, alternatives, comparison_verdict
 from engine.guarantee import Guarantee
 from engine.mechanisms import RecordMechanism
-from engine.progress import Progress
+from engine.progress import CancelToken, Progress
 from engine.release import ReleaseConfig, cli_command, release_summary, run_release
 from engine.rng import make_rng
 from engine.validation import check_integer
@@ -56,6 +56,95 @@ PAGE_REPETITIONS = 5
 #: Threads of the Mechanisms page's run (releases analysed at once; the numbers do not depend on it): one per core,
 #: at most 4 (the chosen mechanism and its three alternatives).
 PAGE_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+#: Seconds above which the Mechanisms page says how long a run will take, and asks, before starting it.
+CONFIRM_SECONDS = 10.0
+#: CPU seconds of a run's work besides attribute inference, per release analysed (the release, the program's
+#: cross-validated fit, singling out on the first; the non-private references spread over them): a + b·n·d + c·n·d²
+#: for n released rows × d columns. Fitted to ``benchmarks/bench_wide.py`` (2,000 rows, the CPU seconds of the whole
+#: run less attribute inference: 1.2 / 0.7 / 1.4 / 2.9 / 5.9 / 10.4 / 11.8 s at 10 / 50 / 100 / 200 / 300 / 450 / 500
+#: columns, fitted 0.9 / 1.1 / 1.6 / 3.1 / 5.4 / 10.2 / 12.1), 2026-11-28 at a load of 7-8 on the 2 cores.
+_OTHER_CPU = (0.04, 1.4e-7, 1.14e-9)
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """How long a Mechanisms run (:func:`analyse_release`) will take on this machine, before it starts.
+
+    ``seconds`` is the wall time with the run's threads, ``cpu_seconds`` the work in all of them, ``attack_seconds``
+    the attribute-inference attack's share (its search grows as d², :func:`engine.attacks.attribute_inference.
+    attribute_inference_seconds`). Estimates from cost models, not bounds: a loaded machine takes longer.
+    """
+
+    seconds: float
+    cpu_seconds: float
+    attack_seconds: float
+    n: int
+    d: int
+    mechanisms: int
+    repetitions: int
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """More than :data:`CONFIRM_SECONDS`: the page says so and lets the user go on or cancel."""
+        return self.seconds > CONFIRM_SECONDS
+
+    def describe(self) -> str:
+        """One sentence for the page.
+
+        >>> RunEstimate(42.0, 80.0, 60.0, 2000, 450, 4, 5).describe()[:62]
+        'This run will take about 42 s on this server (2,000 rows × 450'
+        """
+        from engine.progress import format_seconds
+
+        return (f"This run will take about {format_seconds(self.seconds)} on this server ({self.n:,} rows × "
+                f"{self.d:,} columns, {self.mechanisms} mechanisms × {self.repetitions} releases). Most of it is the "
+                f"attribute-inference attack (about {format_seconds(self.attack_seconds)} of computing): for each "
+                f"mechanism it compares every target with every released row on about {self.d:,} sets of known "
+                "columns, so its cost grows with the square of the number of columns. Leaving columns out (on the "
+                "Data page) shortens it.")
+
+
+def estimate_release_analysis(config: ReleaseConfig, analysis: AnalysisConfig, candidate: Guarantee, *, n: int, d: int,
+                              repetitions: int = PAGE_REPETITIONS, workers: int = PAGE_THREADS) -> RunEstimate:
+    """What :func:`analyse_release` of ``config`` on n rows × d features will take, without the data.
+
+    The attribute-inference attack's cost model (:func:`engine.attacks.attribute_inference.
+    attribute_inference_seconds`) for every release (the chosen mechanism and each alternative at ``candidate``'s
+    guarantee, ``repetitions`` releases each: every release is attacked), plus the releases and programs
+    (:data:`_OTHER_CPU` per release); the wall time divides the work between ``workers`` threads on this machine's
+    cores.
+
+    Parameters
+    ----------
+    config, analysis, candidate
+        As for :func:`analyse_release`.
+    n, d : int
+        Rows and features of the prepared data.
+    repetitions, workers : int
+        As for :func:`analyse_release`.
+    """
+    from engine.attacks.attribute_inference import attribute_inference_seconds, default_holdout_size
+
+    nn = check_integer("n", n, 1, None)
+    dd = check_integer("d", d, 1, None)
+    reps = check_integer("repetitions", repetitions, 1, None)
+    threads = check_integer("workers", workers, 1, None)
+    mechanism = config.build_mechanism()
+    mechanisms = 1 + len(alternatives(mechanism, d=dd, candidate=candidate))
+    attack = 0.0
+    n_released = nn
+    if "attribute_inference" in analysis.attacks and dd >= 2 and nn >= 2:
+        holdout = default_holdout_size(nn) if analysis.holdout is None else min(analysis.holdout, nn - 1)
+        n_released = nn - holdout
+        # every release is attacked (the aggregation rule of engine.analysis): repetitions × mechanisms attacks
+        attack = mechanisms * reps * attribute_inference_seconds(n_released, holdout, dd, analysis.attack_configs()[1])
+    a, b, c = _OTHER_CPU
+    other = mechanisms * reps * (a + b * n_released * dd + c * n_released * dd * dd)
+    cpu = attack + other
+    parallel = max(1, min(threads, os.cpu_count() or 1, mechanisms * reps))
+    return RunEstimate(cpu / parallel, cpu, attack, nn, dd, mechanisms, reps)
 
 
 @dataclass(frozen=True)
@@ -153,6 +242,7 @@ def analyse_release(
     repetitions: int = PAGE_REPETITIONS,
     progress: Callable[[Progress], None] | None = None,
     workers: int = 1,
+    cancel: CancelToken | None = None,
 ) -> ReleaseAnalysis:
     """Release ``frame`` with ``config`` and analyse it beside the alternatives at ``candidate``'s guarantee.
 
@@ -176,6 +266,9 @@ def analyse_release(
     workers : int
         Threads analysing releases at once (:func:`engine.analysis.analyse_mechanisms`; the numbers do not
         depend on it).
+    cancel : CancelToken, optional
+        Checked after the release and throughout the analysis (:func:`engine.analysis.analyse_mechanisms`); a
+        cancel raises :class:`~engine.errors.CancelledError`.
 
     Returns
     -------
@@ -194,7 +287,7 @@ def analyse_release(
 
     others = alternatives(mechanism, d=prepared.d, candidate=candidate)
     data, points = analyse_mechanisms(prepared, [mechanism, *others], analysis, seed=seed, repetitions=repetitions,
-                                      progress=progress, workers=workers)
+                                      progress=progress, workers=workers, cancel=cancel)
     first = points[0].first
 
     guarantee = release.guarantee
@@ -259,4 +352,5 @@ def analyse_release(
     )
 
 
-__all__ = ["PAGE_REPETITIONS", "ReleaseAnalysis", "analyse_release"]
+__all__ = ["CONFIRM_SECONDS", "PAGE_REPETITIONS", "ReleaseAnalysis", "RunEstimate", "analyse_release",
+           "estimate_release_analysis"]

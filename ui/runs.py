@@ -3,7 +3,9 @@ the public-information study.
 
 They are not shared caches (``st.cache_data``): while they run they draw a progress bar and a Stop button, and
 drawing is a Streamlit call, the point where a rerun (the Stop button) or a closed tab ends the work; inside
-``st.cache_data`` those calls would be recorded and replayed. Each keeps its last results in the session instead
+``st.cache_data`` those calls would be recorded and replayed. The Mechanisms run computes in a worker thread while
+the page's thread looks at it every :data:`POLL_SECONDS` (:func:`in_background`): one release's attacks on a wide
+table make no Streamlit call for minutes, and the page must still stop it (issue 35). Each keeps its last results in the session instead
 (bounded: :data:`KEPT_RUNS` Mechanisms runs, one recommendation; sweeps go to ``StudioState.sweeps``; the study's
 finished cells to ``public_info_results``). Every number comes from the engine
 (:func:`engine.release_analysis.analyse_release`, :func:`engine.sweeps.run_sweep`, :func:`engine.recommend.recommend`,
@@ -15,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -26,7 +29,7 @@ from engine.analysis import AnalysisConfig
 from engine.data.preparation import PreparedData
 from engine.evaluation.programs import ProgramConfig
 from engine.guarantee import Guarantee
-from engine.progress import CancelToken, Progress
+from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.release import ReleaseConfig
 from engine.release_analysis import PAGE_REPETITIONS, PAGE_THREADS, ReleaseAnalysis, analyse_release
 from ui import room as rooms
@@ -131,6 +134,61 @@ def show_wait(seconds: float) -> None:
         st.toast(f"Your run waited {seconds:.0f} s for the room's run slot.", icon=":material/hourglass_bottom:")
 
 
+# ------------------------------------------------------------------------------------------ work off the page
+#: Seconds between two looks of the page's thread at work running in a worker thread (:func:`in_background`): each
+#: look is a Streamlit call, where a Stop click, a closed tab or the server shutting down takes effect.
+POLL_SECONDS = 0.1
+
+T = TypeVar("T")
+
+
+def in_background(work: Callable[[CancelToken, ProgressCallback], T], on_progress: Callable[[Progress], Any], *,
+                  check: Callable[[], None] | None = None, poll: float = POLL_SECONDS, name: str = "studio-run") -> T:
+    """``work(cancel, progress)`` in a worker thread while the page's (the script's) thread looks at it every ``poll``
+    seconds: it draws the newest progress with ``on_progress`` (throttled by the caller, :class:`ProgressBar`) or
+    else makes a Streamlit call that sends nothing (``check``, default :func:`execution_check`). Either is where
+    Streamlit stops a script whose Stop button was clicked, whose tab was closed or whose server is shutting down
+    (a rerun or stop exception raised here); then ``cancel`` is set, the work stops at its next cancellation point
+    (a fraction of a second in the engine's long loops) and the exception goes on. Without this, a run that makes no
+    Streamlit call for minutes — one attack release on a wide table — could not be stopped at all.
+
+    Returns what ``work`` returns; an exception of ``work`` (an :class:`~engine.errors.EngineError`) is raised here.
+    """
+    check = execution_check if check is None else check
+    token = CancelToken()
+    newest: list[Progress | None] = [None]
+    outcome: dict[str, Any] = {}
+
+    def progress(p: Progress) -> None:  # from the worker thread: only kept, drawn by the page's thread
+        newest[0] = p
+
+    def target() -> None:
+        try:
+            outcome["value"] = work(token, progress)
+        except BaseException as exc:  # noqa: BLE001 - handed to the page's thread, which raises it
+            outcome["error"] = exc
+
+    # Not a daemon: a server shutting down waits for it, and it ends within a fraction of a second of the cancel.
+    worker = threading.Thread(target=target, name=name)
+    drawn: Progress | None = None
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(poll)
+            latest = newest[0]
+            if latest is not None and latest is not drawn:
+                drawn = latest
+                on_progress(latest)
+            else:
+                check()
+    except BaseException:
+        token.cancel()  # a Stop, a closed tab, a shutdown (or a failed drawing): the work stops too
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 # --------------------------------------------------------------------------------------------- Mechanisms page
 #: Runs one session keeps (the current one and the last good one), newest last.
 KEPT_RUNS = 2
@@ -158,7 +216,8 @@ def run_key(*parts: Any) -> str:
 def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConfig, analysis: AnalysisConfig,
                 candidate: Guarantee, seed: int, *, shared_key: str | None = None) -> ReleaseAnalysis:
     """The Mechanisms page's run for ``key`` (:func:`run_key` of its inputs): this session's stored one, else
-    :func:`engine.release_analysis.analyse_release` with a progress bar and a Stop button (``mechanisms.stop``).
+    :func:`engine.release_analysis.analyse_release` in a worker thread (:func:`in_background`) with a progress bar
+    and a Stop button (``mechanisms.stop``), which stop it within a second or two wherever it is.
 
     On a workshop server (:mod:`ui.room`) a run with ``shared_key`` (its inputs without the seed: a run with fresh
     randomness) is the room's: one that anyone in the room already made under it is taken, else it is made once in
@@ -175,18 +234,21 @@ def release_run(session: Any, key: str, frame: pd.DataFrame, config: ReleaseConf
             return shared
     stop_slot = st.empty()
     stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
-                     help="Stops before the next release; the previous run stays.")
+                     help="Stops the run within a second or two; the previous run stays.")
     bar = ProgressBar(st.empty(), "Releasing the data…")
 
     def on_progress(p: Progress) -> None:
         bar.update(p.fraction, f"Scoring the program ({PAGE_REPETITIONS} releases per mechanism) and running "
                      f"the attacks, for this mechanism and the alternatives at the same guarantee: {p.describe()}")
 
+    def work(cancel: CancelToken, progress: ProgressCallback) -> ReleaseAnalysis:
+        return analyse_release(frame, config, analysis, candidate, seed=seed, progress=progress,
+                               workers=PAGE_THREADS, cancel=cancel)
+
     try:
         with room_turn("this run") as waited:
             shared = room.run(shared_key) if room is not None and shared_key is not None else None
-            run = shared if shared is not None else analyse_release(
-                frame, config, analysis, candidate, seed=seed, progress=on_progress, workers=PAGE_THREADS)
+            run = shared if shared is not None else in_background(work, on_progress, name="mechanisms-run")
     finally:
         stop_slot.empty()
         bar.empty()

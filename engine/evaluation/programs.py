@@ -109,6 +109,7 @@ from engine.evaluation.metrics import (
     confusion_rates,
     higher_is_better,
 )
+from engine.progress import CancelToken
 from engine.serialization import Serializable
 from engine.validation import (
     check_integer,
@@ -586,6 +587,7 @@ def evaluate_program(
     config: ProgramConfig | None = None,
     *,
     extras: Mapping[str, object] | None = None,
+    cancel: CancelToken | None = None,
 ) -> ProgramResult:
     """Score a program trained and applied on the feature matrix ``x`` (original or privatized).
 
@@ -600,6 +602,9 @@ def evaluate_program(
         The program and scoring rule (default: poverty targeting, pooled out-of-fold rule).
     extras : mapping of role → array, optional
         Per-row program columns; lending reads ``"loan_amount"``, ``"revenue"``, ``"interest"``.
+    cancel : CancelToken, optional
+        Checked before each fold's fit (a fifth of the evaluation: 0.1 s at 2,000 rows × 500 columns); a cancel
+        raises :class:`~engine.errors.CancelledError`.
 
     Returns
     -------
@@ -635,7 +640,7 @@ def evaluate_program(
             "use fewer folds or more data"
         )
     yv = _check_outcome(y, n, config.kind)
-    splits = fold_indices(n, config)
+    splits = _Folds(fold_indices(n, config), cancel)
     notes: list[str] = []
     decisions = None
     baselines: dict[str, dict[str, float]] = {}
@@ -662,6 +667,21 @@ def evaluate_program(
         decisions=decisions,
         baselines=baselines,
     )
+
+
+class _Folds(list):
+    """The folds of :func:`fold_indices`, looking at a cancel token before handing out each one: the program's
+    cancellation points, between its fits."""
+
+    def __init__(self, folds: list, cancel: CancelToken | None) -> None:
+        super().__init__(folds)
+        self._cancel = cancel
+
+    def __iter__(self):
+        for fold in super().__iter__():
+            if self._cancel is not None:
+                self._cancel.raise_if_cancelled("the program's evaluation")
+            yield fold
 
 
 def _targeting(x, y, config: ProgramConfig, splits) -> tuple[dict[str, float], np.ndarray, np.ndarray]:

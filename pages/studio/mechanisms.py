@@ -11,16 +11,17 @@ import streamlit as st
 
 from engine.analysis import AnalysisConfig
 from engine.release import ReleaseConfig
-from engine.release_analysis import ReleaseAnalysis
+from engine.release_analysis import ReleaseAnalysis, estimate_release_analysis
 from engine.rng import SEEDED_WARNING
 from engine.workshop import candidate_from_run
 from ui.cached import current_data
 from ui.common import seed_badge, stop_page, user_errors
 from ui.figures.theme import fmt, fmt_param
-from ui.runs import release_run, run_key
+from ui.runs import release_run, remembered_run, run_key
 from ui.sections.mechanisms_form import (
     KIND_LABELS,
     draw_form,
+    draw_run_estimate,
     help_kind,
     kinds,
     on_draw_again,
@@ -108,17 +109,32 @@ def key_of(a: dict) -> str:
                    analysis.config_key(), candidate.config_key(), int(a["seed"]), bool(a["user_seed"]), dataset)
 
 
+def release_config(a: dict) -> ReleaseConfig:
+    return ReleaseConfig.of(loaded.spec, a["mechanism"], seed=int(a["seed"]) if a["user_seed"] else None,
+                            dataset=dataset)
+
+
 def compute(a: dict) -> ReleaseAnalysis:
     """The run for ``a``: this session's stored one, else computed with a progress bar and a Stop button."""
-    config = ReleaseConfig.of(loaded.spec, a["mechanism"], seed=int(a["seed"]) if a["user_seed"] else None,
-                              dataset=dataset)
     # A run with fresh randomness (no seed of the user's, not drawn again) may be shared in a workshop room (ui.room).
     shared = None if a["user_seed"] or a.get("again") else run_key(
-        prepared.fingerprint, loaded.spec.to_json(), a["mechanism"].to_json(), analysis.to_json(),
-        candidate.to_json(), "fresh randomness", dataset)
-    return release_run(st.session_state, key_of(a), loaded.frame, config, analysis, candidate, int(a["seed"]),
-                       shared_key=shared)
+        prepared.fingerprint, loaded.spec.config_key(), a["mechanism"].config_key(), analysis.config_key(),
+        candidate.config_key(), "fresh randomness", dataset)
+    return release_run(st.session_state, key_of(a), loaded.frame, release_config(a), analysis, candidate,
+                       int(a["seed"]), shared_key=shared)
 
+
+# A run that will take long (a wide table: the attack grows with the square of the columns) is announced first.
+if remembered_run(st.session_state, key_of(args)) is None:
+    estimate = None
+    with user_errors():
+        estimate = estimate_release_analysis(release_config(args), analysis, candidate, n=prepared.n, d=prepared.d)
+    confirm_key = run_key(prepared.fingerprint, loaded.spec.config_key(), args["mechanism"].config_key(),
+                          analysis.config_key(), candidate.config_key(), dataset)
+    if (estimate is not None and estimate.needs_confirmation
+            and st.session_state.get("mechanisms.confirmed") != confirm_key):
+        draw_run_estimate(estimate, confirm_key)
+        stop_page()
 
 run = None
 with user_errors() as outcome:

@@ -186,3 +186,31 @@ def test_stop_returns_to_the_last_run_without_computing_the_stopped_one():
     assert at.session_state["mechanisms.args"] == finished
     assert len(at.session_state["mechanisms.runs"]) == 1  # the stopped run was not computed
     assert metric(at, "Noise sd per coordinate")  # the last run is still shown
+
+
+def test_a_long_run_is_announced_first_and_runs_or_is_cancelled_as_the_user_says(monkeypatch):
+    """Issue 35: a run estimated over ``CONFIRM_SECONDS`` (a wide table; here every run, the threshold set to 0)
+    first says how long it will take and why, and computes nothing until "Run it"; the same inputs with another
+    seed ("Draw again") are not asked again; "Cancel" goes back to the last run without computing."""
+    import engine.release_analysis as release_analysis
+
+    monkeypatch.setattr(release_analysis, "CONFIRM_SECONDS", 0.0)
+    at = start_on("mechanisms")
+    run_with_seed(at, "5")
+    assert any("This run will take about" in w.value and "attribute-inference attack" in w.value for w in at.warning)
+    assert "mechanisms.runs" not in at.session_state  # nothing computed yet
+    at.button(key="mechanisms.confirm").click().run()
+    assert_clean(at)
+    assert len(at.session_state["mechanisms.runs"]) == 1 and metric(at, "Noise sd per coordinate")
+    at.button(key="mechanisms.draw_again").click().run()  # the same inputs, seed 6: no second question
+    assert_clean(at)
+    assert not any("This run will take about" in w.value for w in at.warning)
+    assert last_run(at).summary["seed"] == 6
+    finished = dict(at.session_state["mechanisms.args"])
+    at.radio(key="mechanisms.kind").set_value("gaussian").run()
+    run_with_seed(at, "6")  # other inputs: asked again
+    assert any("This run will take about" in w.value for w in at.warning)
+    at.button(key="mechanisms.cancel_run").click().run()
+    assert_clean(at)
+    assert at.session_state["mechanisms.args"] == finished  # back to the last run, shown again
+    assert len(at.session_state["mechanisms.runs"]) == 2 and metric(at, "Noise sd per coordinate")

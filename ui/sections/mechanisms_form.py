@@ -24,6 +24,8 @@ from engine.errors import EngineError
 from engine.guarantee import Guarantee
 from engine.mechanisms import MECHANISMS, RecordMechanism
 from engine.mechanisms.base import FormField
+from engine.progress import format_seconds
+from engine.release_analysis import RunEstimate
 from engine.rng import fresh_seed
 from ui.common import HELP, b_in_data_units
 from ui.state import STUDIO_B, StudioState, get_state, parse_seed, seed_widget
@@ -153,6 +155,33 @@ def on_run(d: int) -> None:
         "seed": seed if seed is not None else fresh_seed(),
         "user_seed": seed is not None,
     }
+
+
+def confirm_run(key: str) -> None:
+    """``on_click`` of "Run it" under a long run's estimate: runs with these inputs go ahead (any seed)."""
+    st.session_state["mechanisms.confirmed"] = key
+
+
+def cancel_run() -> None:
+    """``on_click`` of "Cancel" under a long run's estimate: back to the last finished run (or to the form)."""
+    last = st.session_state.get("mechanisms.last_good")
+    if last:
+        st.session_state["mechanisms.args"] = last
+    else:
+        st.session_state.pop("mechanisms.args", None)
+    st.session_state.pop("mechanisms.confirmed", None)
+
+
+def draw_run_estimate(estimate: RunEstimate, key: str) -> None:
+    """Say how long a run will take before it starts (a wide table's attack takes minutes: issue 35), and let the
+    user go on (:func:`confirm_run` with ``key``, the run's inputs without its seed) or cancel (:func:`cancel_run`)."""
+    st.warning(estimate.describe(), icon=":material/schedule:")
+    go, back = st.columns(2)
+    go.button(f"Run it (about {format_seconds(estimate.seconds)})", key="mechanisms.confirm", type="primary",
+              icon=":material/play_arrow:", on_click=confirm_run, args=(key,),
+              help="You can stop the run at any time with its Stop button.")
+    back.button("Cancel", key="mechanisms.cancel_run", icon=":material/close:", on_click=cancel_run,
+                help="Nothing is computed; the previous run (if any) is shown again.")
 
 
 def on_draw_again() -> None:
