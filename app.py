@@ -20,6 +20,7 @@ import streamlit as st
 from ui import session_store
 from ui.common import PageStop, render_sidebar, show_interrupted, show_notices, wait_for_warm_up, warm_up
 from ui.links import apply_scenario_params, scenario_params
+from ui.sections.room_panel import adopt_shared_data, draw_room_panel, guard
 from ui.state import get_state, has_session, keep_widget_values, restore_session, session_key, set_session_key
 
 #: (file, title, icon) in workflow order.
@@ -39,6 +40,8 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 # Material Symbols font of the page icons in the navigation is bundled with Streamlit and served locally.)
 st.set_page_config(page_title="Privacy Parameter Studio", page_icon=str(Path(__file__).parent / "assets" / "favicon.svg"),
                    layout="wide")
+# A workshop server lets in only the room (ui.room): stop here when this session's link is no longer valid.
+role = guard()
 
 # A reload starts a new session: bring back this session's work kept in memory under the address's key (work that
 # was running then is reported as interrupted, with a button to run it again: ui.common.show_interrupted).
@@ -60,6 +63,8 @@ if not restored:
     state.finish_work()  # work an earlier run of this session announced ended with that run (a Stop or another click)
 if evicted_note is not None:
     state.notices.append(evicted_note)
+if role == "participant":
+    adopt_shared_data(state)  # the data the facilitator shares, without uploading
 link_page = None
 if not state.link_restored:
     state.link_restored = True
@@ -78,6 +83,7 @@ sidebar = st.sidebar.container()
 show_notices(state)
 show_interrupted(state)
 keep_widget_values()
+state.enter_page(navigation.url_path)  # a page drawn again after another one reseeds its widgets from the state
 wait_for_warm_up()  # never import alongside the background warm-up (ui.common.wait_for_warm_up)
 try:
     navigation.run()
@@ -85,6 +91,7 @@ except PageStop:  # the page ended early on purpose (ui.common.stop_page): the s
     pass
 finally:
     render_sidebar(state, sidebar, page=navigation.url_path)
+    draw_room_panel(state, role, sidebar)
     key = session_key() or ""
     wanted = {**scenario_params(state, page=navigation.url_path), session_store.SESSION_PARAM: key}
     if st.query_params.to_dict() != wanted:

@@ -12,9 +12,21 @@ Protocol
    on them (the baseline every change is measured against) and compute the non-private singling-out baseline.
 2. :func:`analyse` (once per mechanism and seed): privatize the released rows with a fresh stream, undo a known
    output scale where the threat model says the data user and the attacker know it, score the program on the
-   release (its decisions compared person by person with the non-private ones: the **measured γ** of Theorem 1),
-   then run the attacks: singling out and attribute inference on the release (for the JL release on the
-   known-record adversary's reconstruction, never on the secret P), and distinguishing from the guarantee.
+   release (its decisions compared person by person with the non-private ones: the **decision agreement** — an average
+   over the people of these data, not Theorem 1's worst-case γ),
+   then run the attacks: singling out and attribute inference on the release (for a projected release — the JL
+   release — on the known-record adversary's reconstruction, never on the secret P), and distinguishing from the
+   guarantee. The release is made by the one release function, :func:`engine.release.privatize` (numpy sampler:
+   an analysis is a seeded simulation).
+
+The aggregation rule (the same on the Mechanisms page, ``evaluate``, the recommender and every sweep)
+-----------------------------------------------------------------------------------------------------
+Every release of a configuration is scored AND attacked; nothing is taken from one release only. A configuration's
+number is the mean over its releases with a 95 % confidence interval of the mean (:func:`mean_interval`, Student's t
+over the r releases). Attribute inference is a worst case over (adversary, secret column) cells: each cell's
+relative protection is averaged over the releases FIRST, then the lowest cell is reported, with that cell's
+interval (:func:`worst_cell`; the mean of per-release minima, biased low, is kept beside it as
+``…_per_run_min``). Distinguishing needs no data: every release gives the same number.
 
 Seeds: the holdout is drawn from the configuration's ``holdout_seed`` (the same rows for every run, so the
 non-private reference is one number on every page); each release's stream is spawned from the run's seed exactly as
@@ -37,29 +49,45 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
+from engine.evaluation.metrics import (
+    ATTACK_CELL_PREFIX,
+    BASELINE_PREFIX,
+    attack_cell_column,
+    attack_cell_columns,
+    attack_cell_name,
+    baseline_column,
+    baseline_rules,
+)
 from engine.evaluation.programs import (
     ProgramConfig,
     ProgramResult,
     decision_agreement,
     evaluate_program,
+    no_data_agreement,
     relative_to,
 )
+from engine.mechanisms import RecordMechanism
 from engine.progress import CancelToken, Progress, ProgressCallback
+from engine.release import privatize
 from engine.rng import spawn_seeds
 from engine.serialization import Serializable
 from engine.validation import check_bool, check_choice, check_integer
 
 __all__ = [
     "ATTACKS",
+    "PreparedRows",
+    "Seed",
     "AnalysisConfig",
     "AnalysisData",
     "AnalysisResult",
+    "AttackMetrics",
+    "Metrics",
     "PointAnalysis",
     "analyse",
     "analyse_mechanisms",
@@ -68,24 +96,34 @@ __all__ = [
     "clear_analysis_cache",
     "gamma_check",
     "mean_interval",
+    "protection_interval",
+    "worst_cell",
 ]
 
 AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
+#: A seed of an analysis: an integer, a ``numpy.random.SeedSequence``, or None (OS entropy).
+Seed = int | np.random.SeedSequence | None
+
+
+class PreparedRows(Protocol):
+    """What an analysis reads of prepared data (:class:`engine.data.preparation.PreparedData` has it): rows in the
+    unit ball, the outcome (or None), the program's extra columns and the data's fingerprint."""
+
+    @property
+    def x(self) -> np.ndarray: ...
+
+    @property
+    def y(self) -> np.ndarray | None: ...
+
+    @property
+    def extras(self) -> Mapping[str, np.ndarray]: ...
+
+    @property
+    def fingerprint(self) -> str: ...
 #: Attacks an analysis can run, in the order of the table's columns.
 ATTACKS: tuple[AttackName, ...] = ("singling_out", "attribute_inference", "distinguishing")
-#: Prefix of the per-(adversary, secret column) attribute-inference columns of :meth:`AnalysisResult.row`.
-AI_CELL_PREFIX = "attribute_inference_cell:"
-#: Prefix of the trivial baselines' columns: ``baseline:<rule>:<metric>``.
-BASELINE_PREFIX = "baseline:"
-
-
-def baseline_column(rule: str, metric: str) -> str:
-    """Column of :meth:`AnalysisResult.row` holding a trivial rule's metric.
-
-    >>> baseline_column("target nobody", "accuracy")
-    'baseline:target nobody:accuracy'
-    """
-    return f"{BASELINE_PREFIX}{rule}:{metric}"
+#: Prefix of the per-(adversary, secret column) attribute-inference columns of :meth:`Metrics.row`.
+AI_CELL_PREFIX = ATTACK_CELL_PREFIX
 
 
 @dataclass(frozen=True)
@@ -150,9 +188,10 @@ class AnalysisConfig(Serializable):
             return SinglingOutConfig.paper(), AttributeInferenceConfig.paper()
         return SinglingOutConfig(), AttributeInferenceConfig()
 
-    def known_for(self, mechanism: Any) -> int:
-        """Records the JL adversary knows for this mechanism (2k unless set)."""
-        return 2 * int(mechanism.k) if self.known_records is None else int(self.known_records)
+    def known_for(self, mechanism: RecordMechanism, d: int) -> int:
+        """Records the known-record adversary of a projected release knows (the mechanism's default — 2k for the JL
+        release — unless set)."""
+        return mechanism.default_known_records(d) if self.known_records is None else int(self.known_records)
 
 
 def analysis_seeds(seed: int | np.random.SeedSequence | None) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
@@ -220,7 +259,8 @@ class AnalysisData:
         return 0 if self.x_hold is None else int(self.x_hold.shape[0])
 
     @classmethod
-    def build(cls, data: Any, config: AnalysisConfig, *, holdout_seed: Any = None, workers: int = 1) -> AnalysisData:
+    def build(cls, data: PreparedRows, config: AnalysisConfig, *, holdout_seed: Seed = None, workers: int = 1,
+              cancel: CancelToken | None = None) -> AnalysisData:
         """Split off the holdout and compute the non-private references.
 
         Parameters
@@ -232,6 +272,8 @@ class AnalysisData:
             Seed of the holdout draw; default ``config.holdout_seed`` (what every caller of the Studio uses).
         workers : int
             Threads for the singling-out reference's nearest-row queries (default 1); the result does not depend on it.
+        cancel : CancelToken, optional
+            Checked between the non-private program and the singling-out reference.
 
         Raises
         ------
@@ -269,6 +311,8 @@ class AnalysisData:
             if config.clustering and config.program.kind == "classification":
                 classes = np.unique(y_rel)
         so_baseline = index = None
+        if cancel is not None:
+            cancel.raise_if_cancelled("the analysis")
         if "singling_out" in config.attacks:
             from engine.attacks._chebyshev import ColumnIndex
             from engine.attacks.singling_out import singling_out_baseline
@@ -284,12 +328,13 @@ class AnalysisData:
         return built
 
     @classmethod
-    def cached(cls, data: Any, config: AnalysisConfig, *, workers: int = 1) -> AnalysisData:
+    def cached(cls, data: PreparedRows, config: AnalysisConfig, *, workers: int = 1,
+               cancel: CancelToken | None = None) -> AnalysisData:
         """:meth:`build` with the configuration's own holdout seed, computed once per (data fingerprint, configuration)
         for the last :data:`_BUILT_SIZE` pairs in this process: a page's runs, a sweep, its time estimate and its
         reference markers on the same data share the holdout split and the non-private references (on nigeria-demo
         the non-private program and singling-out baseline are about 0.7 s of CPU). The result depends on nothing
-        else, so a cached one is the one :meth:`build` would return (``workers`` as in :meth:`build`)."""
+        else, so a cached one is the one :meth:`build` would return (``workers`` and ``cancel`` as in :meth:`build`)."""
         if not isinstance(config, AnalysisConfig):
             raise InvalidParameterError(f"config must be an AnalysisConfig; got {type(config).__name__}")
         check_integer("workers", workers, 1, 16)  # on a cache hit too
@@ -300,21 +345,22 @@ class AnalysisData:
             if built is not None:
                 _BUILT.move_to_end(key)
                 return built
-        built = cls.build(data, config, workers=workers)
+        built = cls.build(data, config, workers=workers, cancel=cancel)
         with _BUILT_LOCK:
             _BUILT[key] = built
             while len(_BUILT) > _BUILT_SIZE:
                 _BUILT.popitem(last=False)
         return built
 
-    def check_mechanism(self, mechanism: Any) -> None:
-        """Refuse a mechanism this analysis cannot run (e.g. a JL adversary knowing as many records as released)."""
-        if _projects(mechanism):
-            known = self.config.known_for(mechanism)
+    def check_mechanism(self, mechanism: RecordMechanism) -> None:
+        """Refuse a mechanism this analysis cannot run (e.g. a known-record adversary of a projected release knowing
+        as many records as released)."""
+        if mechanism.tags().projects:
+            known = self.config.known_for(mechanism, int(self.x_rel.shape[1]))
             if known >= self.n_released:
                 raise InsufficientDataError(
-                    f"the JL adversary knows {known} records, but only {self.n_released} rows are released — set "
-                    "known_records below the number of released rows (or a smaller k)"
+                    f"the {mechanism.KIND} adversary knows {known} records, but only {self.n_released} rows are "
+                    "released — set known_records below the number of released rows (or a smaller k)"
                 )
 
 
@@ -328,6 +374,135 @@ def clear_analysis_cache() -> None:
     """Forget the analysis inputs kept by :meth:`AnalysisData.cached`."""
     with _BUILT_LOCK:
         _BUILT.clear()
+
+
+@dataclass(frozen=True)
+class AttackMetrics:
+    """One attack's numbers on one release: its protection in [0, 1], its details (column name → value, in table
+    order) and, for attribute inference, every (adversary, secret column) cell's relative protection."""
+
+    attack: str
+    protection: float
+    details: tuple[tuple[str, float], ...] = ()
+    cells: tuple[tuple[str, float], ...] = ()  # ("<knowledge>:<secret>", relative protection)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Every number one analysed release gives — typed, flattened only where a table is written (:meth:`row`).
+
+    Attributes
+    ----------
+    program : tuple of (str, float)
+        The program's metrics on the release, then ``<headline>_change`` and the program-specific relative metrics
+        against the non-private program (empty without a program).
+    decision_agreement : float
+        Share of people whose decision equals the non-private decision (NaN without a decision program).
+    headline : str or None
+        The program's headline metric.
+    baselines : tuple of (str, float)
+        Each rule that uses no data and its headline metric.
+    agreement_baselines : tuple of (str, float)
+        Each rule that uses no data and its decision agreement with the non-private program
+        (:func:`~engine.evaluation.programs.no_data_agreement`).
+    clustering_accuracy : float
+        k-means accuracy on a projected release of a classification program (NaN otherwise).
+    noise_sd : float
+        Per-coordinate noise sd on the unbiased scale (0 for the data, NaN without noise).
+    attacks : tuple of AttackMetrics
+        In :data:`ATTACKS` order, the attacks that ran.
+    """
+
+    program: tuple[tuple[str, float], ...] = ()
+    decision_agreement: float = math.nan
+    headline: str | None = None
+    baselines: tuple[tuple[str, float], ...] = ()
+    clustering_accuracy: float = math.nan
+    noise_sd: float = math.nan
+    attacks: tuple[AttackMetrics, ...] = ()
+    agreement_baselines: tuple[tuple[str, float], ...] = ()
+
+    def attack(self, name: str) -> AttackMetrics | None:
+        """The named attack's numbers, or None when it did not run."""
+        return next((a for a in self.attacks if a.attack == name), None)
+
+    def value(self, name: str) -> float:
+        """One named number: a program metric, ``decision_agreement``, ``noise_sd``, ``clustering_accuracy``,
+        ``protection_<attack>`` or an attack's detail column; NaN when absent."""
+        for key, value in self.program:
+            if key == name:
+                return float(value)
+        if name == "decision_agreement":
+            return float(self.decision_agreement) if self.program else math.nan
+        if name in ("noise_sd", "clustering_accuracy"):
+            return float(getattr(self, name))
+        for attack in self.attacks:
+            if name == f"protection_{attack.attack}":
+                return float(attack.protection)
+            for key, value in attack.details:
+                if key == name:
+                    return float(value)
+        return math.nan
+
+    def row(self) -> dict[str, float]:
+        """The metric columns of a table's row: program metrics, ``<headline>_change`` and the relative metrics,
+        ``decision_agreement``, the trivial baselines (``baseline:<rule>:<metric>``), ``clustering_accuracy`` (projected
+        releases of a classification program), ``noise_sd`` and the protection columns with their attack details
+        and the attribute-inference cells (:mod:`engine.evaluation.metrics` names the columns)."""
+        out: dict[str, float] = {}
+        if self.program:
+            out.update(self.program)
+            out["decision_agreement"] = self.decision_agreement
+            for rule, value in self.baselines:
+                out[baseline_column(rule, str(self.headline))] = value
+            for rule, value in self.agreement_baselines:
+                out[baseline_column(rule, "decision_agreement")] = value
+        if math.isfinite(self.clustering_accuracy):
+            out["clustering_accuracy"] = self.clustering_accuracy
+        out["noise_sd"] = self.noise_sd
+        for attack in self.attacks:
+            out[f"protection_{attack.attack}"] = float(attack.protection)
+            out.update(attack.details)
+            for cell, value in attack.cells:  # per cell, so that summaries average over runs before the worst cell
+                out[ATTACK_CELL_PREFIX + cell] = float(value)
+        return out
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], headline: str | None = None) -> Metrics:
+        """The typed numbers of one row of a table written by :meth:`row` (e.g. a sweep's row); ``headline`` names
+        the program's headline metric (its baselines are read back)."""
+        numbers = {k: float(v) for k, v in row.items() if isinstance(k, str) and isinstance(v, (int, float))}
+        attacks = []
+        for attack in ATTACKS:
+            key = f"protection_{attack}"
+            if key not in numbers or not math.isfinite(numbers[key]):
+                continue
+            prefix = attack + "_"
+            details = tuple((k, v) for k, v in numbers.items() if k.startswith(prefix) and not k.startswith(
+                ATTACK_CELL_PREFIX))
+            cells = tuple((attack_cell_name(c), numbers[c]) for c in attack_cell_columns(numbers)) \
+                if attack == "attribute_inference" else ()
+            attacks.append(AttackMetrics(attack, numbers[key], details, cells))
+        program: tuple[tuple[str, float], ...] = ()
+        baselines: tuple[tuple[str, float], ...] = ()
+        if headline is not None and headline in numbers:
+            skip = {"decision_agreement", "noise_sd", "clustering_accuracy"}
+            program = tuple((k, v) for k, v in numbers.items() if k not in skip and not k.startswith(
+                ("protection_", BASELINE_PREFIX, ATTACK_CELL_PREFIX, *(a + "_" for a in ATTACKS)))
+                and k not in _DESCRIPTORS)
+            baselines = tuple((rule, numbers[baseline_column(rule, headline)])
+                              for rule in baseline_rules(numbers, headline))
+        agreement = tuple((rule, numbers[baseline_column(rule, "decision_agreement")])
+                          for rule in baseline_rules(numbers, "decision_agreement"))
+        return cls(program=program, decision_agreement=numbers.get("decision_agreement", math.nan),
+                   headline=headline, baselines=baselines, agreement_baselines=agreement,
+                   clustering_accuracy=numbers.get("clustering_accuracy", math.nan),
+                   noise_sd=numbers.get("noise_sd", math.nan), attacks=tuple(attacks))
+
+
+#: Columns of a sweep's table that describe its grid point, not the release (skipped by :meth:`Metrics.from_row`).
+_DESCRIPTORS = frozenset({"point", "rep", "cell", "b", "epsilon1", "delta1", "epsilon2", "delta2", "epsilon",
+                          "delta", "implied_epsilon", "implied_delta", "_cpu_seconds"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -346,16 +521,16 @@ class AnalysisResult:
     program, baseline : ProgramResult or None
         The program on the release, and the non-private program on the same rows.
     decision_agreement : float
-        Share of people whose decision equals the non-private decision (measured γ; NaN for regression).
+        Share of people whose decision equals the non-private decision (decision agreement; NaN for regression).
     clustering_accuracy : float
-        JL release of a classification program only (NaN otherwise).
+        Projected release of a classification program only (NaN otherwise).
     singling_out, attribute_inference, distinguishing
         Attack results (None when not run).
     n_known : int
-        JL release: original records the adversary knows (0 otherwise).
+        Projected release: original records the adversary knows (0 otherwise).
     """
 
-    mechanism: Any
+    mechanism: RecordMechanism | None
     value: np.ndarray
     scale: float
     noise_sd: float
@@ -368,44 +543,52 @@ class AnalysisResult:
     distinguishing: Any
     n_known: int = 0
 
-    def row(self) -> dict[str, float]:
-        """The metric columns of a sweep table's row: program metrics, ``<headline>_change`` and the relative
-        metrics, ``decision_agreement``, the trivial baselines (``baseline:<rule>:<metric>``), ``noise_sd`` and
-        the protection columns with their attack details."""
-        out: dict[str, float] = {}
+    @functools.cached_property
+    def metrics(self) -> Metrics:
+        """The release's numbers, typed (:class:`Metrics`)."""
+        program: list[tuple[str, float]] = []
+        baselines: tuple[tuple[str, float], ...] = ()
+        agreement: tuple[tuple[str, float], ...] = ()
+        headline = None
         if self.program is not None and self.baseline is not None:
-            out.update(self.program.metrics)
+            program.extend(self.program.metrics.items())
             rel = relative_to(self.program, self.baseline)
             headline = self.program.headline_metric
-            out[f"{headline}_change"] = rel[f"{headline}_change"]
+            program.append((f"{headline}_change", rel[f"{headline}_change"]))
             for key in ("relative_profit", "profit_change_relative", "extra_exclusion_errors_population"):
                 if key in rel:
-                    out[key] = rel[key]
-            out["decision_agreement"] = self.decision_agreement
-            for rule, metrics in self.program.baselines.items():
-                out[baseline_column(rule, headline)] = metrics[headline]
-        if math.isfinite(self.clustering_accuracy):
-            out["clustering_accuracy"] = self.clustering_accuracy
-        out["noise_sd"] = self.noise_sd
+                    program.append((key, rel[key]))
+            baselines = tuple((rule, metrics[headline]) for rule, metrics in self.program.baselines.items())
+            agreement = tuple(no_data_agreement(self.baseline).items())
+        attacks: list[AttackMetrics] = []
         if self.singling_out is not None:
             so = self.singling_out
-            out["protection_singling_out"] = float(so.protection)
-            out["singling_out_risk"] = float(so.risk)
-            out["singling_out_worst_net_size"] = float(so.worst_net_size)
+            attacks.append(AttackMetrics("singling_out", float(so.protection), (
+                ("singling_out_risk", float(so.risk)),
+                ("singling_out_worst_net_size", float(so.worst_net_size)),
+            )))
         if self.attribute_inference is not None:
             ai = self.attribute_inference
-            out["protection_attribute_inference"] = float(ai.protection)
-            out["attribute_inference_risk"] = float(ai.risk)
-            out["attribute_inference_risk_ci_low"] = float(ai.risk_ci[0])
-            out["attribute_inference_risk_ci_high"] = float(ai.risk_ci[1])
-            for c in ai.cells:  # per cell, so that summaries average over runs before taking the worst cell
-                out[f"{AI_CELL_PREFIX}{c.knowledge}:{c.secret}"] = float(c.relative_protection)
+            attacks.append(AttackMetrics("attribute_inference", float(ai.protection), (
+                ("attribute_inference_risk", float(ai.risk)),
+                ("attribute_inference_risk_ci_low", float(ai.risk_ci[0])),
+                ("attribute_inference_risk_ci_high", float(ai.risk_ci[1])),
+            ), tuple((attack_cell_name(attack_cell_column(c.knowledge, c.secret)), float(c.relative_protection))
+                     for c in ai.cells)))
         if self.distinguishing is not None:
-            out["protection_distinguishing"] = float(self.distinguishing.protection)
-            out["distinguishing_paper_d"] = float(self.distinguishing.expected_loss_score)
-            # 1 = the score is exact (the mechanism's own trade-off), 0 = a bound derived from its guarantee
-            out["distinguishing_exact"] = 1.0 if self.distinguishing.basis == "exact" else 0.0
-        return out
+            dist = self.distinguishing
+            attacks.append(AttackMetrics("distinguishing", float(dist.protection), (
+                ("distinguishing_paper_d", float(dist.expected_loss_score)),
+                # 1 = the score is exact (the mechanism's own trade-off), 0 = a bound derived from its guarantee
+                ("distinguishing_exact", 1.0 if dist.basis == "exact" else 0.0),
+            )))
+        return Metrics(program=tuple(program), decision_agreement=self.decision_agreement, headline=headline,
+                       baselines=baselines, clustering_accuracy=self.clustering_accuracy, noise_sd=self.noise_sd,
+                       attacks=tuple(attacks), agreement_baselines=agreement)
+
+    def row(self) -> dict[str, float]:
+        """:meth:`Metrics.row` of this release (a sweep table's row)."""
+        return self.metrics.row()
 
     @property
     def trivial_beaters(self) -> list[str]:
@@ -413,7 +596,8 @@ class AnalysisResult:
         return [] if self.program is None else self.program.beaten_by()
 
 
-def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = True) -> AnalysisResult:
+def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed, attacks: bool = True,
+            cancel: CancelToken | None = None) -> AnalysisResult:
     """Release ``data``'s released rows once with ``mechanism`` and evaluate the release.
 
     Parameters
@@ -428,7 +612,10 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
         The run's randomness: the release's noise, the JL adversary's known records, the attacks' random choices.
     attacks : bool
         Run the configuration's attacks (default). ``False`` stops after the program: the release's noise, and so
-        every program metric and the measured γ, are exactly those of the full run with the same seed.
+        every program metric and the decision agreement, are exactly those of the full run with the same seed.
+    cancel : CancelToken, optional
+        Checked before the attacks and inside attribute inference's search (between its compiled scans); a cancel
+        raises :class:`~engine.errors.CancelledError`.
 
     Returns
     -------
@@ -444,7 +631,7 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
         value, view, scale, program, noise_sd = data.x_rel, data.x_rel, 1.0, data.baseline, 0.0
     else:
         data.check_mechanism(mechanism)
-        release = mechanism.release(data.x_rel, rng=rng)
+        release = privatize(mechanism, data.x_rel, sampler="numpy", rng=rng, seeded=True)
         value = release.value
         scale = release.details.get("output_scale", 1.0)
         scale = 1.0 if scale is None else float(scale)
@@ -457,12 +644,13 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
             # The data user knows the public algorithm as the attacker does: with the "knows-scale" threat model
             # it undoes the known output scale too (the "paper" mode keeps the authors' as-printed values).
             program_input = value / scale if (config.adversary == "knows-scale" and scale != 1.0) else value
-            program = evaluate_program(program_input, data.y_rel, config.program, extras=data.extras_rel)
-        if _projects(mechanism):
+            program = evaluate_program(program_input, data.y_rel, config.program, extras=data.extras_rel,
+                                       cancel=cancel)
+        if mechanism.tags().projects:
             # The adversary has Z and the public description, not P, and knows a few original records.
             from engine.attacks.known_records import known_record_view
 
-            n_known = config.known_for(mechanism)
+            n_known = config.known_for(mechanism, int(data.x_rel.shape[1]))
             view, scale = known_record_view(value, data.x_rel, n_known, rng=rng), 1.0
         else:
             view = value
@@ -476,6 +664,8 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
         clustering = kmeans_accuracy(value, data.y_rel, n_clusters=int(data.classes.size), rng=rng)  # type: ignore[arg-type]
     so = ai = dist = None
     run_attacks = config.attacks if attacks else ()
+    if cancel is not None and run_attacks:
+        cancel.raise_if_cancelled("the analysis")
     if "singling_out" in run_attacks:
         from engine.attacks.singling_out import singling_out
 
@@ -486,9 +676,10 @@ def analyse(data: AnalysisData, mechanism: Any, *, seed: Any, attacks: bool = Tr
     if "attribute_inference" in run_attacks:
         from engine.attacks.attribute_inference import attribute_inference
 
-        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng)  # type: ignore[arg-type]
+        ai = attribute_inference(data.x_rel, view, data.x_hold, ai_cfg, release_scale=scale, rng=rng,  # type: ignore[arg-type]
+                                 cancel=cancel)
     if "distinguishing" in run_attacks:
-        dist = _NON_PRIVATE_DISTINGUISHING if mechanism is None else _distinguishing(mechanism.to_json())
+        dist = _NON_PRIVATE_DISTINGUISHING if mechanism is None else _distinguishing(mechanism)
     return AnalysisResult(
         mechanism=mechanism,
         value=value,
@@ -519,22 +710,14 @@ _NON_PRIVATE_DISTINGUISHING = _DataDistinguishing()
 
 
 @functools.lru_cache(maxsize=256)
-def _distinguishing(mechanism_json: str):
-    """Data-free: computed once per mechanism configuration and process."""
-    import json
-
+def _distinguishing(mechanism: RecordMechanism):
+    """Data-free: computed once per mechanism configuration (frozen, so hashable by its fields) and process."""
     from engine.attacks.distinguishing import distinguishing
-    from engine.mechanisms import mechanism_from_dict
 
-    return distinguishing(mechanism_from_dict(json.loads(mechanism_json)))
-
-
-def _projects(mechanism: Any) -> bool:
-    """Whether the release lives in projected coordinates (the JL release), not in the features."""
-    return getattr(mechanism, "KIND", "") == "jl-laplace"
+    return distinguishing(mechanism)
 
 
-def _data_arrays(data: Any, *, need_outcome: bool) -> tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], str]:
+def _data_arrays(data: PreparedRows, *, need_outcome: bool) -> tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], str]:
     x = getattr(data, "x", None)
     if x is None:
         raise InvalidParameterError(
@@ -584,31 +767,79 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[fl
     return mean, sd, math.nan, math.nan
 
 
+def worst_cell(cells: Mapping[str, Sequence[float]], confidence: float = 0.95
+               ) -> tuple[str, tuple[float, float, float, float]] | None:
+    """The aggregation rule's worst case over attribute-inference cells: each cell's values over the releases are
+    averaged FIRST (:func:`mean_interval`), then the cell with the lowest mean is returned with its
+    (mean, sd, lo, hi); None when no cell has a finite mean.
+
+    >>> worst_cell({"one:0": [0.9, 0.7], "half:1": [0.8, 0.9]})[0]
+    'one:0'
+    """
+    best: tuple[str, tuple[float, float, float, float]] | None = None
+    for name, values in cells.items():
+        stats = mean_interval(values, confidence)
+        if math.isfinite(stats[0]) and (best is None or stats[0] < best[1][0]):
+            best = (name, stats)
+    return best
+
+
+def protection_interval(runs: Sequence[Metrics], attack: str, confidence: float = 0.95
+                        ) -> tuple[float, float, float, float]:
+    """(mean, sd, lo, hi) of ``attack``'s protection over the releases ``runs`` of one configuration, by the
+    aggregation rule (module docstring): the mean over the releases with its interval; attribute inference the worst
+    cell after averaging each cell over the releases (:func:`worst_cell`; the per-release protections when no release
+    recorded its cells)."""
+    if attack == "attribute_inference":
+        cells: dict[str, list[float]] = {}
+        for m in runs:
+            found = m.attack(attack)
+            for name, value in (found.cells if found is not None else ()):
+                cells.setdefault(name, []).append(value)
+        worst = worst_cell(cells, confidence)
+        if worst is not None:
+            return worst[1]
+    return mean_interval([m.value(f"protection_{attack}") for m in runs], confidence)
+
+
 @dataclass(frozen=True, eq=False)
 class PointAnalysis:
     """One mechanism analysed over ``repetitions`` independent releases of the same released rows.
 
-    ``first`` is the full analysis (program and attacks) of the first release; ``runs`` holds every release's
-    :meth:`AnalysisResult.row` (program metrics and the measured γ for all, attacks for the first only). With the
-    same root seed, ``runs[i]`` equals row i of ``run_sweep`` on this single grid point without references.
+    ``first`` is the full analysis of the first release (its release, program and attack objects); ``runs`` holds
+    every release's typed :class:`Metrics` — program, decision agreement AND attacks for every release (the aggregation
+    rule, module docstring). With the same root seed, ``runs[i].row()`` equals row i of ``run_sweep`` on this single
+    grid point without references.
     """
 
-    mechanism: Any
+    mechanism: RecordMechanism | None
     first: AnalysisResult
-    runs: tuple[dict[str, float], ...]
+    runs: tuple[Metrics, ...]
 
     @property
     def repetitions(self) -> int:
         return len(self.runs)
 
     def interval(self, metric: str, confidence: float = 0.95) -> tuple[float, float, float, float]:
-        """(mean, sd, lo, hi) of ``metric`` over the repetitions (:func:`mean_interval`)."""
-        return mean_interval([r.get(metric, math.nan) for r in self.runs], confidence)
+        """(mean, sd, lo, hi) of ``metric`` over the repetitions (:func:`mean_interval`); for
+        ``protection_attribute_inference`` the worst cell's (:func:`worst_cell`)."""
+        if metric == "protection_attribute_inference":
+            return self.protection("attribute_inference", confidence)
+        return mean_interval([m.value(metric) for m in self.runs], confidence)
+
+    def protection(self, attack: str, confidence: float = 0.95) -> tuple[float, float, float, float]:
+        """(mean, sd, lo, hi) of ``attack``'s protection over the releases (:func:`protection_interval`)."""
+        return protection_interval(self.runs, attack, confidence)
 
     @property
-    def measured_gamma(self) -> tuple[float, float, float, float]:
+    def decision_agreement(self) -> tuple[float, float, float, float]:
         """Decision agreement with the non-private program over the repetitions: (mean, sd, lo, hi)."""
         return self.interval("decision_agreement")
+
+    @property
+    def no_data_agreement(self) -> dict[str, float]:
+        """The agreement each rule that uses no data reaches with the non-private program (the same in every run)."""
+        return dict(self.runs[0].agreement_baselines) if self.runs else {}
 
     def beaten_by(self, metric: str | None = None, confidence: float = 0.95) -> list[str]:
         """Trivial rules at least as good as this mechanism's program on ``metric`` (default: the headline) even at
@@ -625,6 +856,10 @@ class PointAnalysis:
         return beaten_by(best if math.isfinite(best) else mean, program.baselines, name)
 
 
+#: Longest wait of :func:`analyse_mechanisms`' calling thread for its workers before it looks at its cancel token and
+#: calls its progress callback again (a Stop, a closed tab or a server shutting down takes effect within it).
+WAIT_SECONDS = 0.25
+
 #: Modules an analysis imports on first use, imported before worker threads start: two threads importing the
 #: same packages at once can deadlock on Python's import locks (one of them then gets a partly initialised module).
 _ANALYSIS_MODULES: tuple[str, ...] = (
@@ -637,7 +872,8 @@ _ANALYSIS_MODULES: tuple[str, ...] = (
 )
 
 
-def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisConfig, *, seed: Any,
+def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism], config: AnalysisConfig, *,
+                       seed: int | None,
                        repetitions: int = 1, progress: ProgressCallback | None = None,
                        cancel: CancelToken | None = None, workers: int = 1) -> tuple[AnalysisData, list[PointAnalysis]]:
     """Analyse several mechanisms on the same released rows with the same seeds (the Mechanisms page's run).
@@ -654,14 +890,18 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
     config : AnalysisConfig
     seed : int
     repetitions : int
-        Releases per mechanism, in [1, 100]: the program metrics and the measured γ get an interval; the attacks
-        run on the first release.
+        Releases per mechanism, in [1, 100]: every release is scored and attacked, and every number gets an interval
+        (the aggregation rule, module docstring).
     progress : callable, optional
         Called with a :class:`~engine.progress.Progress` (releases analysed of ``len(mechanisms) × repetitions``,
-        with the time so far) after every release, always from the calling thread; the dashboard draws its progress
-        bar from it, and an exception it raises (Streamlit's stop of a closed or rerun session) ends the work there.
+        with the time so far) after every release — and, with several workers, every :data:`WAIT_SECONDS` while
+        they run — always from the calling thread; the dashboard draws its progress bar from it, and an exception it
+        raises (Streamlit's stop of a closed or rerun session) ends the work there: the running releases stop at
+        their next cancellation point.
     cancel : CancelToken, optional
-        Checked before every release; a cancelled token raises :class:`~engine.errors.CancelledError`.
+        Checked before every release, inside attribute inference's search (:func:`analyse`) and, with several
+        workers, every :data:`WAIT_SECONDS` while the calling thread waits for them; a cancelled token raises
+        :class:`~engine.errors.CancelledError` within a fraction of a second.
     workers : int
         Threads that analyse releases at once, in [1, 16] (default 1). The numbers do not depend on it (every
         release has its own seed); the attacks' kernels and numpy release the interpreter lock, so 2 threads on 2
@@ -674,26 +914,32 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
     total = len(mechanisms) * reps
     done = 0
 
+    last = [""]
+
     def step(what: str) -> None:
+        last[0] = what
         if cancel is not None:
             cancel.raise_if_cancelled("the analysis")
         if progress is not None:
             progress(Progress(done, total, what, elapsed=time.perf_counter() - started))
 
-    def label(mechanism: Any) -> str:
+    def label(mechanism: RecordMechanism) -> str:
         return getattr(type(mechanism), "LABEL", type(mechanism).__name__)
 
     step("holding out the attack's control group")
-    built = AnalysisData.cached(data, config, workers=n_workers)
+    built = AnalysisData.cached(data, config, workers=n_workers, cancel=cancel)
     results: dict[tuple[int, int], AnalysisResult] = {}
-    tasks = [(m, r) for m in range(len(mechanisms)) for r in range(reps)]  # the first release of each carries attacks
+    tasks = [(m, r) for m in range(len(mechanisms)) for r in range(reps)]  # every release carries the attacks
+    # What the releases check: the caller's token, and (with several workers) one set as well when the calling thread
+    # stops waiting for any reason, so that the running releases stop too instead of finishing in the background.
+    stopping = CancelToken() if cancel is None else cancel.child()
 
     def one(m: int, r: int) -> AnalysisResult:
-        return analyse(built, mechanisms[m], seed=seeds[1 + r], attacks=r == 0)
+        return analyse(built, mechanisms[m], seed=seeds[1 + r], attacks=True, cancel=stopping)
 
     if n_workers == 1 or len(tasks) == 1:
         for m, r in tasks:
-            step(f"{label(mechanisms[m])}: release {r + 1} of {reps}" + (" with the attacks" if r == 0 else ""))
+            step(f"{label(mechanisms[m])}: release {r + 1} of {reps} with the attacks")
             results[m, r] = one(m, r)
             done += 1
     else:
@@ -705,7 +951,7 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
         stop = False
 
         def guarded(m: int, r: int) -> AnalysisResult | None:
-            return None if stop or (cancel is not None and cancel.cancelled) else one(m, r)
+            return None if stop or stopping.cancelled else one(m, r)
 
         step(f"{label(mechanisms[0])}: release 1 of {reps} with the attacks ({n_workers} at once)")
         # No BLAS limit here: a limit (threadpoolctl, or OpenBLAS's "local" one, which is process-wide too in the
@@ -713,69 +959,107 @@ def analyse_mechanisms(data: Any, mechanisms: Sequence[Any], config: AnalysisCon
         # other's. The Studio's server starts with one BLAS/OpenMP thread instead (ui/serve.py: with BLAS's own
         # threads on top of these, the threads outnumber the cores); a library caller keeps its own setting.
         pool = cf.ThreadPoolExecutor(n_workers, thread_name_prefix="analysis")
-        # The releases with the attacks first: they take most of the time, and the light ones then fill the threads
-        # while the last of them runs (longest first; the numbers do not depend on the order).
+        # The first releases first (the numbers do not depend on the order: every release has its own seed).
         heavy_first = sorted(tasks, key=lambda task: (task[1] != 0, task))
         futures = {pool.submit(guarded, m, r): (m, r) for m, r in heavy_first}
+        pending = set(futures)
         try:
-            for future in cf.as_completed(futures):
-                m, r = futures[future]
-                result = future.result()
-                if result is not None:
-                    results[m, r] = result
-                    done += 1
-                step(f"{label(mechanisms[m])}: release {r + 1} of {reps} done")
+            while pending:
+                # A bounded wait: the caller's token and its progress callback are looked at every WAIT_SECONDS.
+                finished, pending = cf.wait(pending, timeout=WAIT_SECONDS, return_when=cf.FIRST_COMPLETED)
+                if not finished:
+                    step(last[0])
+                for future in sorted(finished, key=futures.__getitem__):
+                    m, r = futures[future]
+                    result = future.result()
+                    if result is not None:
+                        results[m, r] = result
+                        done += 1
+                    step(f"{label(mechanisms[m])}: release {r + 1} of {reps} done")
         except BaseException:
-            stop = True  # releases not started yet are skipped; the running ones finish in the background
+            stop = True  # releases not started yet are skipped; the running ones stop at their next check
+            stopping.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
     out = []
     for m, mechanism in enumerate(mechanisms):
-        rows = tuple(results[m, r].row() for r in range(reps))
-        out.append(PointAnalysis(mechanism, results[m, 0], rows))
+        runs = tuple(results[m, r].metrics for r in range(reps))
+        out.append(PointAnalysis(mechanism, results[m, 0], runs))
     step("done")
     return built, out
 
 
 @dataclass(frozen=True)
 class GammaCheck:
-    """A γ target held against Theorem 1 and against the measured decision agreement.
+    """A γ target held against Theorem 1 and, as an agreement target, against the decision agreement measured on the
+    data — two different statements, both said.
 
-    ``status``: ``"met"`` (the whole interval is at or above the target), ``"not met"`` (the whole interval is
-    below it), ``"undecided"`` (the interval straddles it: more releases are needed) or ``"ruled out"`` (Theorem 1
-    already says no algorithm reaches it at this (B, ε, δ)).
+    Theorem 1's γ is a worst case: a (B, ε, δ)-TDP algorithm is γ-accurate when, on EVERY data set, each decision is
+    the non-private one with probability ≥ γ; the theorem says which (B, ε, δ) rule that out (``allowed_by_theorem``).
+    The decision agreement is an average over the people of THESE data and over releases; it can exceed the γ
+    Theorem 1 allows without contradicting it, and it can be reached by a rule that uses no data at all.
+
+    ``status`` is the agreement target's on these data: ``"met"`` (the whole interval is at or above the target),
+    ``"not met"`` (the whole interval is below it), ``"undecided"`` (the interval straddles it), or ``"no data
+    needed"`` (met, but a rule that uses no data — ``no_data_rule``, agreement ``no_data_value`` — meets it too).
     """
 
     target: float
     allowed_by_theorem: bool
     status: str
     text: str
+    no_data_rule: str | None = None
+    no_data_value: float = math.nan
 
 
 def gamma_check(target: float, measured: tuple[float, float, float], *, b: float, epsilon: float,
-                delta: float) -> GammaCheck:
-    """Compare a γ target with Theorem 1 (necessary, not sufficient) and with the measured agreement
-    ``(mean, lo, hi)``.
+                delta: float, no_data: Mapping[str, float] | None = None) -> GammaCheck:
+    """Hold a γ target against Theorem 1 (a worst case over data sets) and against the decision agreement measured on
+    the data ``(mean, lo, hi)`` (an average over people), flagging a target that a rule using no data meets
+    (``no_data``: each such rule's agreement, :func:`~engine.evaluation.programs.no_data_agreement`).
 
+    Examples
+    --------
     >>> gamma_check(0.99, (0.71, 0.70, 0.72), b=0.4, epsilon=1.0, delta=1e-4).text
-    'γ = 0.99: not ruled out by Theorem 1; measured 0.71 (95 % interval 0.7 to 0.72) — target not met'
+    'γ = 0.99: Theorem 1 does not rule it out at this (B, ε, δ); decision agreement on these data 0.71 (95 % interval 0.7 to 0.72) — target not met'
+
+    The issue's togo example: B = 2, ε = 0.05, where Theorem 1 allows γ ≤ 0.513, the data agree 0.592 — and
+    targeting nobody already agrees 0.75:
+
+    >>> c = gamma_check(0.55, (0.592, 0.584, 0.601), b=2.0, epsilon=0.05, delta=1e-4,
+    ...                 no_data={"target everybody": 0.25, "target nobody": 0.75})
+    >>> c.allowed_by_theorem, c.status, c.no_data_rule
+    (False, 'no data needed', 'target nobody')
     """
     from engine.theory.feasibility import is_feasible
 
     allowed = bool(is_feasible(b, target, epsilon, delta))
     mean, lo, hi = (float(v) for v in measured)
-    head = f"γ = {target:g}: " + ("not ruled out by Theorem 1" if allowed else "ruled out by Theorem 1")
+    head = f"γ = {target:g}: " + ("Theorem 1 does not rule it out at this (B, ε, δ)" if allowed else
+                                  "Theorem 1 rules it out at this (B, ε, δ): no algorithm gets every decision right "
+                                  "with probability ≥ γ on every data set")
+    best_rule, best_value = None, math.nan
+    for rule, value in (no_data or {}).items():
+        if math.isfinite(value) and (best_rule is None or value > best_value):
+            best_rule, best_value = rule, float(value)
     if not math.isfinite(mean):
-        return GammaCheck(target, allowed, "ruled out" if not allowed else "undecided", head)
-    interval = f"measured {mean:.4g}" + (f" (95 % interval {lo:.4g} to {hi:.4g})" if math.isfinite(lo) else "")
-    if not allowed:
-        status = "ruled out"
-        verdict = "no algorithm can reach it at this (B, ε, δ)"
-    elif math.isfinite(lo) and lo >= target:
+        return GammaCheck(target, allowed, "undecided", head, best_rule, best_value)
+    interval = (f"decision agreement on these data {mean:.4g}"
+                + (f" (95 % interval {lo:.4g} to {hi:.4g})" if math.isfinite(lo) else ""))
+    if math.isfinite(lo) and lo >= target:
         status, verdict = "met", "target met"
     elif (math.isfinite(hi) and hi < target) or (not math.isfinite(hi) and mean < target):
         status, verdict = "not met", "target not met"
     else:
         status, verdict = "undecided", "the interval straddles the target — run more releases to decide"
-    return GammaCheck(target, allowed, status, f"{head}; {interval} — {verdict}")
+    if status == "met" and not allowed:
+        verdict += (" on average over these people — Theorem 1's worst case is another statement: the agreement is "
+                    "not a γ-accuracy guarantee")
+    text = f"{head}; {interval} — {verdict}"
+    if best_rule is not None and best_value >= target:
+        if status == "met":
+            status = "no data needed"
+        text += (f". A rule that uses no data meets this target: '{best_rule}' agrees {best_value:.4g} with the "
+                 "non-private program — choose a target above what no data gives")
+    return GammaCheck(target, allowed, status, text, best_rule, best_value)

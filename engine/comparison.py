@@ -15,93 +15,97 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from engine.errors import InvalidParameterError
 from engine.evaluation.programs import METRICS, higher_is_better
+from engine.guarantee import GuaranteeStatement
+from engine.mechanisms import MECHANISMS, RecordMechanism
 
-__all__ = ["Finding", "alternatives", "comparison_verdict", "distinguishing_references", "same_guarantee"]
+if TYPE_CHECKING:
+    from engine.analysis import PointAnalysis
 
-#: Mechanisms with a (B, ε, δ) guarantee that can be configured from a budget, in the order they are compared.
-BUDGET_KINDS: tuple[str, ...] = ("projection", "gaussian", "jl-laplace")
+__all__ = ["Finding", "alternatives", "comparison_verdict", "distinguishing_references", "less_noise_advice",
+           "same_guarantee"]
 
 
-def same_guarantee(mechanism: Any, candidate: Any) -> tuple[float, float, float]:
+def same_guarantee(mechanism: RecordMechanism, candidate: GuaranteeStatement) -> tuple[float, float, float]:
     """(B, ε, δ) the alternatives are configured at: the mechanism's own record-level guarantee, or the candidate's
     when the mechanism has none (k-anonymity) or protects less than a record (element-wise JL) or guarantees
     nothing (δ ≥ 1)."""
     guarantee = mechanism.guarantee()
-    record_level = (getattr(guarantee, "is_differentially_private", True) and hasattr(guarantee, "epsilon")
+    record_level = (mechanism.tags().differentially_private and hasattr(guarantee, "epsilon")
                     and getattr(guarantee, "relation", "row") == "row")
     if record_level and math.isfinite(float(guarantee.epsilon)) and 0 <= float(guarantee.delta) < 1:
         return float(guarantee.b), float(guarantee.epsilon), float(guarantee.delta)
     return float(candidate.b), float(candidate.epsilon), float(candidate.delta)
 
 
-def alternatives(mechanism: Any, *, d: int, candidate: Any) -> list[Any]:
-    """The other budget-configurable mechanisms at :func:`same_guarantee` (JL only where δ is in (0, 1)), then
-    k-anonymity with k = 2 (the paper's non-DP baseline) unless it is the chosen mechanism.
+def alternatives(mechanism: RecordMechanism, *, d: int, candidate: GuaranteeStatement) -> list[RecordMechanism]:
+    """The other budget-configurable mechanisms at :func:`same_guarantee` (each by its own ``from_budget``; one that
+    refuses the budget — e.g. the JL release, whose δ_fail must be in (0, 1) — is left out), then the non-DP
+    baselines (mechanisms that give no (ε, δ) guarantee, in their first example configuration: k-anonymity with
+    k = 2, the paper's) unless one is the chosen mechanism. In registration order.
 
     >>> from engine.mechanisms.gaussian import GaussianMechanism
     >>> from engine.guarantee import Guarantee
     >>> [m.KIND for m in alternatives(GaussianMechanism(0.5, 1.0, 1e-5), d=4, candidate=Guarantee(1.0, 1e-5, 0.5))]
     ['projection', 'jl-laplace', 'mondrian']
     """
-    from engine.mechanisms import MECHANISMS
-
     b, epsilon, delta = same_guarantee(mechanism, candidate)
-    out = []
-    for kind in BUDGET_KINDS:
-        if kind == getattr(mechanism, "KIND", None):
+    out: list[RecordMechanism] = []
+    for kind, cls in MECHANISMS.items():
+        if kind == mechanism.KIND:
             continue
-        cls = MECHANISMS[kind]
-        if kind == "jl-laplace":
-            if not 0 < delta < 1:
-                continue
-            out.append(cls.from_budget(b, epsilon, delta, d=d))
-        else:
-            out.append(cls.from_budget(b, epsilon, delta))
-    if getattr(mechanism, "KIND", None) != "mondrian":
-        out.append(MECHANISMS["mondrian"](k=2))  # type: ignore[call-arg]
+        if cls.TAGS.budgeted:
+            try:
+                out.append(cls.from_budget(b, epsilon, delta, d=d))
+            except InvalidParameterError:
+                continue  # this budget is outside what the mechanism can spend
+        elif not cls.TAGS.differentially_private:
+            examples = cls.examples(d)
+            if examples:
+                out.append(next(iter(examples.values())))
     return out
 
 
-def distinguishing_references(candidate: Any, configured: Any = None) -> list[tuple[str, Any]]:
+def distinguishing_references(candidate: GuaranteeStatement, configured: RecordMechanism | None = None
+                              ) -> list[tuple[str, RecordMechanism]]:
     """The mechanisms whose distinguishing (hypothesis-testing) curves are compared at ``candidate``'s (B, ε, δ).
 
-    As ``(role, mechanism)`` pairs: ``"projection"`` — the private projection, the ``configured`` one when it spends
-    exactly the candidate's budget, else the candidate's default split (:func:`engine.accounting.budget.split_budget`);
-    ``"gaussian"`` — the Gaussian mechanism at (B, ε, δ); ``"classic-dp"`` — the Gaussian mechanism at B = 2 (any
-    two records: classic DP) with the same (ε, δ); and ``"jl-laplace"`` — the ``configured`` JL release, if it is one.
+    As ``(role, mechanism)`` pairs: every budget-configurable mechanism that does not need the number of features
+    (role: its KIND) — the ``configured`` one when it spends exactly the candidate's budget, else its own
+    ``from_budget`` — then ``"classic-dp"``, the first one with an exact trade-off at B = 2 (any two records: classic
+    DP) with the same (ε, δ), and the ``configured`` differentially private mechanism under its KIND when it is not
+    among them (e.g. the JL release).
 
     >>> from engine.guarantee import Guarantee
     >>> [(role, m.b) for role, m in distinguishing_references(Guarantee(epsilon=1.0, delta=1e-5, b=0.4))]
     [('projection', 0.4), ('gaussian', 0.4), ('classic-dp', 2.0)]
     """
-    from engine.accounting.budget import split_budget
-    from engine.mechanisms.gaussian import GaussianMechanism
-    from engine.mechanisms.jl_laplace import JLLaplace
-    from engine.mechanisms.private_projection import PrivateProjection
-
     b, epsilon, delta = float(candidate.b), float(candidate.epsilon), float(candidate.delta)
-    if isinstance(configured, PrivateProjection) and all(
-        math.isclose(x, y, rel_tol=1e-9) for x, y in ((configured.b, b),
-                                                      (configured.epsilon1 + configured.epsilon2, epsilon),
-                                                      (configured.delta1 + configured.delta2, delta))
-    ):
-        projection = PrivateProjection(b=configured.b, epsilon1=configured.epsilon1, delta1=configured.delta1,
-                                       epsilon2=configured.epsilon2, delta2=configured.delta2)
-    else:
-        split = split_budget(epsilon, delta)
-        projection = PrivateProjection(b=b, epsilon1=split.epsilon1, delta1=split.delta1, epsilon2=split.epsilon2,
-                                       delta2=split.delta2)
-    out: list[tuple[str, Any]] = [
-        ("projection", projection),
-        ("gaussian", GaussianMechanism(b=b, epsilon=epsilon, delta=delta)),
-        ("classic-dp", GaussianMechanism(b=2.0, epsilon=epsilon, delta=delta)),
-    ]
-    if isinstance(configured, JLLaplace):
-        out.append(("jl-laplace", configured))
+    out: list[tuple[str, RecordMechanism]] = []
+    for kind, cls in MECHANISMS.items():
+        if not cls.TAGS.budgeted or cls.TAGS.needs_d:
+            continue
+        if configured is not None and configured.KIND == kind and _spends(configured, b, epsilon, delta):
+            out.append((kind, configured))  # its curve depends on its budget (and split) only
+        else:
+            out.append((kind, cls.from_budget(b, epsilon, delta)))
+    exact = next((cls for cls in MECHANISMS.values() if cls.TAGS.budgeted and cls.TAGS.exact_tradeoff
+                  and not cls.TAGS.needs_d), None)
+    if exact is not None:
+        out.append(("classic-dp", exact.from_budget(2.0, epsilon, delta)))
+    if (configured is not None and configured.tags().differentially_private
+            and configured.KIND not in {role for role, _ in out}):
+        out.append((configured.KIND, configured))
     return out
+
+
+def _spends(mechanism: RecordMechanism, b: float, epsilon: float, delta: float) -> bool:
+    g = mechanism.guarantee()
+    return all(math.isclose(float(x), y, rel_tol=1e-9) for x, y in ((g.b, b), (g.epsilon, epsilon),
+                                                                      (g.delta, delta)))
 
 
 @dataclass(frozen=True)
@@ -112,11 +116,57 @@ class Finding:
     text: str
 
 
+def _noise_sd(mechanism: RecordMechanism, d: int) -> float:
+    """The per-coordinate noise sd a mechanism's release states (data-free: a seeded release of one zero row)."""
+    import numpy as np
+
+    from engine.release import privatize
+
+    release = privatize(mechanism, np.zeros((1, d)), sampler="numpy", rng=np.random.default_rng(0), seeded=True)
+    value = release.details.get("noise_sd_per_coordinate")
+    return math.nan if value is None else float(value)
+
+
+def less_noise_advice(mechanism: RecordMechanism, *, d: int) -> str:
+    """What reduces this mechanism's noise, read from the mechanism itself (not assumed): its noise at twice the ε and
+    at half the B, each configured from the same budget (``from_budget``). For the TDP mechanisms a larger B adds
+    noise — B is the distance within which records are protected — so the advice is a larger ε or a smaller B, each a
+    weaker guarantee.
+
+    >>> from engine.mechanisms.gaussian import GaussianMechanism
+    >>> text = less_noise_advice(GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-5), d=3)
+    >>> "a larger ε" in text, "a smaller B (B / 2: noise sd × 0.5)" in text, "a larger B" in text
+    (True, True, False)
+    """
+    tags = mechanism.tags()
+    guarantee = mechanism.guarantee()
+    if not tags.budgeted or not hasattr(guarantee, "b"):
+        return ("This mechanism is not configured from a privacy budget; a budgeted mechanism (on the Mechanisms page) "
+                "states what its noise costs.")
+    b, eps, dlt = float(guarantee.b), float(guarantee.epsilon), float(guarantee.delta)
+    cls = type(mechanism)
+    now = _noise_sd(mechanism, d)
+    parts = []
+    for label, (bb, ee) in (("a larger ε (2 × ε", (b, 2 * eps)), ("a smaller B (B / 2", (b / 2, eps)),
+                            ("a larger B (2 × B", (min(2.0, 2 * b), eps))):
+        if bb == b and ee == eps:
+            continue
+        try:
+            other = _noise_sd(cls.from_budget(bb, ee, dlt, d=d), d)
+        except InvalidParameterError:
+            continue
+        if math.isfinite(now) and math.isfinite(other) and now > 0 and other < now * (1 - 1e-9):
+            parts.append(f"{label}: noise sd × {other / now:.2g})")
+    if not parts:
+        return "This mechanism's noise does not fall with a larger ε or a smaller B here; reconsider the program."
+    return f"Less noise at this mechanism needs {' or '.join(parts)} — each a weaker guarantee."
+
+
 def _fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
-def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
+def comparison_verdict(points: Sequence[PointAnalysis]) -> list[Finding]:
     """Findings from analysed mechanisms (:class:`engine.analysis.PointAnalysis`, the chosen one first).
 
     * Noise: when another mechanism adds less noise per coordinate than the chosen one at the same guarantee.
@@ -128,7 +178,7 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
         return []
     findings: list[Finding] = []
     chosen = points[0]
-    label = type(chosen.mechanism).LABEL if chosen.mechanism is not None else "the data"
+    label = _label(chosen.mechanism)
     sd = {id(p): p.first.noise_sd for p in points}
     quieter = [p for p in points[1:] if math.isfinite(sd[id(p)]) and math.isfinite(sd[id(chosen)])
                and sd[id(p)] < sd[id(chosen)]]
@@ -136,7 +186,7 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
         best = min(quieter, key=lambda p: sd[id(p)])
         findings.append(Finding(
             "warning",
-            f"{type(best.mechanism).LABEL} adds less noise at the same guarantee: sd {_fmt(sd[id(best)])} per "
+            f"{_label(best.mechanism)} adds less noise at the same guarantee: sd {_fmt(sd[id(best)])} per "
             f"coordinate against {_fmt(sd[id(chosen)])} for {label} ({_fmt(sd[id(chosen)] / sd[id(best)])}× more).",
         ))
     program = chosen.first.program
@@ -152,7 +202,7 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
             m_best, _, lo_b, hi_b = stats[id(best)]
             m_ch, _, lo_c, hi_c = stats[id(chosen)]
             overlap = all(math.isfinite(v) for v in (lo_b, hi_b, lo_c, hi_c)) and lo_b <= hi_c and lo_c <= hi_b
-            text = (f"{type(best.mechanism).LABEL} serves the program better on these data: {name} "
+            text = (f"{_label(best.mechanism)} serves the program better on these data: {name} "
                     f"{_fmt(m_best)} against {_fmt(m_ch)} for {label}")
             if overlap:
                 text += " — but within the 95 % intervals of the repetitions, so the data do not separate them."
@@ -165,22 +215,28 @@ def comparison_verdict(points: Sequence[Any]) -> list[Finding]:
                 if (up and m > stats[id(best)][0]) or (not up and m < stats[id(best)][0]):
                     findings.append(Finding(
                         "info",
-                        f"{type(p.mechanism).LABEL} scores {name} {_fmt(m)}, but it gives no (ε, δ) guarantee at "
+                        f"{_label(p.mechanism)} scores {name} {_fmt(m)}, but it gives no (ε, δ) guarantee at "
                         "all: it is shown as the paper's non-DP baseline, not as an alternative at the same "
                         "guarantee.",
                     ))
         for p in scored:
             beaters = p.beaten_by()
-            if beaters:
+            scored_program = p.first.program
+            if beaters and scored_program is not None:
                 findings.append(Finding(
                     "warning",
-                    f"{type(p.mechanism).LABEL if p.mechanism is not None else 'The data'}: {name} "
+                    f"{_label(p.mechanism, 'The data')}: {name} "
                     f"{_fmt(stats[id(p)][0])} is no better than '{beaters[0]}' "
-                    f"({_fmt(p.first.program.baselines[beaters[0]][metric])}), a rule that uses no data.",
+                    f"({_fmt(scored_program.baselines[beaters[0]][metric])}), a rule that uses no data.",
                 ))
     return findings
 
 
-def _is_dp(mechanism: Any) -> bool:
-    """Whether the mechanism gives a differential-privacy-type guarantee (k-anonymity does not)."""
-    return bool(getattr(mechanism.guarantee(), "is_differentially_private", True))
+def _label(mechanism: RecordMechanism | None, data: str = "the data") -> str:
+    """A mechanism's plain-language name (``data`` for the data themselves)."""
+    return data if mechanism is None else type(mechanism).LABEL
+
+
+def _is_dp(mechanism: RecordMechanism | None) -> bool:
+    """Whether the mechanism gives a differential-privacy-type guarantee (k-anonymity does not; its tags say so)."""
+    return mechanism is None or mechanism.tags().differentially_private

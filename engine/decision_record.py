@@ -352,6 +352,10 @@ class DecisionRecord(Serializable):
     #: Optional (absent in records written before issue 12's workshop): every pinned candidate, the one the group
     #: chose and its rationale (:class:`engine.workshop.Workshop`).
     workshop: Workshop | None = None
+    #: Optional (absent in records written before issue 34): every value the program's score rests on that is not
+    #: read from the data (default loan amounts and rates, the profit convention, the decision rule, the scoring),
+    #: in words (:meth:`engine.evaluation.programs.ProgramConfig.assumptions`).
+    program_assumptions: tuple[str, ...] | None = None
     schema: str = SCHEMA_ID
     schema_version: int = SCHEMA_VERSION
 
@@ -377,6 +381,7 @@ class DecisionRecord(Serializable):
             check_public_information(self.public_information)
         if self.workshop is not None and not isinstance(self.workshop, Workshop):
             raise InvalidParameterError("the record's workshop must be the pinned candidates (a Workshop)")
+        check_specification(self.specification, self.release)
 
     def to_json(self, **kwargs: Any) -> str:
         kwargs.setdefault("indent", 2)
@@ -419,6 +424,38 @@ class DecisionRecord(Serializable):
         return " ".join(shlex.quote(p) for p in parts)
 
 
+def _stated_numbers(guarantee: Any) -> dict[str, float | None]:
+    """B, ε and δ as :func:`privacy_specification` states them for ``guarantee``."""
+    is_dp = isinstance(guarantee, Guarantee)
+    row = is_dp and getattr(guarantee, "relation", "row") == "row"
+    return {
+        "b": float(guarantee.b) if row else 2.0,
+        "epsilon": float(guarantee.epsilon) if is_dp else None,
+        "delta": float(guarantee.delta) if is_dp else 1.0,
+    }
+
+
+def check_specification(specification: PrivacySpecification, release: ReleaseConfig) -> None:
+    """Refuse a specification whose B, ε or δ differ from what the release's mechanism guarantees.
+
+    The specification is the record's statement of the privacy claim (what a reviewer reads); the release
+    configuration is what ``privatize --config`` runs. A record in which they disagree (e.g. ε = 60 typed into the
+    specification of a release at ε = 1) was edited or assembled from two sessions: which one is meant cannot be
+    told, so it is refused rather than either part being ignored.
+    """
+    expected = _stated_numbers(release.build_mechanism().guarantee())
+    for name, want in expected.items():
+        got = getattr(specification, name)
+        same = got is None and want is None or (
+            got is not None and want is not None and math.isclose(float(got), want, rel_tol=1e-12, abs_tol=0.0)
+        )
+        if not same:
+            raise InvalidParameterError(
+                f"the record's specification states {name} = {got!r} but its release configuration's mechanism "
+                f"guarantees {name} = {want!r} — the file was edited or assembled from two sessions; export it again"
+            )
+
+
 def _version_message(version: Any) -> str:
     return (
         f"this decision record uses schema version {version!r}, but this Studio reads version {SCHEMA_VERSION} — "
@@ -436,6 +473,22 @@ MAX_JSON_INT = 2**63
 
 def _reject_constant(name: str) -> Any:
     raise InvalidParameterError(f"contains {name}, which is not a number JSON allows")
+
+
+def _exact_number(text: str) -> float:
+    """A JSON number as a float, refused when it underflows to 0 or overflows (``1e-400`` is not δ = 0)."""
+    from engine.limits import exact_float
+
+    try:
+        return exact_float(text, "a number")
+    except InvalidParameterError:
+        becomes = "0" if float(text) == 0 else "infinite"
+        raise InvalidParameterError(
+            f"holds the number {text[:40]}, which double precision cannot hold (it would become {becomes}); no field "
+            "takes such a number"
+        ) from None
+
+
 
 
 def parse_json_document(text: str | bytes, what: str = "the decision record") -> Any:
@@ -460,11 +513,12 @@ def parse_json_document(text: str | bytes, what: str = "the decision record") ->
         )
     if isinstance(text, bytes):
         try:
-            text = text.decode("utf-8")
+            text = text.decode("utf-8-sig")  # a byte-order mark (added by some editors on Windows) is allowed
         except UnicodeDecodeError:
             raise InvalidParameterError(f"{what} is not UTF-8 text — choose the .json file you exported") from None
+    text = text.removeprefix("\ufeff")
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, parse_float=_exact_number)
     except json.JSONDecodeError as exc:
         raise InvalidParameterError(
             f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}) — the file may be "
@@ -530,7 +584,8 @@ def _missing_fields(tp: Any, value: Any, where: str) -> list[str]:
         for name, hint in _field_hints(tp).items():
             path = f"{where}.{name}" if where else name
             if name not in value:
-                if name not in OPTIONAL_FIELDS.get(tp.__name__, ()):
+                if name not in OPTIONAL_FIELDS.get(tp.__name__, ()) and name not in getattr(
+                        tp, "OPTIONAL_FIELDS", ()):
                     out.append(path)
             elif tp is ReleaseConfig and name == "mechanism" and isinstance(value[name], dict):
                 cls = MECHANISMS.get(value[name].get("kind"))
@@ -662,7 +717,8 @@ def privacy_specification(
     )
     relation = getattr(guarantee, "relation", "row")
     is_dp = isinstance(guarantee, Guarantee)
-    b = float(guarantee.b) if is_dp and relation == "row" else 2.0
+    stated = _stated_numbers(guarantee)  # the numbers check_specification holds a record to
+    b = float(stated["b"] or 2.0)
     b_text = prepared.describe_b(b) if is_dp and relation == "row" else ""
     conversions: list[str] = []
     assumptions = [
@@ -713,13 +769,13 @@ def privacy_specification(
         protection_domain=domain, scope=scope, invariants=tuple(invariants),
         protection_unit="one person's record (one row of the table)",
         neighbouring_relation=neighbours, b=b, b_in_data_units=b_text, standard=standard,
-        epsilon=float(guarantee.epsilon), delta=float(guarantee.delta), conversions=tuple(conversions),
+        epsilon=stated["epsilon"], delta=float(stated["delta"] or 0.0), conversions=tuple(conversions),
         assumptions=tuple(assumptions),
     )
 
 
 #: Record fields added after schema version 1 shipped: old records without them load (as None).
-OPTIONAL_RECORD_FIELDS = ("public_information", "workshop")
+OPTIONAL_RECORD_FIELDS = ("public_information", "workshop", "program_assumptions")
 #: Fields added after schema version 1 shipped, by the class that holds them: a record written before them loads
 #: with their default (None: "not recorded"), never with a made-up value.
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
@@ -749,7 +805,7 @@ def public_information_block(
     >>> b["scope"], b["epsilon_total"][0]["sequential"], b["sensitivity"]
     ('DP / ε-TP subject to the invariants Z', 12.0, 4.0)
     """
-    from engine.public_info.composition import study_budget
+    from engine.accounting.composition import study_budget
     from engine.public_info.guarantee import PUBLIC_STATISTICS, SEQUENTIAL_CAVEAT
 
     budgets = [study_budget(e, periods) for e in study.epsilons]
@@ -883,6 +939,8 @@ def build_decision_record(
         command=cli_command(record_file, input_file=None if source == "demo" else "YOUR_DATA.csv"),
         public_information=public_information,
         workshop=workshop if workshop is not None and workshop.pinned else None,
+        program_assumptions=(program.assumptions(prepared.spec.roles) if program is not None
+                             and prepared.spec.target is not None else None),
     )
 
 

@@ -4,7 +4,11 @@ A cell or a column name that starts with ``=``, ``+``, ``-``, ``@``, a tab or a 
 formula by Excel, LibreOffice and Google Sheets when the CSV is opened (``=cmd|' /C calc'!A0``,
 ``=HYPERLINK("http://…")``, ``@SUM(A1:A9)``). Following the OWASP recommendation, such TEXT is prefixed with a single
 quote, which spreadsheets display as text. Numbers are written as numbers: ``-1.5`` in a numeric column stays
-``-1.5`` (only strings are neutralised, so a negative number is never altered).
+``-1.5`` (only strings are neutralised, so a negative number is never altered), and so does text that is exactly a
+decimal number (``"-1.5"``, ``"+3e-5"`` in a text column: a spreadsheet reads it as that number, nothing else).
+
+Every CSV the Studio writes goes through this module — the command line's outputs through :func:`write_safe_csv`
+(atomically, :mod:`engine.output_files`), the dashboard's downloads through :func:`safe_csv_bytes`.
 
 References
 ----------
@@ -13,14 +17,19 @@ References
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
+
+from engine.output_files import write_bytes
 
 __all__ = ["FORMULA_PREFIXES", "neutralise_cell", "safe_csv_bytes", "safe_frame", "write_safe_csv"]
 
 #: First characters that make a spreadsheet treat a cell as a formula (OWASP).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+#: Text that is exactly a decimal number: a spreadsheet reads it as that number, so it is left as it is.
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def neutralise_cell(value: Any) -> Any:
@@ -28,10 +37,10 @@ def neutralise_cell(value: Any) -> Any:
 
     >>> neutralise_cell("=HYPERLINK(\\"http://x\\")"), neutralise_cell("@SUM(A1:A9)"), neutralise_cell("plain")
     ('\\'=HYPERLINK("http://x")', "'@SUM(A1:A9)", 'plain')
-    >>> neutralise_cell(-1.5), neutralise_cell("-1.5")
-    (-1.5, "'-1.5")
+    >>> neutralise_cell(-1.5), neutralise_cell("-1.5"), neutralise_cell("-2+3"), neutralise_cell("-North")
+    (-1.5, '-1.5', "'-2+3", "'-North")
     """
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
 
@@ -68,7 +77,7 @@ def safe_csv_bytes(frame: pd.DataFrame) -> bytes:
     return safe_frame(frame).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
-def write_safe_csv(frame: pd.DataFrame, path) -> None:
-    """Write :func:`safe_csv_bytes` of ``frame`` to ``path``."""
-    with open(path, "wb") as handle:
-        handle.write(safe_csv_bytes(frame))
+def write_safe_csv(frame: pd.DataFrame, path, *, flag: str = "--output", overwrite: bool = False) -> None:
+    """Write :func:`safe_csv_bytes` of ``frame`` to ``path`` atomically (:func:`engine.output_files.write_bytes`:
+    a temporary file renamed into place; an existing file is replaced only with ``overwrite``)."""
+    write_bytes(path, safe_csv_bytes(frame), flag=flag, overwrite=overwrite)

@@ -155,13 +155,33 @@ class Guarantee(Serializable):
 @runtime_checkable
 class GuaranteeStatement(Protocol):
     """What every release states about its protection: :class:`Guarantee` for DP-style mechanisms, or a
-    non-DP statement such as ``engine.mechanisms.mondrian.KAnonymityGuarantee`` (k-anonymity is not DP)."""
+    non-DP statement such as ``engine.mechanisms.mondrian.KAnonymityGuarantee`` (k-anonymity is not DP: its
+    ``epsilon`` is ∞ and its ``delta`` 1). Both are frozen dataclasses with ``notes``."""
+
+    @property
+    def epsilon(self) -> float: ...
+
+    @property
+    def delta(self) -> float: ...
+
+    @property
+    def b(self) -> float: ...
+
+    @property
+    def relation(self) -> str: ...
+
+    @property
+    def notes(self) -> tuple[str, ...]: ...
 
     @property
     def is_classic_dp(self) -> bool: ...
 
     @property
     def vacuous(self) -> bool: ...
+
+    def implied_dp(self) -> GuaranteeStatement: ...
+
+    def loss_at_distance(self, distance: float) -> tuple[float, float]: ...
 
     def headline(self) -> str: ...
 

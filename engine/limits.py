@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.errors import InvalidParameterError
 
-__all__ = ["DELTA_MIN", "EPSILON_MAX", "EPSILON_MIN", "check_privacy_parameters"]
+__all__ = ["DELTA_MIN", "EPSILON_MAX", "EPSILON_MIN", "check_privacy_parameters", "exact_float"]
 
 EPSILON_MIN = 1e-9
 EPSILON_MAX = 1e4
@@ -53,3 +53,40 @@ def check_privacy_parameters(params: Mapping[str, Any], *, owner: str = "the mec
                 f"{name} of {owner} must be 0 or at least {DELTA_MIN:g}; got {value:g} — a δ this small underflows "
                 "double precision; use δ ≥ 1e-300 (or 0 where pure DP is possible)"
             )
+
+
+def exact_float(text: str, name: str) -> float:
+    """``float(text)``, refused when double precision turns a non-zero number into 0 or infinity.
+
+    ``float("1e-400")`` is ``0.0`` and ``float("1e400")`` is ``inf``: a δ typed as 1e-400 in a link or a record would
+    silently become δ = 0 (pure DP, a different guarantee). ``name`` says where the number is, for the message.
+
+    Examples
+    --------
+    >>> exact_float("1e-5", "delta"), exact_float("0", "delta"), exact_float("-0.0", "x")
+    (1e-05, 0.0, -0.0)
+    >>> exact_float("1e-400", "the link's 'cdelta'")
+    Traceback (most recent call last):
+    ...
+    engine.errors.InvalidParameterError: the link's 'cdelta' is 1e-400, which double precision cannot hold (it would become 0) — no parameter takes a value that small; δ must be 0 or at least 1e-300
+    """
+    value = float(text)
+    if value == 0.0 or math.isinf(value):
+        import decimal
+
+        try:
+            exact = decimal.Decimal(text.strip().replace("_", ""))
+        except decimal.InvalidOperation:
+            return value
+        shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:37] + "…"
+        if value == 0.0 and exact.is_finite() and exact != 0:
+            raise InvalidParameterError(
+                f"{name} is {shown}, which double precision cannot hold (it would become 0) — no parameter takes a "
+                f"value that small; δ must be 0 or at least {DELTA_MIN:g}"
+            )
+        if math.isinf(value) and exact.is_finite():
+            raise InvalidParameterError(
+                f"{name} is {shown}, which double precision cannot hold (it would become infinite) — no parameter "
+                "takes a value that large"
+            )
+    return value

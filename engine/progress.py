@@ -76,24 +76,89 @@ def format_left(seconds: float) -> str:
     return "less than a second left" if seconds < 0.5 else f"about {format_seconds(seconds)} left"
 
 
+#: Before any cell has finished, the time of one timed cell can be off by a factor of several (a loaded machine ran a
+#: sweep 6× slower than its one-cell estimate: 8 s said, 49 s taken): the first range spans these factors of it.
+FIRST_ESTIMATE_SPREAD = (0.5, 3.0)
+#: The relative spread of the range never narrows below this (cells differ in cost; the machine's load changes).
+MIN_SPREAD = 0.1
+
+
+def time_left_range(done: int, total: int, elapsed: float, first_estimate: float = math.nan) -> tuple[float, float]:
+    """(low, high) seconds left for ``total`` units of which ``done`` finished in ``elapsed`` seconds.
+
+    Before the first unit finishes: the first estimate (the whole run, timed on one unit) times
+    :data:`FIRST_ESTIMATE_SPREAD`, less the time already spent. Afterwards, the pace so far — elapsed / done per
+    unit — times the units left, within a factor 1 + u, u = max(1/√done, :data:`MIN_SPREAD`): the more units have
+    finished, the narrower the range. (NaN, NaN) when nothing is known; (0, 0) when all are done.
+
+    >>> time_left_range(0, 40, 2.0, first_estimate=10.0)
+    (3.0, 28.0)
+    >>> time_left_range(4, 40, 10.0)
+    (60.0, 135.0)
+    >>> time_left_range(40, 40, 55.0)
+    (0.0, 0.0)
+    """
+    left = max(int(total) - int(done), 0)
+    if left == 0:
+        return 0.0, 0.0
+    if done <= 0 or not math.isfinite(elapsed) or elapsed <= 0:
+        if not math.isfinite(first_estimate):
+            return math.nan, math.nan
+        spent = elapsed if math.isfinite(elapsed) else 0.0
+        low, high = (max(first_estimate * f - spent, 0.0) for f in FIRST_ESTIMATE_SPREAD)
+        return low, high
+    central = elapsed / done * left
+    spread = 1.0 + max(1.0 / math.sqrt(done), MIN_SPREAD)
+    return central / spread, central * spread
+
+
+def format_range(low: float, high: float) -> str:
+    """A range of seconds for people: "20–35 s", "1 min 40 s – 2 min 30 s", "under a second"; "" when unknown.
+
+    >>> format_range(19.6, 35.2), format_range(100, 150), format_range(0.1, 0.4), format_range(float("nan"), 1)
+    ('20–35 s', '1 min 40 s – 2 min 30 s', 'under a second', '')
+    """
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return ""
+    if high < 0.5:
+        return "under a second"
+    a, b = format_seconds(low), format_seconds(high)
+    if a == b:
+        return f"about {a}"
+    if a.endswith(" s") and b.endswith(" s") and "min" not in a + b:
+        return f"{a[:-2]}–{b}"
+    return f"{a} – {b}"
+
+
 ProgressCallback = Callable[[Progress], None]
 
 
 class CancelToken:
     """Thread-safe flag a UI sets to stop a long computation."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: CancelToken | None = None) -> None:
         self._event = threading.Event()
+        self._parent = parent
 
     def cancel(self) -> None:
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or (self._parent is not None and self._parent.cancelled)
+
+    def child(self) -> CancelToken:
+        """A token cancelled with this one, or on its own (work this one's holder does not know about: the other
+        threads of a computation that stops for a reason of its own).
+
+        >>> parent = CancelToken(); child = parent.child(); child.cancel()
+        >>> child.cancelled, parent.cancelled, (parent.cancel(), parent.child().cancelled)[1]
+        (True, False, True)
+        """
+        return CancelToken(self)
 
     def raise_if_cancelled(self, what: str = "the computation") -> None:
-        if self._event.is_set():
+        if self.cancelled:
             raise CancelledError(f"{what} was cancelled; results finished before the cancel are kept")
 
 

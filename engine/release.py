@@ -1,4 +1,11 @@
-"""A release configuration — data spec, mechanism and seed — and the one function that runs it.
+"""The one release function, and a release configuration — data spec, mechanism and seed — with what runs it.
+
+:func:`privatize` is the ONLY place data become a release: the scored releases of every analysis
+(:func:`engine.analysis.analyse`: the Mechanisms page, every sweep cell, ``evaluate``, the recommender), the
+dashboard's download and ``python -m engine privatize`` (:func:`run_release`) and every partition of the
+out-of-core release (:mod:`engine.scale.out_of_core`) call it. It takes the noise sampler as an argument
+(:mod:`engine.mechanisms.samplers`), refuses one the mechanism cannot use, and names the sampler that ran in the
+release's guarantee notes and details.
 
 :class:`ReleaseConfig` is the object a decision record embeds and ``python -m engine privatize --config FILE``
 reads: everything needed to redo a release except the data itself. The dashboard and the command line both call
@@ -15,10 +22,11 @@ Example configuration file::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shlex
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
@@ -28,9 +36,134 @@ from engine.data.preparation import DataSpec, PreparedData, prepare
 from engine.errors import InvalidParameterError
 from engine.guarantee import Release
 from engine.mechanisms import RecordMechanism, mechanism_from_dict
-from engine.rng import SEEDED_WARNING
+from engine.mechanisms.base import MECHANISMS, MechanismTags
+from engine.mechanisms.samplers import SAMPLERS, NoiseSampler, make_sampler, opendp_version
+from engine.rng import SEEDED_WARNING, make_rng
 from engine.serialization import Serializable
-from engine.validation import check_rng
+from engine.validation import check_choice, check_rng
+
+
+def _vetted_kinds() -> list[str]:
+    return [kind for kind, cls in MECHANISMS.items() if "opendp" in cls.TAGS.samplers]
+
+
+def resolve_sampler(sampler: str | None, *, seed: int | None, kind: str, tags: MechanismTags) -> str:
+    """The sampler to use for a release of mechanism ``kind`` with ``tags``: the one asked for (validated), or the
+    default — ``"opendp"`` without a seed when the mechanism supports it, ``"numpy"`` otherwise.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``"opendp"`` with a seed (OpenDP draws from OS entropy and cannot be seeded), or for a mechanism whose tags
+        do not list it.
+
+    Examples
+    --------
+    >>> gauss = MECHANISMS["gaussian"].TAGS
+    >>> resolve_sampler(None, seed=None, kind="gaussian", tags=gauss), resolve_sampler(None, seed=3, kind="gaussian", tags=gauss)
+    ('opendp', 'numpy')
+    """
+    if sampler is None:
+        return "opendp" if seed is None and "opendp" in tags.samplers else "numpy"
+    chosen = check_choice("sampler", sampler, SAMPLERS)
+    if chosen == "opendp" and seed is not None:
+        raise InvalidParameterError(
+            "sampler 'opendp' draws from the operating system's entropy and cannot be seeded; got a seed "
+            f"({seed}) — drop the seed for a real release, or use --sampler numpy for a seeded simulation"
+        )
+    if chosen not in tags.samplers:
+        vetted = ", ".join(f"--mechanism {k}" for k in _vetted_kinds()) or "none"
+        raise InvalidParameterError(
+            f"sampler {chosen!r} cannot express the {kind} mechanism exactly "
+            f"({tags.opendp_reason or 'OpenDP has no measurement for it'}) — use a mechanism whose noise OpenDP "
+            f"draws ({vetted}) for a release with vetted noise, or --sampler numpy"
+        )
+    return chosen
+
+
+def sampler_note(sampler: str, *, kind: str, tags: MechanismTags, seeded: bool) -> str:
+    """One plain sentence for every release output: which sampler drew the noise, and what follows.
+
+    >>> sampler_note("numpy", kind="projection", tags=MECHANISMS["projection"].TAGS, seeded=False)[:22]
+    'Noise drawn with numpy'
+    """
+    chosen = check_choice("sampler", sampler, SAMPLERS)
+    if chosen == "opendp":
+        return (
+            f"Noise drawn with OpenDP {opendp_version()}'s vetted Gaussian sampler from the operating system's entropy."
+        )
+    if tags.noiseless:
+        return f"The {kind} mechanism adds no noise: no sampler is involved ({tags.opendp_reason or 'no noise'})."
+    if seeded:
+        return "Noise drawn with numpy's floating-point sampler from a seed: a simulation — not private."
+    text = "Noise drawn with numpy's floating-point sampler from the operating system's entropy (not a vetted sampler)."
+    if "opendp" not in tags.samplers:
+        vetted = ", ".join(f"--mechanism {k}" for k in _vetted_kinds())
+        text += (
+            f" OpenDP cannot express the {kind} mechanism exactly ({tags.opendp_reason or 'no OpenDP measurement'});"
+            f" for a release with vetted noise use a mechanism whose noise OpenDP draws ({vetted})."
+        )
+    else:
+        text += " For a release with vetted noise, leave out the seed and the sampler: OpenDP then draws it."
+    return text
+
+
+class ReleaseTarget(Protocol):
+    """What :func:`privatize` releases with: a mechanism, or a partition plan of one (``engine.mechanisms.base``)."""
+
+    @property
+    def KIND(self) -> str: ...  # noqa: N802
+
+    def tags(self) -> MechanismTags: ...
+
+    def release(self, x: np.ndarray, *, rng: np.random.Generator | None = None,
+                sampler: NoiseSampler | None = None) -> Release: ...
+
+
+def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
+              rng: np.random.Generator | None = None, seeded: bool = False) -> Release:
+    """Release ``x`` with ``target`` (a mechanism or a partition plan), drawing its noise with ``sampler`` — THE
+    release function of the engine (see the module docstring).
+
+    Parameters
+    ----------
+    target : RecordMechanism or PartitionPlan
+    x : ndarray
+        n × d prepared rows.
+    sampler : {"numpy", "opendp"}
+        The noise sampler; it must be one of ``target.tags().samplers`` (:func:`resolve_sampler` picks the default
+        for a configuration and a seed).
+    rng : numpy.random.Generator, optional
+        The release's other randomness (random projections, partitions) and the numpy sampler's stream; required
+        unless the mechanism draws everything from OpenDP.
+    seeded : bool
+        Whether ``rng`` comes from a seed (the note then says: a simulation, not private).
+
+    Returns
+    -------
+    Release
+        With the sampler's note appended to the guarantee's notes and ``details["sampler"]``.
+
+    Raises
+    ------
+    InvalidParameterError
+        A sampler the mechanism cannot use (or OpenDP with a seed), or no ``rng`` where one is needed.
+    """
+    tags = target.tags()
+    chosen = resolve_sampler(sampler, seed=None, kind=target.KIND, tags=tags)
+    if seeded and chosen == "opendp":
+        raise InvalidParameterError(
+            "sampler 'opendp' draws from the operating system's entropy and cannot be seeded — drop the seed for a "
+            "real release, or use the numpy sampler for a seeded simulation"
+        )
+    if rng is None and chosen == "numpy":
+        raise InvalidParameterError("the numpy sampler needs rng (a numpy.random.Generator)")
+    release = target.release(x, rng=rng, sampler=make_sampler(chosen, rng))
+    note = sampler_note(chosen, kind=target.KIND, tags=tags, seeded=seeded)
+    guarantee = release.guarantee
+    if dataclasses.is_dataclass(guarantee) and hasattr(guarantee, "notes") and note not in guarantee.notes:
+        guarantee = dataclasses.replace(guarantee, notes=(*guarantee.notes, note))
+    return Release(value=release.value, guarantee=guarantee, details=dict(release.details, sampler=chosen))
 
 
 @dataclass(frozen=True)
@@ -104,24 +237,35 @@ class ReleaseConfig(Serializable):
         return mechanism_from_dict(self.mechanism)
 
 
+def release_sampler(config: ReleaseConfig, sampler: str | None = None) -> str:
+    """The sampler a release of ``config`` uses: ``sampler`` (validated) or the default — OpenDP's vetted sampler for
+    an unseeded release of a mechanism that supports it, numpy otherwise (:func:`resolve_sampler`)."""
+    mechanism = config.build_mechanism()
+    return resolve_sampler(sampler, seed=config.seed, kind=mechanism.KIND, tags=mechanism.tags())
+
+
 def run_release(
-    frame: pd.DataFrame, config: ReleaseConfig, *, rng: np.random.Generator
+    frame: pd.DataFrame, config: ReleaseConfig, *, rng: np.random.Generator | None = None,
+    sampler: str | None = None,
 ) -> tuple[PreparedData, Release]:
-    """Prepare ``frame`` with ``config.data`` and privatize it with ``config``'s mechanism.
+    """Prepare ``frame`` with ``config.data`` and privatize it with ``config``'s mechanism (:func:`privatize`).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         The table (only the spec's columns are read).
     config : ReleaseConfig
-    rng : numpy.random.Generator
-        All randomness; build it with ``engine.rng.make_rng(config.seed)``.
+    rng : numpy.random.Generator, optional
+        The release's randomness; default ``engine.rng.make_rng(config.seed)`` (OS entropy without a seed).
+    sampler : {"numpy", "opendp"}, optional
+        Default :func:`release_sampler` (OpenDP for an unseeded Gaussian release, numpy otherwise).
 
     Returns
     -------
     (PreparedData, Release)
         The prepared data (fingerprint, map, B in data units) and the release, whose ``value`` is on the
-        prepared scale (rows of the input in the unit L2 ball), with the mechanism's guarantee.
+        prepared scale (rows of the input in the unit L2 ball), with the mechanism's guarantee and
+        ``details["sampler"]``.
 
     Raises
     ------
@@ -132,10 +276,13 @@ def run_release(
     """
     if not isinstance(config, ReleaseConfig):
         raise InvalidParameterError(f"config must be a ReleaseConfig; got {type(config).__name__}")
-    check_rng(rng)
+    if rng is not None:
+        check_rng(rng)
+    chosen = release_sampler(config, sampler)
     mechanism = config.build_mechanism()
     prepared = prepare(frame, config.data)
-    return prepared, mechanism.release(prepared.x, rng=rng)
+    stream = rng if rng is not None else make_rng(config.seed)
+    return prepared, privatize(mechanism, prepared.x, sampler=chosen, rng=stream, seeded=config.seeded)
 
 
 def release_frame(prepared: PreparedData, release: Release) -> pd.DataFrame:
@@ -152,7 +299,7 @@ def release_summary(
 ) -> dict[str, Any]:
     """JSON-ready account of a release: guarantee, noise, preparation, data fingerprint, config and seed.
 
-    Keys: ``mechanism``, ``guarantee`` (``headline``, ``describe`` lines, ``dict``, ``implied_dp``),
+    Keys: ``mechanism``, ``sampler`` (``name`` and ``note``: which sampler drew the noise), ``guarantee`` (``headline``, ``describe`` lines, ``dict``, ``implied_dp``),
     ``noise_sd_per_coordinate`` (unbiased scale; None when the mechanism adds no noise), ``details``,
     ``seconds``, ``seeded``, ``seed``, ``warning`` (the seeded-output warning or None), ``data`` (the
     fingerprint summary: n, d, column names, hash — never values), ``preparation`` (the declared steps, the
@@ -160,11 +307,17 @@ def release_summary(
     ``config``.
     """
     guarantee = release.guarantee
-    implied = guarantee.implied_dp()  # type: ignore[attr-defined]
+    implied = guarantee.implied_dp()
     noise = release.noise_scale
     norm = config.data.normalization
+    mechanism = config.build_mechanism()
+    sampler = str(release.details.get("sampler", "numpy"))
     return {
         "mechanism": config.kind,
+        "sampler": {
+            "name": sampler,
+            "note": sampler_note(sampler, kind=mechanism.KIND, tags=mechanism.tags(), seeded=config.seeded),
+        },
         "guarantee": {
             "headline": guarantee.headline(),
             "describe": list(guarantee.describe()),
@@ -217,4 +370,5 @@ def cli_command(
     return " ".join(shlex.quote(p) for p in parts)
 
 
-__all__ = ["ReleaseConfig", "cli_command", "release_summary", "run_release"]
+__all__ = ["ReleaseConfig", "ReleaseTarget", "cli_command", "privatize", "release_frame", "release_sampler",
+           "release_summary", "resolve_sampler", "run_release", "sampler_note"]

@@ -52,6 +52,11 @@ class Serializable:
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
 
+    def config_key(self) -> str:
+        """One text that identifies this configuration: its class and its canonical JSON (the ONE hash of a
+        configuration wherever one is cached: the dashboard's caches use it)."""
+        return f"{type(self).__module__}.{type(self).__qualname__}:{self.to_json(sort_keys=True)}"
+
     @classmethod
     def from_json(cls: type[T], text: str) -> T:
         try:

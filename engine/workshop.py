@@ -1,7 +1,7 @@
 r"""The workshop: up to six pinned candidate configurations, compared side by side, one chosen and why (issue 12).
 
 A *candidate* (:class:`Candidate`) is a (B, ε, δ) budget, optionally with the configured mechanism that spends it and
-the evidence measured for it on the data (:class:`Evidence`: the program metric with its interval, the measured γ,
+the evidence measured for it on the data (:class:`Evidence`: the program metric with its interval, the decision agreement,
 extra exclusion errors in people, profit, the three protections, the noise per coordinate). The designer pins
 candidates from any page — the feasibility map (a budget), a Mechanisms run, a Tradeoffs sweep point, a
 recommendation — into a :class:`Workshop` (at most :data:`MAX_PINNED`), compares them (:func:`comparison_rows`),
@@ -39,7 +39,7 @@ Example
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -54,7 +54,11 @@ from engine.serialization import Serializable
 if TYPE_CHECKING:  # imported where used: the session state imports this module on every page
     import pandas as pd
 
+    from engine.analysis import Metrics
     from engine.mechanisms import RecordMechanism
+    from engine.recommend import Recommendation
+    from engine.release_analysis import ReleaseAnalysis
+    from engine.sweeps import SweepResult
 
 __all__ = [
     "MAX_PINNED",
@@ -253,38 +257,36 @@ class Evidence(Serializable):
         return beaten_by(best, {rule: {self.metric: v} for rule, v in self.baselines.items()}, self.metric)
 
 
-def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *, seed: int | None,
+def evidence_from_runs(runs: Sequence[Metrics], metric: str | None, *, seed: int | None,
                        confidence: float = 0.95, data: str | None = None, program: Any = None,
                        method: Literal["release", "sweep", "search"] | None = None) -> Evidence:
-    """Evidence from the analysis rows of repeated releases of one configuration.
+    """Evidence from the typed numbers (:class:`engine.analysis.Metrics`) of repeated releases of one configuration —
+    a Mechanisms run's ``PointAnalysis.runs`` or a sweep point's (:meth:`engine.sweeps.SweepResult.metrics_at`).
 
-    ``runs`` are :meth:`engine.analysis.AnalysisResult.row` dicts — a Mechanisms run's ``PointAnalysis.runs`` or a
-    sweep point's rows of ``SweepResult.table``, which hold the same columns; attacks run on the first release only,
-    so each protection is the mean of its finite values. ``metric`` is the program's headline metric (None without
-    a program); ``data`` the prepared data's fingerprint; ``program`` the ``ProgramConfig`` the rows were scored
-    with and ``method`` how they were made (see :class:`Evidence`).
+    Every number is aggregated over the releases by the one rule (:mod:`engine.analysis`): the mean (with an interval
+    for the program's metrics); each protection by :func:`engine.analysis.protection_interval` (attribute inference:
+    the worst cell after averaging each cell over the releases). ``metric`` is the program's headline metric (None
+    without a program); ``data`` the prepared data's fingerprint; ``program`` the ``ProgramConfig`` the releases were
+    scored with and ``method`` how they were made (see :class:`Evidence`).
     """
+    from engine.analysis import protection_interval
+
     if not runs:
         raise InvalidParameterError("no releases were analysed for this candidate — run it first")
 
     def column(name: str) -> list[float]:
-        return [float(r.get(name, math.nan)) for r in runs]
+        return [m.value(name) for m in runs]
 
-    def mean_of(name: str) -> float | None:
-        values = np.asarray(column(name), dtype=float)
-        values = values[np.isfinite(values)]
-        return float(values.mean()) if values.size else None
+    def mean_of(values: Sequence[float]) -> float | None:
+        finite = np.asarray(values, dtype=float)
+        finite = finite[np.isfinite(finite)]
+        return float(finite.mean()) if finite.size else None
 
-    protections = {p: mean_of(f"protection_{p}") for p in PROTECTIONS}
-    exact = mean_of("distinguishing_exact")
-    from engine.analysis import BASELINE_PREFIX
-
-    suffix = f":{metric}"
-    baselines = {
-        name[len(BASELINE_PREFIX):-len(suffix)]: mean_of(name)
-        for name in (runs[0] if metric else {})
-        if isinstance(name, str) and name.startswith(BASELINE_PREFIX) and name.endswith(suffix)
-    }
+    protections = {p: protection_interval(runs, p, confidence)[0] for p in PROTECTIONS}
+    dist = [m.attack("distinguishing") for m in runs]
+    exact = mean_of([dict(a.details).get("distinguishing_exact", math.nan) for a in dist if a is not None])
+    rules = dict(runs[0].baselines) if metric else {}
+    baselines = {rule: mean_of([dict(m.baselines).get(rule, math.nan) for m in runs]) for rule in rules}
     value = Interval.of(column(metric), confidence) if metric else None
     return Evidence(
         metric=metric if value is not None else None,
@@ -293,9 +295,9 @@ def evidence_from_runs(runs: Sequence[Mapping[str, Any]], metric: str | None, *,
         measured_gamma=Interval.of(column("decision_agreement"), confidence),
         extra_exclusion_errors=Interval.of(column("extra_exclusion_errors_population"), confidence),
         profit=Interval.of(column("profit"), confidence),
-        protections={p: min(1.0, max(0.0, v)) for p, v in protections.items() if v is not None},
+        protections={p: min(1.0, max(0.0, v)) for p, v in protections.items() if math.isfinite(v)},
         distinguishing_exact=None if exact is None else exact >= 0.5,
-        noise_sd=mean_of("noise_sd"),
+        noise_sd=mean_of(column("noise_sd")),
         seed=seed,
         data=data,
         baselines={rule: v for rule, v in baselines.items() if v is not None},
@@ -372,16 +374,16 @@ class Candidate(Serializable):
         return cls(label=label, source=source, guarantee=stated, mechanism=mechanism.to_dict(), evidence=evidence)
 
     def build_mechanism(self, d: int | None = None) -> RecordMechanism:
-        """The pinned mechanism, or — for a budget — the Gaussian mechanism spending it (what evidence is measured
-        with). ``d`` (the number of features) is needed only by a JL release."""
+        """The pinned mechanism, or — for a budget — the simplest mechanism spending it exactly (what evidence is
+        measured with: ``engine.mechanisms.base.reference_mechanism``, the Gaussian mechanism). ``d`` (the number of
+        features) is not needed by either."""
         from engine.mechanisms import mechanism_from_dict
+        from engine.mechanisms.base import reference_mechanism
 
         if self.mechanism is not None:
             return mechanism_from_dict(self.mechanism)
-        from engine.mechanisms.gaussian import GaussianMechanism
-
         g = self.guarantee
-        return GaussianMechanism.from_budget(g.b, g.epsilon, g.delta)
+        return reference_mechanism(g.b, g.epsilon, g.delta)
 
     @property
     def seeded(self) -> bool:
@@ -469,7 +471,7 @@ class Workshop(Serializable):
         return replace(self, rationale=str(text))
 
 
-def candidate_from_run(run: Any, label: str, *, program: Any = None) -> Candidate:
+def candidate_from_run(run: ReleaseAnalysis, label: str, *, program: Any = None) -> Candidate:
     """A Mechanisms run (:class:`engine.release_analysis.ReleaseAnalysis`) as a candidate with its evidence: the
     chosen mechanism's releases (``points[0].runs``) and the run's recorded seed (None for a real release);
     ``program`` is the ``ProgramConfig`` the run scored (recorded with the evidence)."""
@@ -480,20 +482,20 @@ def candidate_from_run(run: Any, label: str, *, program: Any = None) -> Candidat
     return Candidate.of(label, "mechanisms", run.mechanism, evidence)
 
 
-def candidate_from_sweep(result: Any, point: int, label: str, *, d: int | None = None) -> Candidate:
+def candidate_from_sweep(result: SweepResult, point: int, label: str, *, d: int | None = None) -> Candidate:
     """Grid point ``point`` of a sweep (:class:`engine.sweeps.SweepResult`) as a candidate: its mechanism
     (:meth:`SweepResult.mechanism_at`) and the evidence of its rows (a sweep is seeded: a simulation)."""
     found = result.mechanism_at(int(point), d=d)
     if found is None:
         raise InvalidParameterError("the non-private reference is not a candidate — choose a private point")
-    rows = result.table[result.table["point"] == int(point)].to_dict("records")
     metric = result.config.program.headline_metric
     return Candidate.of(label, "tradeoffs", found[0],
-                        evidence_from_runs(rows, metric, seed=int(result.config.seed), data=result.fingerprint or None,
-                                           program=result.config.program, method="sweep"))
+                        evidence_from_runs(result.metrics_at(int(point)), metric, seed=int(result.config.seed),
+                                           data=result.fingerprint or None, program=result.config.program,
+                                           method="sweep"))
 
 
-def candidate_from_recommendation(recommendation: Any, label: str, *, d: int | None = None,
+def candidate_from_recommendation(recommendation: Recommendation, label: str, *, d: int | None = None,
                                   data: str | None = None, program: Any = None) -> Candidate:
     """The recommended point of :func:`engine.recommend.recommend` as a candidate: the mechanism spending its
     (B, ε, δ), the target metric's interval from the search's releases and the protections measured there (the
@@ -708,7 +710,7 @@ def _interval_text(interval: Interval | None, *, digits: int = 3, people: bool =
 COMPARISON_LINES: tuple[str, ...] = (
     "Pinned from", "Mechanism", "Guarantee", "Targeted DP (B, ε, δ)", "Implied classic DP (ε', δ') — conversion",
     "Per-record loss at t = 2 (ε, δ)", "Per-record ε at the nearest distinct row: median (largest)",
-    "Attacker's odds from 50:50 — bound", "Program metric [95 % interval]", "Measured γ (decision agreement)",
+    "Attacker's odds from 50:50 — bound", "Program metric [95 % interval]", "Decision agreement",
     "Extra exclusion errors in people", "Profit", "Singling-out protection", "Attribute-inference protection",
     "Distinguishing protection", "Noise sd per coordinate", "Evidence",
 )
@@ -753,7 +755,7 @@ def comparison_cells(row: ComparisonRow) -> dict[str, str]:
         f"{ev.metric}: {_interval_text(ev.value)}" + "".join(
             f" — NO BETTER than '{rule}' ({ev.baselines[rule]:.3g}), a rule that uses no data"
             for rule in ev.no_better_than[:1]),
-        "Measured γ (decision agreement)": "—" if ev is None else _interval_text(ev.measured_gamma),
+        "Decision agreement": "—" if ev is None else _interval_text(ev.measured_gamma),
         "Extra exclusion errors in people": "—" if ev is None else _interval_text(ev.extra_exclusion_errors, people=True),
         "Profit": "—" if ev is None else _interval_text(ev.profit, people=True),
         "Singling-out protection": protection("singling_out"),

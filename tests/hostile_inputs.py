@@ -13,12 +13,14 @@ import struct
 import zlib
 from pathlib import Path
 
-__all__ = ["LARGE", "MARKDOWN_COLUMNS", "hostile_files", "valid_csv", "write_corpus"]
+__all__ = ["HOSTILE_OUTPUTS", "LARGE", "MARKDOWN_COLUMNS", "hostile_files", "make_hostile_output",
+           "parquet_bomb", "parquet_dictionary_bomb", "valid_csv", "write_corpus"]
 
 #: Column names that Streamlit's Markdown would render (an image fetched from an address, bold text).
 MARKDOWN_COLUMNS = ("![px](http://127.0.0.1:9/t.png)", "**Approved by**")
-#: Entries too large for a quick loop (generated, never committed).
-LARGE = frozenset({"over-limit.csv"})
+#: Entries too large for a quick loop (generated, never committed): big files, and small files that decode into
+#: gigabytes (decompression bombs; the command line reads whole files, the dashboard refuses them).
+LARGE = frozenset({"over-limit.csv", "parquet-bomb.parquet", "parquet-dictionary-bomb.parquet"})
 
 
 def valid_csv(rows: int = 40, *, seed: int = 0, names: tuple[str, ...] = ("income", "age", "spend", "size")) -> bytes:
@@ -48,6 +50,34 @@ def _parquet(frame_builder) -> bytes:
 
     buf = io.BytesIO()
     frame_builder(pd).to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def parquet_bomb(rows: int = 30_000_000) -> bytes:
+    """A Parquet file of ``rows`` rows of one small-integer column: about 100 KB that decode into ``rows`` values
+    (issue 35 item 6: 30 million rows in 266 KB took the server from 1.2 to 3 GB)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chunk = pa.array(np.zeros(1_000_000, dtype=np.int8))  # one chunk, referenced many times: 1 MB in memory
+    table = pa.table({"a": pa.chunked_array([chunk] * (rows // 1_000_000))})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=10_000_000, compression="zstd")
+    return buf.getvalue()
+
+
+def parquet_dictionary_bomb(rows: int = 2_000, value_bytes: int = 1_000_000) -> bytes:
+    """A Parquet file of ``rows`` rows whose text column repeats one ``value_bytes``-long value: about 6 KB on disk
+    and 1 MB uncompressed (what the metadata says), but ``rows × value_bytes`` (2 GB) once the dictionary is
+    expanded."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, dtype=np.int32)), pa.array(["x" * value_bytes]))
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"t": text, "n": np.arange(rows)}), buf, compression="zstd")
     return buf.getvalue()
 
 
@@ -106,6 +136,8 @@ def hostile_files(*, large: bool = True) -> dict[str, bytes]:
         "deep-quotes.csv": ('a,b\n' + "\n".join('"' + '""' * 500 + f'",{i}' for i in range(40)) + "\n").encode(),
     }
     if large:
+        files["parquet-bomb.parquet"] = parquet_bomb()
+        files["parquet-dictionary-bomb.parquet"] = parquet_dictionary_bomb()
         row = ",".join(["123456789"] * 10) + "\n"
         files["over-limit.csv"] = (",".join(f"c{j}" for j in range(10)) + "\n").encode() + row.encode() * (
             51 * 1024 * 1024 // len(row) + 1)
@@ -121,3 +153,59 @@ def write_corpus(directory: Path, *, large: bool = True) -> list[Path]:
         path.write_bytes(content)
         paths.append(path)
     return paths
+
+
+#: Hostile output paths (issue 35 items 2, 3, 9): name → what the one-line refusal says. Every command that writes
+#: refuses each of them before any work, and nothing on disk changes (tests/engine/test_output_files.py).
+HOSTILE_OUTPUTS = {
+    "existing-file": "exists already — add --overwrite",
+    "symlink-to-a-file": "is a symbolic link",
+    "dangling-symlink": "is a symbolic link",
+    "symlink-to-the-input": "is the same file as",
+    "hard-link-to-the-input": "is the same file as",
+    "is-the-input": "is the same file as",
+    "dot-dot-spelling-of-the-input": "is the same file as",
+    "a-folder": "is a folder",
+    "missing-folder": "does not exist",
+    "unwritable-folder": "cannot be written",
+    "name-too-long": "is too long",
+}
+
+
+def make_hostile_output(name: str, folder: Path, suffix: str, *, input_path: Path) -> tuple[Path, dict[Path, bytes]]:
+    """Create the situation :data:`HOSTILE_OUTPUTS` names in ``folder``; return the output path to give the command
+    and the files (with their content) that must be left unchanged. ``input_path`` is the command's input."""
+    victims = {input_path: input_path.read_bytes()}
+    output = folder / f"out{suffix}"
+    if name == "existing-file":
+        output.write_bytes(b"an earlier result\n")
+        victims[output] = output.read_bytes()
+    elif name == "symlink-to-a-file":
+        victim = folder / "victim.txt"
+        victim.write_bytes(b"someone else's file\n")
+        output.symlink_to(victim)
+        victims[victim] = victim.read_bytes()
+    elif name == "dangling-symlink":
+        output.symlink_to(folder / "nowhere.txt")
+    elif name == "symlink-to-the-input":
+        output.symlink_to(input_path)
+    elif name == "hard-link-to-the-input":
+        import os
+
+        os.link(input_path, output)
+    elif name == "is-the-input":
+        output = input_path
+    elif name == "dot-dot-spelling-of-the-input":
+        (folder / "sub").mkdir()
+        output = folder / "sub" / ".." / input_path.name
+    elif name == "a-folder":
+        output.mkdir()
+    elif name == "missing-folder":
+        output = folder / "no-such-folder" / f"out{suffix}"
+    elif name == "unwritable-folder":
+        output = Path("/proc") / f"out{suffix}"  # unwritable even for root
+    elif name == "name-too-long":
+        output = folder / ("x" * 300 + suffix)
+    else:
+        raise KeyError(name)
+    return output, victims

@@ -5,7 +5,10 @@ Rules (R11):
 * data are keyed by a fingerprint computed once and passed as underscore arguments, which Streamlit does not hash:
   ``PreparedData.fingerprint`` (a hash of the used columns and the spec), the session's data key plus the column
   names, or a count table's key (``counties-demo``, or the upload's keyed SHA-256 plus the chosen columns);
-* configurations are passed as their JSON text, seeds explicitly; every decorator sets ``max_entries`` and ``ttl``;
+* configurations are passed as the engine's frozen objects themselves, hashed by ONE function
+  (:data:`CONFIG_HASH`: :meth:`engine.serialization.Serializable.config_key`, the class and its canonical JSON —
+  every configuration class, including a mechanism registered later); seeds explicitly; every decorator sets
+  ``max_entries`` and ``ttl``;
 * entries built from uploaded data are keyed by the file's fingerprint, so only a session holding the same file can
   hit them, and they expire after an hour; nothing is persisted to disk;
 * nothing here computes a number: each function is one ``st.cache_data`` wrapper around an engine call (engine
@@ -22,27 +25,39 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from engine.data.demos import DemoDataset, load_demo
+from engine.data.io import DecodeLimits
 from engine.data.preparation import DataSpec, PreparedData, load_table, prepare
 from engine.fingerprint import keyed_digest
 from engine.rng import make_rng, spawn_seeds
+from engine.serialization import Serializable
 from engine.theory import feasibility
 from ui.figures.feasibility import FeasibilitySurface
+from ui.room import shared_upload
 from ui.state import StudioState
 
 if TYPE_CHECKING:
+    from engine.analysis import PointAnalysis
     from engine.attacks.distinguishing import TradeoffCurve
+    from engine.evaluation.programs import ProgramConfig
+    from engine.mechanisms import RecordMechanism
+    from engine.mechanisms.base import NoiseProfile
+    from engine.per_record.base import SumMechanism
     from engine.public_info.count_table import CountTable
     from engine.public_info.dependence import DependenceAudit, SensitivityDerivation
     from engine.public_info.results import DependenceSummary
     from engine.public_info.sensitivity import GaussianSensitivityReport
+    from engine.recommend import TargetSuggestion
+    from engine.sweeps import SweepConfig
+    from engine.workshop import Workshop
 
 #: Largest upload the Data page accepts, in MB (also ``server.maxUploadSize`` in .streamlit/config.toml).
 MAX_UPLOAD_MB = 50
@@ -50,6 +65,53 @@ MAX_UPLOAD_MB = 50
 #: file of 5,000 columns took minutes of CPU and gigabytes of memory in a Mechanisms run); wider tables are refused
 #: with a message naming the limit (the command line has no such limit).
 MAX_UPLOAD_COLUMNS = 500
+#: Most values (rows × columns) one uploaded file may decode into: a 50 MB CSV holds at most about 25 million, a
+#: compressed Parquet file any number (a 266 KB file of 30 million rows took the server from 1.2 to 3 GB). Checked
+#: from a Parquet file's metadata before anything is read, and while a CSV is scanned.
+MAX_UPLOAD_CELLS = 10_000_000
+#: Most bytes one uploaded file may decode into (Parquet: uncompressed size, text expanded from its dictionaries).
+MAX_UPLOAD_DECODED_MB = 400
+
+
+def upload_limits() -> DecodeLimits:
+    """What one uploaded file may decode into (read at each upload: tests lower the limits here)."""
+    return DecodeLimits(columns=MAX_UPLOAD_COLUMNS, cells=MAX_UPLOAD_CELLS,
+                        decoded_bytes=MAX_UPLOAD_DECODED_MB * 1024 * 1024)
+
+
+def _config_hash(obj: Serializable) -> str:
+    return obj.config_key()
+
+
+class _ConfigHashFuncs(Mapping):
+    """``hash_funcs`` for every engine configuration class — each subclass of ``Serializable``, looked up when a
+    cached function is called (Streamlit matches the exact type), so a mechanism registered after this module was
+    imported is hashed the same way."""
+
+    def _classes(self) -> list[type]:
+        out, todo = [], [Serializable]
+        while todo:
+            cls = todo.pop()
+            for sub in cls.__subclasses__():
+                out.append(sub)
+                todo.append(sub)
+        return out
+
+    def __getitem__(self, key: object) -> Any:
+        if isinstance(key, type) and issubclass(key, Serializable):
+            return _config_hash
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._classes())
+
+    def __len__(self) -> int:
+        return len(self._classes())
+
+
+#: The one hash of the configurations passed to the caches below.
+#: Typed as Streamlit's ``hash_funcs`` parameter (a mapping read by key is all it needs).
+CONFIG_HASH = cast("dict[str | type[Any], Callable[[Any], Any]]", _ConfigHashFuncs())
 
 
 @dataclass(frozen=True)
@@ -84,14 +146,26 @@ def demo_dataset(name: str) -> DemoDataset:
 
 @st.cache_data(max_entries=3, ttl="1h", show_spinner="Reading the uploaded file…")
 def uploaded_table(fingerprint: str, filename: str, _content: bytes) -> pd.DataFrame:
-    """Parse an uploaded CSV/Parquet file held in memory (keyed by its fingerprint)."""
-    return load_table(io.BytesIO(_content), filename=filename)
+    """Parse an uploaded CSV/Parquet file held in memory (keyed by its fingerprint), within :func:`upload_limits`.
+
+    A file beyond the limits raises before it is decoded, and a raising call caches nothing; a file refused later
+    (unusable as a table) is dropped from the cache by the caller (:func:`forget_uploaded_table`)."""
+    return load_table(io.BytesIO(_content), filename=filename, limits=upload_limits())
 
 
-@st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…")
-def prepared_data(data_key: str, spec_json: str, _frame: pd.DataFrame) -> PreparedData:
-    """``prepare(frame, spec)`` keyed by the data key and the spec's JSON text."""
-    return prepare(_frame, DataSpec.from_json(spec_json))
+def forget_uploaded_table(fingerprint: str, filename: str, content: bytes) -> None:
+    """Drop a refused upload's parsed table and suggested settings from the caches (a refused file must not stay
+    in memory for the caches' hour)."""
+    key = f"upload:{fingerprint}"
+    uploaded_table.clear(fingerprint, filename, content)
+    for cache in (upload_suggestion, table_profile, unusable_upload):  # the frame argument is not hashed
+        cache.clear(key, None)
+
+
+@st.cache_data(max_entries=6, ttl="1h", show_spinner="Preparing the data…", hash_funcs=CONFIG_HASH)
+def prepared_data(data_key: str, spec: DataSpec, _frame: pd.DataFrame) -> PreparedData:
+    """``prepare(frame, spec)`` keyed by the data key and the spec."""
+    return prepare(_frame, spec)
 
 
 @st.cache_data(max_entries=6, ttl="1h")
@@ -108,14 +182,45 @@ def table_profile(data_key: str, _frame: pd.DataFrame) -> pd.DataFrame:
     return column_profile(_frame)
 
 
-@st.cache_data(max_entries=8, ttl="1h", show_spinner=False)
-def default_upload_spec(data_key: str, _frame: pd.DataFrame) -> DataSpec:
-    """Starting point for an uploaded table (``engine.data.profile.suggest_spec``): numeric columns and text
-    columns with few levels as features (levels flagged as read from the data), no identifiers, no target, rows
-    with a missing value dropped, 'clip'."""
-    from engine.data.profile import suggest_spec
+@st.cache_data(max_entries=8, ttl="1h", show_spinner="Suggesting columns…")
+def upload_suggestion(data_key: str, _frame: pd.DataFrame):
+    """Starting point for an uploaded table and why each other column is left out
+    (``engine.data.profile.suggestion``): numeric columns and text columns with few levels as features (levels
+    flagged as read from the data), no identifiers, mostly-missing or near-constant columns, no target, rows with a
+    missing value dropped, 'scaled'."""
+    from engine.data.profile import suggestion
 
-    return suggest_spec(_frame)
+    return suggestion(_frame, profile=table_profile(data_key, _frame))
+
+
+def default_upload_spec(data_key: str, _frame: pd.DataFrame) -> DataSpec:
+    """The spec of :func:`upload_suggestion`."""
+    return upload_suggestion(data_key, _frame).spec
+
+
+@st.cache_data(max_entries=64, ttl="1h", show_spinner=False)
+def column_levels(data_key: str, column: str, _frame: pd.DataFrame) -> dict[str, int]:
+    """Every level of a column with its count, most frequent first (``engine.data.profile.level_counts``)."""
+    from engine.data.profile import level_counts
+
+    return level_counts(_frame[column])
+
+
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+def rows_kept(data_key: str, spec_json: str, _frame: pd.DataFrame):
+    """The rows a spec's missing-value rules keep and what each dropping column costs
+    (``engine.data.checks.drop_impact``)."""
+    from engine.data.checks import drop_impact
+
+    return drop_impact(_frame, DataSpec.from_json(spec_json))
+
+
+@st.cache_data(max_entries=8, ttl="1h", show_spinner=False)
+def unusable_upload(data_key: str, _frame: pd.DataFrame) -> str | None:
+    """Why no choice in the app can make the table usable, or None (``engine.data.profile.unusable``)."""
+    from engine.data.profile import unusable
+
+    return unusable(_frame, table_profile(data_key, _frame))
 
 
 @st.cache_data(max_entries=16, ttl="1h")
@@ -138,9 +243,11 @@ def data_key(state: StudioState) -> str:
 def raw_table(state: StudioState) -> tuple[pd.DataFrame, DemoDataset | None] | None:
     """The session's raw table (and the demo it came from), or None while an upload is awaited."""
     if state.source == "upload":
-        if state.upload_bytes is None or state.upload_fingerprint is None:
+        # A workshop participant's session holds no bytes: the room shares the facilitator's upload (ui.room).
+        content = state.upload_bytes if state.upload_bytes is not None else shared_upload(state.upload_fingerprint)
+        if content is None or state.upload_fingerprint is None:
             return None
-        return uploaded_table(state.upload_fingerprint, state.upload_name or "upload.csv", state.upload_bytes), None
+        return uploaded_table(state.upload_fingerprint, state.upload_name or "upload.csv", content), None
     demo = demo_dataset(state.demo_name)
     return demo.frame, demo
 
@@ -160,7 +267,7 @@ def current_data(state: StudioState) -> LoadedData | None:
     key = data_key(state)
     default_spec = demo.spec if demo is not None else default_upload_spec(key, frame)
     spec = state.spec if state.spec is not None else default_spec
-    prepared = prepared_data(key, spec.to_json(), frame)
+    prepared = prepared_data(key, spec, frame)
     title = demo.title if demo is not None else (state.upload_name or "uploaded file")
     if state.data_fingerprint != prepared.fingerprint:
         old_default = state.default_delta()
@@ -263,131 +370,104 @@ def candidate_checks(b: float, epsilon: float, delta: float, gammas: tuple[float
 
 
 # ------------------------------------------------------------------------------ Mechanisms and Tradeoffs pages
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def sweep_reference_point(fingerprint: str, sweep_json: str, mechanism_json: str, _prepared: PreparedData,
-                          _workers: int = 1):
-    """A mechanism outside the grid (k-anonymity) on the sweep's own rows and seeds
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def sweep_reference_point(fingerprint: str, sweep: SweepConfig, mechanism: RecordMechanism, _prepared: PreparedData,
+                          _workers: int = 1) -> PointAnalysis:
+    """A mechanism outside the grid (the non-DP baseline) on the sweep's own rows and seeds
     (``engine.sweeps.analyse_reference``), its releases on ``_workers`` processes (the result does not depend on
     it, so it is not part of the cache key)."""
-    from engine.mechanisms import mechanism_from_dict
-    from engine.sweeps import SweepConfig, analyse_reference
+    from engine.sweeps import analyse_reference
 
-    return analyse_reference(_prepared, SweepConfig.from_json(sweep_json),
-                             mechanism_from_dict(json.loads(mechanism_json)), workers=_workers)
+    return analyse_reference(_prepared, sweep, mechanism, workers=_workers)
 
 
-@st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…")
-def sweep_plan(fingerprint: str, sweep_jsons: tuple[str, ...], workers: int, _prepared: PreparedData) -> tuple[int, float]:
+@st.cache_data(max_entries=32, ttl="1h", show_spinner="Timing one cell to estimate the sweep's duration…",
+               hash_funcs=CONFIG_HASH)
+def sweep_plan(fingerprint: str, sweeps: tuple[SweepConfig, ...], workers: int,
+               _prepared: PreparedData) -> tuple[int, float]:
     """Worker processes and estimated wall time of the sweeps (``engine.sweeps.plan_sweeps``: one timed cell each)."""
-    from engine.sweeps import SweepConfig, plan_sweeps
+    from engine.sweeps import plan_sweeps
 
-    return plan_sweeps(_prepared, [SweepConfig.from_json(j) for j in sweep_jsons], workers)
+    return plan_sweeps(_prepared, list(sweeps), workers)
 
 
-@st.cache_data(max_entries=64, ttl="2h", show_spinner=False)
-def tradeoff_curves(mechanism_jsons: tuple[str, ...], distance: float) -> list[TradeoffCurve]:
+@st.cache_data(max_entries=64, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def tradeoff_curves(mechanisms: tuple[RecordMechanism, ...], distance: float) -> list[TradeoffCurve]:
     """Hypothesis-testing curves (``engine.attacks.distinguishing.tradeoff_curve``) of configured mechanisms."""
     from engine.attacks.distinguishing import tradeoff_curve
-    from engine.mechanisms import mechanism_from_dict
 
-    return [tradeoff_curve(mechanism_from_dict(json.loads(m)), distance=distance) for m in mechanism_jsons]
-
-
-# ------------------------------------------------------------------------------------------ JL + Laplace (issue 5)
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
-def jl_delta_fail_curves(k: int, d: int, b: float, element_bound: float, laplace_scale: float,
-                         eps_max: float, points: int = 80) -> dict[str, dict[str, list[float]]]:
-    """ε–δ_fail curves at the fixed Laplace scale, row-wise (change bound ``b``) and element-wise
-    (``element_bound``): :func:`engine.mechanisms.jl_laplace.delta_fail_curve` on ε from eps_max/100 to eps_max."""
-    from engine.mechanisms.jl_laplace import delta_fail_curve
-
-    eps = np.geomspace(eps_max / 100.0, eps_max, points)
-    out = {}
-    for relation in ("row", "element"):
-        curve = delta_fail_curve(eps, laplace_scale=laplace_scale, k=k, relation=relation, d=d, b=b,
-                                 element_bound=element_bound)
-        out[relation] = {key: np.asarray(v, dtype=float).tolist() for key, v in curve.items()}
-    return out
+    return [tradeoff_curve(m, distance=distance) for m in mechanisms]
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def jl_distance_recovery(fingerprint: str, mechanism_json: str, seed: int, _x: np.ndarray, _z: np.ndarray,
-                         pairs: int = 400) -> pd.DataFrame:
-    """Algorithm 2 on random pairs of records (:func:`engine.mechanisms.jl_laplace.distance_recovery_sample`),
-    the pairs drawn with a stream spawned from the run's seed."""
-    from engine.mechanisms import mechanism_from_dict
-    from engine.mechanisms.jl_laplace import JLLaplace, distance_recovery_sample
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def noise_profile(mechanism: RecordMechanism, d: int) -> NoiseProfile | None:
+    """ε against δ at the mechanism's fixed noise (``RecordMechanism.noise_profile``; None when it offers none)."""
+    return mechanism.noise_profile(d)
 
-    mechanism = mechanism_from_dict(json.loads(mechanism_json))
-    assert isinstance(mechanism, JLLaplace)  # drawn for a JL release only
+
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def distance_recovery(fingerprint: str, mechanism: RecordMechanism, seed: int, _x: np.ndarray, _z: np.ndarray,
+                      pairs: int = 400) -> pd.DataFrame | None:
+    """Distances between records estimated from a release (``RecordMechanism.distance_recovery``; the JL release's
+    Algorithm 2), the pairs drawn with a stream spawned from the run's seed; None when the mechanism offers none."""
     rng = np.random.default_rng(spawn_seeds(seed, 4)[3])
-    return pd.DataFrame(distance_recovery_sample(_x, _z, mechanism.noise_variance, mechanism.k, rng=rng, pairs=pairs))
+    out = mechanism.distance_recovery(_x, _z, rng=rng, pairs=pairs)
+    return None if out is None else pd.DataFrame(out)
 
 
 # ------------------------------------------------------------------------------------------------- Per-record page
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def calibrated_sum_mechanisms(
-    mechanism_jsons: tuple[str, ...], target: float, q_ref: float, by: Literal["sd", "relative_sd", "half_width"]
+    mechanisms: tuple[SumMechanism, ...], target: float, q_ref: float, by: Literal["sd", "relative_sd", "half_width"]
 ) -> list[dict[str, Any]]:
-    """Each sum mechanism with its noise parameter solved for the same accuracy (``calibrate_accuracy``; ours)."""
-    from engine.per_record import sum_mechanism_from_dict
+    """Each sum mechanism with its noise parameter solved for the same accuracy (``calibrate_accuracy``; ours), as
+    the configurations' dicts the session keeps."""
     from engine.per_record.calibration import calibrate_accuracy
 
-    out = []
-    for text in mechanism_jsons:
-        mechanism = sum_mechanism_from_dict(json.loads(text))
-        out.append(calibrate_accuracy(mechanism, target, q_ref, by=by).to_dict())
-    return out
+    return [calibrate_accuracy(mechanism, target, q_ref, by=by).to_dict() for mechanism in mechanisms]
 
 
-@st.cache_data(max_entries=32, ttl="2h", show_spinner=False)
-def policy_curves_table(mechanism_dicts_json: str, x_grid: tuple[float, ...],
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def policy_curves_table(mechanisms: tuple[SumMechanism, ...], x_grid: tuple[float, ...],
                         unit: Literal["native", "rho", "epsilon"]) -> pd.DataFrame:
     """Long table of policy curves in ONE unit (``engine.per_record.losses.policy_curves``)."""
-    from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.losses import policy_curves
 
-    mechanisms = [sum_mechanism_from_dict(d) for d in json.loads(mechanism_dicts_json)]
-    return policy_curves(mechanisms, np.asarray(x_grid), unit=unit, names=[m.LABEL for m in mechanisms])
+    return policy_curves(list(mechanisms), np.asarray(x_grid), unit=unit, names=[m.LABEL for m in mechanisms])
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def column_losses(
     data_key: str,
     value: str,
-    mechanism_json: str,
+    mechanism: SumMechanism,
     unit: Literal["native", "rho", "epsilon"],
     threshold: float | None,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,
 ):
     """Each record's loss when the column ``value`` is summed (``engine.per_record.losses.record_losses``)."""
-    from engine.per_record import sum_mechanism_from_dict
     from engine.per_record.losses import record_losses
 
-    mechanism = sum_mechanism_from_dict(json.loads(mechanism_json))
     return record_losses(_frame, value, mechanism, unit=unit, threshold=threshold, id_columns=list(id_columns))
 
 
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
 def cell_sums_release(
     data_key: str,
     value: str,
     by: tuple[str, ...],
-    mechanism_json: str,
+    mechanism: SumMechanism,
     seed: int,
     id_columns: tuple[str, ...],
     _frame: pd.DataFrame,
-    levels_json: str = "null",
+    levels: dict[str, list[Any]] | None = None,
 ):
     """Per-cell sums of ``value`` over the ``by`` columns released once (``engine.per_record.cells``), over the cell
-    universe of the declared public levels (``levels_json``: JSON of column → list of levels; ``"null"`` or a
-    missing column = categorical categories or levels read from the data, which the release's notes flag)."""
-    from engine.per_record import sum_mechanism_from_dict
+    universe of the declared public levels (``levels``: column → list of levels; None or a missing column =
+    categorical categories or levels read from the data, which the release's notes flag)."""
     from engine.per_record.cells import release_cells
 
-    mechanism = sum_mechanism_from_dict(json.loads(mechanism_json))
-    levels = json.loads(levels_json) or None
     return release_cells(_frame, value, list(by), mechanism, rng=make_rng(seed), id_columns=list(id_columns),
                          levels=levels)
 
@@ -409,14 +489,13 @@ def tdp_policy_curve(epsilon: float, delta: float, b: float, points: int = 801):
 
 
 # --------------------------------------------------------------------------------------------------- Workshop page
-@st.cache_data(max_entries=16, ttl="1h", show_spinner=False)
-def workshop_comparison(fingerprint: str, workshop_json: str, d: int | None, _x: np.ndarray | None):
+@st.cache_data(max_entries=16, ttl="1h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def workshop_comparison(fingerprint: str, workshop: Workshop, d: int | None, _x: np.ndarray | None):
     """The pinned candidates' comparison (``engine.workshop.comparison_rows``) on the prepared rows ``_x`` (keyed by
     the data's fingerprint; None without data: no per-record loss at the nearest distinct row); evidence measured on
     data with another fingerprint is flagged."""
-    from engine.workshop import Workshop, comparison_rows
+    from engine.workshop import comparison_rows
 
-    workshop = Workshop.from_json(workshop_json)
     return comparison_rows(workshop.pinned, x=_x, chosen=workshop.chosen, d=d, fingerprint=fingerprint or None)
 
 
@@ -432,10 +511,12 @@ def demo_count_table(name: str) -> CountTable:
 
 @st.cache_data(max_entries=4, ttl="1h", show_spinner="Checking the count table…")
 def uploaded_count_table(data_key: str, columns_json: str, filename: str, _content: bytes) -> CountTable:
-    """The validated table (raises ``DataValidationError`` with the engine's message on a bad file)."""
-    from engine.public_info.count_table import load_count_table
+    """The validated table (raises ``DataValidationError`` with the engine's message on a bad file), built from the
+    upload parsed within :func:`upload_limits` (:func:`uploaded_table`)."""
+    from engine.public_info.count_table import count_table_from_frame
 
-    return load_count_table(_content, filename=filename, **json.loads(columns_json))
+    frame = uploaded_table(data_key, filename, _content)
+    return count_table_from_frame(frame, label=filename, **json.loads(columns_json))
 
 
 @st.cache_data(max_entries=8, ttl="1h")
@@ -444,6 +525,23 @@ def default_highlighted_regions(data_key: str, _table: CountTable) -> tuple[str,
     from engine.public_info.results import default_highlights
 
     return default_highlights(_table)
+
+
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def noise_advice(mechanism: RecordMechanism, d: int) -> str:
+    """What reduces this mechanism's noise, read from the mechanism (``engine.comparison.less_noise_advice``)."""
+    from engine.comparison import less_noise_advice
+
+    return less_noise_advice(mechanism, d=d)
+
+
+@st.cache_data(max_entries=16, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def suggested_target(data_key: str, _prepared: PreparedData, program: ProgramConfig) -> TargetSuggestion:
+    """A recommender target between the best rule that uses no data and the non-private program
+    (``engine.recommend.suggest_target``)."""
+    from engine.recommend import suggest_target
+
+    return suggest_target(_prepared, program)
 
 
 @st.cache_data(max_entries=64, ttl="2h")
@@ -497,8 +595,8 @@ def correlated_sensitivity_grid(n: int, steps: int) -> tuple[np.ndarray, np.ndar
 
 @st.cache_data(max_entries=64, ttl="2h")
 def study_budget_lines(epsilon: float, periods: int) -> list[str]:
-    """The per-period and whole-study ε in words (``engine.public_info.composition.study_budget``)."""
-    from engine.public_info.composition import study_budget
+    """The per-period and whole-study ε in words (``engine.accounting.composition.study_budget``)."""
+    from engine.accounting.composition import study_budget
 
     return study_budget(epsilon, periods).describe()
 

@@ -25,7 +25,7 @@ from engine.errors import EngineError
 from engine.rng import SEEDED_WARNING
 from ui import session_store
 from ui.figures.theme import fmt, fmt_param
-from ui.links import scenario_params
+from ui.links import link_omissions, scenario_params
 from ui.state import StudioState
 
 #: Characters Streamlit's Markdown gives a meaning to anywhere in a line: emphasis, code, links and images, raw
@@ -33,7 +33,11 @@ from ui.state import StudioState
 #: (``:``), entities (``&``), e-mail autolinks (``@``). ``www.`` and list/quote markers at the start are handled apart.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~$:|#!@&])")
 _LINE_START = re.compile(r"^(\s*)(\d*)([-+=.)])")
-_WWW = re.compile(r"(?i)\b(www)\.")
+#: Where GitHub-flavoured autolinks start: a scheme before ":", "www" before ".", and "@" of an e-mail address.
+#: Streamlit finds them in the text AFTER backslash escapes are resolved, so escaping cannot stop them; an invisible
+#: word joiner (U+2060) inside the pattern does.
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp)(?=:)|\b(www)(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
 
 
 def plain(text: object) -> str:
@@ -43,14 +47,18 @@ def plain(text: object) -> str:
     them — must never be rendered as Markdown: ``![px](http://127.0.0.1:9/t.png)`` as a column name would make the
     browser fetch that address, and ``**Approved by**`` in a record title would show as bold. Every Markdown
     metacharacter gets a backslash (CommonMark shows an escaped punctuation character literally) and line breaks
-    become spaces (a newline could start a heading or a list).
+    become spaces (a newline could start a heading or a list). Addresses (``http://…``, ``www.…``, ``a@b.c``) would
+    still become clickable links — Streamlit's autolinks are found after escapes are resolved — so an invisible word
+    joiner (:data:`WORD_JOINER`) goes after the scheme, after ``www`` and before ``@``.
 
-    >>> print(plain("**Approved by** ![px](http://x/t.png)"))
-    \\*\\*Approved by\\*\\* \\!\\[px\\](http\\://x/t.png)
+    >>> print(plain("**Approved by** ![px](http://x/t.png)").replace(WORD_JOINER, "⁀"))
+    \\*\\*Approved by\\*\\* \\!\\[px\\](http⁀\\://x/t.png)
+    >>> print(plain("www.x.org pay@x.org").replace(WORD_JOINER, "⁀"))
+    www⁀.x.org pay⁀\\@x.org
     """
     text = " ".join(str(text).splitlines())
+    text = _AUTOLINK.sub(lambda m: (m.group(1) or m.group(2) or "") + WORD_JOINER, text)
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-    text = _WWW.sub(r"\1\\.", text)  # GitHub-flavoured autolinks start at "www."
     return _LINE_START.sub(r"\1\2\\\3", text)  # a list or heading marker at the start
 
 
@@ -81,8 +89,12 @@ HELP: dict[str, str] = {
     ),
     "normalization": (
         "Targeted DP measures distances between people on the prepared scale, where every row lies in the unit "
-        "ball (length ≤ 1). 'clip' standardises columns and shrinks rows longer than 1; 'maxnorm' divides every "
-        "row by the largest row length (the paper's case studies); 'bounds' scales with public bounds you enter."
+        "ball (length ≤ 1). 'scaled' (suggested for an upload) standardises columns, divides every row by 2√m — m "
+        "features, a text feature counted once: each adds about 1 to a row's squared length — so a typical row has "
+        "length ½, and shrinks only the few rows still longer than 1; 'clip' standardises and shrinks every row longer "
+        "than 1, which is nearly every row once there are two features (or one number and one text feature), so "
+        "the rows' lengths are lost; 'maxnorm' divides every row by the largest row length (the paper's case "
+        "studies); 'bounds' scales with public bounds you enter."
     ),
     "standardize": (
         "Centre each column and divide by its standard deviation before scaling rows. Means and standard "
@@ -339,6 +351,10 @@ def render_sidebar(state: StudioState, container: Any = None, *, page: str | Non
                 "back your data and results after a reload in this browser."
             )
             st.code(share_link(state, page), language=None, wrap_lines=True)
+            left_out = link_omissions(state)
+            if left_out:
+                st.caption("Left out of this link and of the address bar (no value of your file goes into a "
+                           "link): " + "; ".join(left_out) + ".")
         held = session_store.stats()
         st.caption(f"Reload-safe: this server keeps each session's work in memory for {session_store.TTL / 3600:g} h "
                    f"after its last use ({held['sessions']} of {held['max_sessions']} sessions, "
@@ -404,9 +420,9 @@ _COLUMN_LABELS = {
     "runs": "Releases",
     "repetitions": "Releases",
     "no_better_than": "No better than (a rule that uses no data)",
-    "decision_agreement_mean": "Measured γ (mean)",
-    "decision_agreement_lo": "Measured γ, 95 % interval: low",
-    "decision_agreement_hi": "Measured γ, 95 % interval: high",
+    "decision_agreement_mean": "Decision agreement (mean)",
+    "decision_agreement_lo": "Decision agreement, 95 % interval: low",
+    "decision_agreement_hi": "Decision agreement, 95 % interval: high",
 }
 
 
@@ -466,7 +482,7 @@ def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:
             "guarantee": p.mechanism.guarantee().headline(),
             "noise sd per coordinate": first.noise_sd,
             utility_label: p.interval(program.headline_metric)[0] if program is not None else None,
-            "measured γ": p.measured_gamma[0] if program is not None else None,
+            "decision agreement": p.decision_agreement[0] if program is not None else None,
             "singling-out": None if first.singling_out is None else first.singling_out.protection,
             "attribute inference": None if first.attribute_inference is None else first.attribute_inference.protection,
             "distinguishing": None if first.distinguishing is None else first.distinguishing.protection,
@@ -475,14 +491,16 @@ def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gamma_verdicts(gammas: Any, lo: float, hi: float, candidate: Any, mean: float | None = None) -> list[tuple[str, str]]:
-    """(level, text) per γ target: the engine's :func:`engine.analysis.gamma_check` at ``candidate`` = (B, ε, δ)."""
+def gamma_verdicts(gammas: Any, lo: float, hi: float, candidate: Any, mean: float | None = None,
+                   no_data: Any = None) -> list[tuple[str, str]]:
+    """(level, text) per γ target: the engine's :func:`engine.analysis.gamma_check` at ``candidate`` = (B, ε, δ),
+    with ``no_data`` the agreement of each rule that uses no data (a target one of them meets is flagged)."""
     from engine.analysis import gamma_check
 
     b, epsilon, delta = candidate
     mid = (lo + hi) / 2 if mean is None else mean
     out = []
     for g in gammas:
-        check = gamma_check(float(g), (mid, lo, hi), b=b, epsilon=epsilon, delta=delta)
-        out.append(("ok" if check.status == "met" else "warn", check.text))
+        check = gamma_check(float(g), (mid, lo, hi), b=b, epsilon=epsilon, delta=delta, no_data=no_data)
+        out.append(("ok" if check.status == "met" and check.allowed_by_theorem else "warn", check.text))
     return out

@@ -9,7 +9,10 @@ changes so they reseed from the session's spec).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -17,9 +20,18 @@ import streamlit as st
 
 from engine.data.preparation import Categorical, DataSpec, MissingRule, Normalization
 from engine.errors import InvalidParameterError
+from engine.evaluation.lending import PROFIT_CONVENTIONS
 from engine.evaluation.programs import LENDING_ROLES, PROGRAM_KINDS, ProgramConfig
 from ui.common import plain
-from ui.state import editor_table, forget_widget, get_state, seed_widget
+from ui.state import (
+    editor_table,
+    forget_widget,
+    forget_widgets_with_prefix,
+    get_state,
+    seed_widget,
+    set_widget,
+    widget,
+)
 
 NO_COLUMN = "(none)"
 DROP, FILL, LEVEL = "drop the rows", "fill with a public constant", "encode as its own level"
@@ -40,17 +52,25 @@ APPROVAL_LABELS = {
 }
 UNIT_LABELS = {"amount": "money per applicant", "rate": "a rate (0.12 = 12 % of the loan)",
                "percent": "a percentage (12 = 12 % of the loan)"}
+PROFIT_LABELS = {"paper": "the paper's: a rejected good applicant costs its revenue",
+                 "ordinary": "ordinary P&L: only the loans made count"}
 #: Widget keys that describe the columns of ONE table.
 COLUMN_KEYS = (
     "data.features", "data.target", "data.program", "data.norm_method", "data.standardize", "data.bounds",
-    "data.missing", "data.categorical", "data.positive",
+    "data.missing", "data.positive",
     "data.share", "data.population", "data.approval_rule", "data.approval_value", "data.interest_unit",
-    "data.revenue_unit", *(f"data.role.{role}" for role in LENDING_ROLES),
+    "data.revenue_unit", "data.loan_amount", "data.interest_rate", "data.revenue_rate", "data.profit_convention",
+    *(f"data.role.{role}" for role in LENDING_ROLES),
 )
+
+
+#: Prefixes of the per-column widget keys (one set per text feature: ``data.cat.<column>.<part>``).
+COLUMN_KEY_PREFIXES = ("data.cat.",)
 
 
 def reset_column_widgets() -> None:
     forget_widget(*COLUMN_KEYS)
+    forget_widgets_with_prefix(*COLUMN_KEY_PREFIXES)
     get_state().forget_editors()
 
 
@@ -59,7 +79,7 @@ def _kinds(profile: pd.DataFrame) -> dict[str, str]:
 
 
 def _set_features(columns: list[str]) -> None:
-    st.session_state["data.features"] = columns
+    set_widget("data.features", columns)
 
 
 def feature_picker(profile: pd.DataFrame, spec: DataSpec, container: Any) -> tuple[list[str], str | None]:
@@ -76,8 +96,8 @@ def feature_picker(profile: pd.DataFrame, spec: DataSpec, container: Any) -> tup
     target = None if target == NO_COLUMN else target
     options = [c for c in columns if c != target]
     seed_widget("data.features", [f for f in spec.features if f in options])
-    if target is not None and target in st.session_state["data.features"]:
-        st.session_state["data.features"] = [f for f in st.session_state["data.features"] if f != target]
+    if target is not None and target in widget("data.features", []):
+        set_widget("data.features", [f for f in widget("data.features", []) if f != target])
     numeric = [c for c in options if kinds[c] in ("numeric", "boolean")]
     usable = [c for c in options if not profile.set_index("column").loc[c, "identifier"]]
     b1, b2, b3, b4 = container.columns(4)
@@ -102,44 +122,123 @@ def _split_levels(text: Any) -> tuple[str, ...]:
     return tuple(p for p in parts if p)
 
 
-def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[str], container: Any
-                         ) -> dict[str, Categorical]:
-    """One row per text feature: its levels (public when typed from a code list) and the 'other' level."""
+#: How a text feature's levels are chosen (issue 34 §2: every level available, whatever their number).
+ALL, RARE, PICK, TYPED = "every level in the data", "group rare levels into '(other)'", "choose the levels", \
+    "public levels (typed)"
+LEVEL_MODES = (ALL, RARE, PICK, TYPED)
+#: Above this many levels the levels are not offered one by one (group the rare ones instead).
+MAX_LISTED_LEVELS = 1000
+#: Rows a level needs by default when rare levels are grouped: 1 % of the rows, at least this many.
+MIN_GROUP_ROWS = 10
+
+
+def _with_count(counts: dict[str, int], level: str) -> str:
+    """A level with its count, for a picker (a partial of it is picklable, as session state requires)."""
+    return f"{level} ({counts.get(level, 0):,})"
+
+
+def _cat_key(column: str, part: str) -> str:
+    return f"data.cat.{column}.{part}"
+
+
+def _select_levels(key: str, levels: list[str]) -> None:
+    set_widget(key, list(levels))
+
+
+def _mode_of(cat: Categorical | None, levels: dict[str, int]) -> str:
+    if cat is None:
+        return ALL
+    if cat.min_count:
+        return RARE
+    if not cat.levels_from_data:
+        return TYPED
+    if cat.levels and set(cat.levels) != set(levels):
+        return PICK
+    return ALL
+
+
+def categorical_controls(profile: pd.DataFrame, spec: DataSpec, features: list[str], container: Any,
+                         levels_of: Callable[[str], dict[str, int]], n_rows: int) -> dict[str, Categorical]:
+    """One panel per text feature: every level read from the data, the rare ones grouped into '(other)' at a chosen
+    count, a chosen subset (search and select all; the rest go to '(other)'), or public levels typed from a code
+    list. Nothing fails for a level the user did not see: every choice but typed levels without '(other)' has a
+    place for any value. ``levels_of(column)`` gives every level with its count (``ui.cached.column_levels``)."""
     kinds = _kinds(profile)
     text = [f for f in features if kinds.get(f) == "text"]
     if not text:
         return {}
-    examples = dict(zip(profile["column"], profile["examples"], strict=True))
     known = spec.categorical or {}
-    base = editor_table("categorical", "data.categorical")
-    if base is None or list(base["column"]) != text:
-        rows = []
-        for f in text:
-            cat = known.get(f)
-            levels = cat.levels if cat is not None and cat.levels else tuple(examples.get(f) or ())
-            rows.append({"column": f, "levels (separated by |)": "|".join(levels),
-                         "levels are public": bool(cat is not None and not cat.levels_from_data),
-                         "add an 'other' level": bool(cat.other) if cat is not None and not cat.levels_from_data
-                         else True})
-        base = pd.DataFrame(rows)
-        get_state().set_editor_base("categorical", base)
-        forget_widget("data.categorical")
     container.markdown("**Text features — one-hot encoded**")
     container.caption(
-        "Each level becomes a 0/1 column. Levels typed from a code list or questionnaire are public; levels read "
-        "from the data (the default below) are a statistic of the data and are flagged as not private. Tick "
-        "'levels are public' only when the list does not come from these data."
+        "Each level becomes a 0/1 column. Levels read from the data (every choice below but typed public levels) are "
+        "a statistic of the data and are flagged as not private; type the levels from a code list or questionnaire "
+        "to avoid that."
     )
-    edited = container.data_editor(base, key="data.categorical", hide_index=True, disabled=["column"],
-                                   num_rows="fixed", width="stretch")
-    get_state().keep_editor("categorical", edited)  # the edit outlives the page (Streamlit forgets the editor's)
-    out = {}
-    for row in edited.to_dict("records"):
-        levels = _split_levels(row["levels (separated by |)"])
-        public = bool(row["levels are public"])
-        out[row["column"]] = Categorical(levels, levels_from_data=not public or not levels,
-                                         other=bool(row["add an 'other' level"]) if public and levels else None)
+    out: dict[str, Categorical] = {}
+    for column in text:
+        levels = levels_of(column)
+        cat = known.get(column)
+        seed_widget(_cat_key(column, "mode"), _mode_of(cat, levels))
+        default_min = max(MIN_GROUP_ROWS, int(0.01 * n_rows))
+        seed_widget(_cat_key(column, "min"), int(cat.min_count) if cat is not None and cat.min_count else default_min)
+        seed_widget(_cat_key(column, "pick"), [v for v in (cat.levels if cat is not None else ()) if v in levels]
+                    or list(levels))
+        seed_widget(_cat_key(column, "typed"), "|".join(cat.levels) if cat is not None and not cat.levels_from_data
+                    else "")
+        seed_widget(_cat_key(column, "other"), bool(cat.other) if cat is not None and not cat.levels_from_data
+                    else True)
+        mode = widget(_cat_key(column, "mode"))
+        with container.expander(f"{plain(column)} — {len(levels):,} levels", icon=":material/label:"):
+            options = list(LEVEL_MODES) if len(levels) <= MAX_LISTED_LEVELS else [ALL, RARE, TYPED]
+            if mode not in options:
+                mode = RARE
+                set_widget(_cat_key(column, "mode"), mode)
+            mode = st.radio(f"Levels of {plain(repr(column))}", options, key=_cat_key(column, "mode"),
+                            horizontal=True, help="Every level read from the data; the levels held by at least a "
+                            "number of rows (the rest in '(other)'); the levels you choose (the rest in '(other)'); or "
+                            "public levels typed from a code list." + (
+                                f" With {len(levels):,} levels they are not listed one by one."
+                                if len(levels) > MAX_LISTED_LEVELS else ""))
+            if mode == ALL:
+                out[column] = Categorical(levels_from_data=True)
+                st.caption(f"{len(levels):,} one-hot columns: " + plain(_shown(levels)) + ".")
+            elif mode == RARE:
+                k = int(st.number_input("Rows a level needs to keep its own column", min_value=1, step=1,
+                                        key=_cat_key(column, "min"),
+                                        help="Levels held by fewer rows (of the rows kept) go to '(other)'. Which "
+                                        "levels are rare is read from the data: flagged as not private."))
+                kept = {v: c for v, c in levels.items() if c >= k}
+                rest = sum(c for v, c in levels.items() if c < k)
+                out[column] = Categorical(min_count=k)
+                st.caption(f"{len(kept):,} levels keep their own column ({plain(_shown(kept))}); "
+                           f"{len(levels) - len(kept):,} rarer levels ({rest:,} rows) go to '(other)'. Counts over the "
+                           "whole table (internal, not private); the rows kept decide.")
+            elif mode == PICK:
+                b1, b2 = st.columns(2)
+                b1.button("Select all", key=_cat_key(column, "all"), on_click=_select_levels,
+                          args=(_cat_key(column, "pick"), list(levels)))
+                b2.button("Clear", key=_cat_key(column, "none"), on_click=_select_levels,
+                          args=(_cat_key(column, "pick"), []))
+                chosen = st.multiselect(f"Levels of {plain(repr(column))} with a column of their own (type to search)",
+                                        list(levels), key=_cat_key(column, "pick"),
+                                        format_func=functools.partial(_with_count, levels),
+                                        help="Every other value, also one not in these data, goes to '(other)'.")
+                out[column] = Categorical(tuple(chosen), levels_from_data=True, other=True)
+            else:
+                typed = st.text_input("Public levels, separated by |", key=_cat_key(column, "typed"),
+                                      help="From a code list or questionnaire, not from these data.")
+                other = st.checkbox("Add an '(other)' level for any other value", key=_cat_key(column, "other"),
+                                    help="Without it, a value not among the typed levels is a problem to fix.")
+                parsed = _split_levels(typed)
+                out[column] = (Categorical(parsed, other=other) if parsed else Categorical(levels_from_data=True))
+                if not parsed:
+                    st.caption("Type the levels; until then every level in the data is used.")
     return out
+
+
+def _shown(levels: dict[str, int], limit: int = 8) -> str:
+    names = list(levels)
+    return ", ".join(names[:limit]) + (f", … ({len(names) - limit:,} more)" if len(names) > limit else "")
 
 
 def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], categorical: dict[str, Categorical],
@@ -188,9 +287,7 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
             if c not in cats:
                 raise InvalidParameterError(
                     f"{c!r}: 'encode as its own level' is for text features only — drop the rows or fill the gaps")
-            cat = cats[c]
-            cats[c] = Categorical(cat.levels, levels_from_data=cat.levels_from_data, other=cat.other,
-                                  missing_level=True)
+            cats[c] = dataclasses.replace(cats[c], missing_level=True)
         elif action == FILL:
             value = str(row["fill value (public)"] or "").strip()
             if not value:
@@ -199,30 +296,40 @@ def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], cat
                 number: float | str = float(value)
             except ValueError:
                 number = value
-            indicator = bool(row["add a missing-indicator feature"]) and c in st.session_state["data.features"]
+            indicator = bool(row["add a missing-indicator feature"]) and c in widget("data.features", [])
             rules[c] = MissingRule("fill", number, indicator=indicator)
         else:
             rules[c] = MissingRule("drop")
     return rules, cats
 
 
-def positive_class_control(profile: pd.DataFrame, spec: DataSpec, target: str | None, container: Any
-                           ) -> tuple[str, ...]:
-    """For a text (or yes/no) target: which label(s) count as 1 (repaid, eligible, …)."""
+def positive_class_control(profile: pd.DataFrame, spec: DataSpec, target: str | None, container: Any,
+                           levels_of: Callable[[str], dict[str, int]]) -> tuple[str, ...]:
+    """For a text (or yes/no) target: which label(s) count as 1 (repaid, eligible, …), chosen from EVERY label of
+    the column with its count (type to search; select all, then remove a few). Every label not chosen — also one not
+    in these data — is 0."""
     if target is None:
         return ()
     row = profile.set_index("column").loc[target]
     if row["kind"] not in ("text",):
         return ()
-    levels = [str(v) for v in (row["examples"] or [])]
-    current = [v for v in (spec.positive_class if spec.target == target else ()) if v in levels]
+    counts = levels_of(target)
+    levels = list(counts)
+    current = [v for v in (spec.positive_class if spec.target == target else ()) if v in counts]
     seed_widget("data.positive", current)
-    if not set(st.session_state["data.positive"]) <= set(levels):
-        st.session_state["data.positive"] = current
+    if not set(widget("data.positive")) <= set(levels):
+        set_widget("data.positive", current)
+    if len(levels) > 2:
+        b1, b2, _ = container.columns([1, 1, 2])
+        b1.button("Select all", key="data.positive_all", on_click=_select_levels, args=("data.positive", levels),
+                  help="Every label, to remove the few that count as 0.")
+        b2.button("Clear", key="data.positive_none", on_click=_select_levels, args=("data.positive", []))
     chosen = container.multiselect(
-        f"Which value(s) of {plain(repr(target))} count as 1?", levels, key="data.positive",
+        f"Which value(s) of {plain(repr(target))} count as 1? — {len(levels):,} labels; type to search", levels,
+        key="data.positive", format_func=functools.partial(_with_count, counts),
         help="A text outcome becomes a 1/0 label: the values chosen here are 1 (e.g. 'Fully Paid' = repaid, 'no' "
-        "for 'denied?' = approved), every other value is 0. For lending, 1 must mean 'repays' (low risk).",
+        "for 'denied?' = approved), every other value is 0. For lending, 1 must mean 'repays' (low risk). The counts "
+        "are over the whole table (internal, not private).",
     )
     return tuple(chosen)
 
@@ -271,6 +378,29 @@ def program_controls(base: ProgramConfig | None, demo_kind: str | None, n: int, 
             seed_widget("data.revenue_unit", start.revenue_unit)
             settings["revenue_unit"] = c2.radio("The revenue column holds", tuple(UNIT_LABELS),
                                                 key="data.revenue_unit", format_func=UNIT_LABELS.get)
+            container.markdown("**Assumed values** (used where the table has no such column; stated with every "
+                               "result and in the decision record)")
+            c1, c2, c3 = container.columns(3)
+            seed_widget("data.loan_amount", float(start.loan_amount))
+            settings["loan_amount"] = float(c1.number_input(
+                "Loan amount (no loan amount column)", key="data.loan_amount", min_value=0.01, step=10.0,
+                format="%g", help="The amount of every loan when no column holds each applicant's amount."))
+            seed_widget("data.interest_rate", float(start.interest_rate))
+            settings["interest_rate"] = float(c2.number_input(
+                "Interest, share of the loan (no interest column)", key="data.interest_rate", min_value=0.0,
+                step=0.01, format="%g", help="Owed on top of a loan that is not repaid: a default costs loan + "
+                "interest. 0.15 = 15 %."))
+            seed_widget("data.revenue_rate", float(start.revenue_rate))
+            settings["revenue_rate"] = float(c3.number_input(
+                "Revenue, share of the loan (no revenue or interest column)", key="data.revenue_rate",
+                min_value=0.0, step=0.01, format="%g", help="What a repaid loan earns. 0.15 = 15 %."))
+            seed_widget("data.profit_convention", start.profit_convention)
+            settings["profit_convention"] = container.radio(
+                "Profit convention", tuple(PROFIT_CONVENTIONS), key="data.profit_convention", horizontal=True,
+                format_func=PROFIT_LABELS.get,
+                help="How rejecting an applicant who would have repaid is scored. The paper counts the revenue "
+                "forgone as a loss; ordinary profit and loss counts only the loans made. Both totals are reported "
+                "with every result.")
     keep = {k: v for k, v in start.to_dict().items() if k not in settings and k != "kind"}
     return ProgramConfig(kind=kind, **{**keep, **settings})
 

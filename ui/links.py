@@ -2,10 +2,23 @@
 
 :func:`scenario_params` encodes the scenario (dataset name or fingerprint, every parameter, the chosen point — never
 uploaded data) as query parameters; :func:`apply_scenario_params` restores it into a :class:`ui.state.StudioState`.
-``app.py`` restores once per session and rewrites ``st.query_params`` after every run. The link's JSON values
-(``spec``, ``mech``, ``program``) are the engine configurations' ``to_dict()``; ``pinfo`` is the Public information
-page's settings (its count-study configuration — public statistics, methods and bases, ε, α, Δ_z — the dependence
-model, source and seed), checked on load like a decision record's (:func:`ui.records.check_public_info_settings`).
+``app.py`` restores once per session and rewrites ``st.query_params`` after every run (so the address bar shows the
+same parameters). The link's JSON values (``spec``, ``mech``, ``program``) are the engine configurations'
+``to_dict()``; ``pinfo`` is the Public information page's settings (its count-study configuration — public
+statistics, methods and bases, ε, α, Δ_z — the dependence model, source and seed), checked on load like a decision
+record's (:func:`ui.records.check_public_info_settings`).
+
+No value read from an uploaded file goes into a link (issue 35 item 4). Left out, and said so in the sidebar next to
+the link (:func:`link_omissions`) and to whoever opens it:
+
+* normalisation bounds read from the data (its own minimum and maximum): the data settings are left out entirely;
+* text levels read from the data (a rare level such as ``Jane_Doe_HIV_positive`` names a person): the link keeps
+  "levels read from the data" without listing them, so they are read again from the file once it is uploaded;
+* the outcome label(s) counted as 1, picked among the values of an uploaded file's target column.
+
+Column names stay in links: they are the file's schema, which the user chose and needs to restore the scenario
+(features, target, program columns), not a value of any record; a user whose column names themselves are sensitive
+should not share links. Levels typed by the user as public (a code list) and public fill constants also stay.
 """
 
 from __future__ import annotations
@@ -13,29 +26,81 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import EngineError
 from ui.records import check_public_info_settings, check_studio_candidate, check_studio_range
 from ui.state import STUDIO_DELTA_MAX, StudioState
 
+if TYPE_CHECKING:
+    from engine.data.preparation import DataSpec
+
 UPLOAD_PREFIX = "upload:"
 #: The link key saying the data settings were left out because their bounds were read from the data.
 BOUNDS_OMITTED = "bounds"
+#: The link key listing other values of the uploaded file left out: "levels" and/or "positive".
+LEFT_OUT = "left_out"
+#: What each entry of :data:`LEFT_OUT` means, for the sidebar and for whoever opens the link.
+LEFT_OUT_TEXT = {
+    "levels": "the text levels read from the uploaded file (the link says only that they come from the data; they "
+              "are read again when the same file is uploaded)",
+    "positive": "the outcome value(s) counted as 1, which are values of the uploaded file (choose them again on the "
+                "Data page)",
+}
 
 
 def _num(value: float) -> str:
     return repr(float(value))
 
 
+def link_spec(state: StudioState) -> tuple[DataSpec | None, list[str]]:
+    """The data spec a link may carry, and the :data:`LEFT_OUT` keys of what was removed from it.
+
+    For an uploaded file, levels read from the data are replaced by "read them from the data" (an empty level list
+    with ``levels_from_data``) and the positive class is dropped: both are values of the file. A demo's values are
+    public and stay.
+    """
+    import dataclasses
+
+    from engine.data.preparation import Categorical
+
+    spec = state.spec
+    if spec is None or state.source != "upload":
+        return spec, []
+    left_out = []
+    categorical = dict(spec.categorical or {})
+    for column, cat in categorical.items():
+        if cat.levels_from_data and cat.levels:
+            categorical[column] = Categorical((), levels_from_data=True, other=cat.other,
+                                              missing_level=cat.missing_level)
+            if "levels" not in left_out:
+                left_out.append("levels")
+    if spec.positive_class:
+        left_out.append("positive")
+    return dataclasses.replace(spec, categorical=categorical or None, positive_class=()), left_out
+
+
+def link_omissions(state: StudioState) -> list[str]:
+    """What this session's link leaves out, in words (the sidebar shows them next to the link)."""
+    out = []
+    if state.spec is not None and state.bounds_from_data and state.spec.normalization.method == "bounds":
+        out.append("the data settings, whose normalisation bounds are the data's own minimum and maximum")
+    else:
+        out.extend(LEFT_OUT_TEXT[key] for key in link_spec(state)[1])
+    if state.source == "upload":
+        out.append("the uploaded file itself (only its keyed fingerprint is in the link)")
+    return out
+
+
 def scenario_params(state: StudioState, page: str | None = None) -> dict[str, str]:
     """Encode the current scenario as query parameters (strings). Never includes uploaded data.
 
     Keys: ``page`` (the page shown, by its URL path; ``app.py`` opens it), ``data`` (demo name or
-    ``upload:<sha256 of the file>``), ``spec`` (DataSpec JSON, when the user changed the demo's default or
-    uploaded), ``gamma`` (comma list), ``delta`` (when not the default 1/(n+1)), ``B``, ``eps``, ``cdelta`` (the
-    chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON), ``seed``, ``pinfo`` (the Public
-    information page's settings, once the page was opened).
+    ``upload:<sha256 of the file>``), ``spec`` (DataSpec JSON without the file's values — :func:`link_spec` — when
+    the user changed the demo's default or uploaded), ``left_out`` (what :func:`link_spec` removed), ``bounds``
+    (the data settings left out: bounds read from the data), ``gamma`` (comma list), ``delta`` (when not the default
+    1/(n+1)), ``B``, ``eps``, ``cdelta`` (the chosen point), ``mech`` (mechanism JSON), ``program`` (program JSON),
+    ``seed``, ``pinfo`` (the Public information page's settings, once the page was opened).
     """
     params: dict[str, str] = {}
     if page:
@@ -47,7 +112,11 @@ def scenario_params(state: StudioState, page: str | None = None) -> dict[str, st
     if state.spec is not None and state.bounds_from_data and state.spec.normalization.method == "bounds":
         params[BOUNDS_OMITTED] = "data"  # the data's own extremes never go into a link
     elif state.spec is not None:
-        params["spec"] = state.spec.to_json(separators=(",", ":"))
+        spec, left_out = link_spec(state)  # no value of an uploaded file (levels, positive class)
+        assert spec is not None
+        params["spec"] = spec.to_json(separators=(",", ":"))
+        if left_out:
+            params[LEFT_OUT] = ",".join(left_out)
     params["gamma"] = ",".join(_num(g) for g in state.gammas)
     if state.delta is not None:
         params["delta"] = _num(state.delta)
@@ -70,13 +139,21 @@ def scenario_params(state: StudioState, page: str | None = None) -> dict[str, st
 
 
 def _float(params: Mapping[str, Any], key: str) -> float:
+    """The link's number under ``key``: finite, and exactly what was typed (``1e-400`` is refused, not read as 0;
+    a δ between 0 and 1e-300 is refused as everywhere in the engine, :mod:`engine.limits`)."""
+    from engine.limits import check_privacy_parameters, exact_float
+
     text = _one(params, key)
     try:
-        value = float(text)
-    except ValueError:
-        raise EngineError(f"the link's {key!r} must be a number; got {text!r}") from None
+        value = exact_float(text, f"the link's {key!r}")
+    except ValueError as exc:
+        if isinstance(exc, EngineError):
+            raise
+        raise EngineError(f"the link's {key!r} must be a number; got {text[:40]!r}") from None
     if not math.isfinite(value):
-        raise EngineError(f"the link's {key!r} must be a finite number; got {text!r}")
+        raise EngineError(f"the link's {key!r} must be a finite number; got {text[:40]!r}")
+    if key in ("delta", "cdelta"):
+        check_privacy_parameters({"delta": value}, owner=f"the link's {key!r}")
     return value
 
 
@@ -185,6 +262,10 @@ def apply_scenario_params(state: StudioState, params: Mapping[str, Any]) -> list
             state.program = ProgramConfig.from_dict(_json(params, "program"))
 
         attempt("program", set_program)
+    if LEFT_OUT in params:
+        parts = [LEFT_OUT_TEXT[k] for k in _one(params, LEFT_OUT).split(",") if k in LEFT_OUT_TEXT]
+        if parts:
+            messages.append("The link leaves out values of the uploaded file: " + "; ".join(parts) + ".")
     if BOUNDS_OMITTED in params:
         messages.append(
             "The link leaves out the data settings: their normalisation bounds were the data's own minimum and "

@@ -138,8 +138,11 @@ def check_public_info_settings(settings: Any, where: str) -> dict[str, Any]:
 
 
 def default_mechanism(candidate: Guarantee) -> dict[str, Any]:
-    """The mechanism a record states when none was configured: the Gaussian TDP mechanism at the candidate."""
-    return {"kind": "gaussian", "b": candidate.b, "epsilon": candidate.epsilon, "delta": candidate.delta}
+    """The mechanism a record states when none was configured: the simplest one spending the candidate exactly
+    (``engine.mechanisms.base.reference_mechanism``: the Gaussian TDP mechanism)."""
+    from engine.mechanisms.base import reference_mechanism
+
+    return reference_mechanism(candidate.b, candidate.epsilon, candidate.delta).to_dict()
 
 
 #: Which configuration a record releases: the Workshop's chosen candidate, or what the pages show (the Mechanisms

@@ -144,6 +144,8 @@ def html_report(
         "<h2>Configuration and mechanism</h2>",
         f"<p>Mechanism: <b>{_e(release.build_mechanism().LABEL)}</b> (<code>{_e(release.kind)}</code>). Program: "
         f"<code>{_e(record.program.kind)}</code>.</p>",
+        *(["<h3>What the program's score assumes</h3>", _list(record.program_assumptions)]
+          if record.program_assumptions else []),
         f"<pre>{_e(json.dumps(release.to_dict(), indent=2, ensure_ascii=False))}</pre>",
         "<h3>Make the release</h3>",
         "<p>The data holder runs, next to the exported decision record:</p>",

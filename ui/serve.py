@@ -17,26 +17,76 @@ no session can change it under another (a ``threadpoolctl`` limit per run would 
 
 ``streamlit run app.py`` works as well; only a page's address as the very first request then shows that dialog,
 and BLAS keeps its own threads.
+
+Where the app's files are (:func:`app_dir`): the checkout's top folder when the Studio runs from a checkout, else the
+copy an installed wheel holds in ``studio/app/`` (``setup.py``). Streamlit reads the ``.streamlit/config.toml``
+beside the script it runs, so the installed app keeps the Studio's settings from any working directory.
+
+A workshop server (``studio app --workshop``, :mod:`ui.room`) is the same server with the room's access gate in front
+of every request (:func:`ui.room_gate.install`).
+
+Importing those modules before the server's runtime exists made Streamlit log "No runtime found, using
+MemoryCacheStorageManager" once per ``st.cache_data`` decorator (35 lines at every start, issue 34): the check runs
+when a decorator is created, while each cache picks the runtime's storage when it is first called, once the server
+runs. :func:`import_first_page_modules` drops exactly that message during the imports; every other log line passes.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ui.room import Room
+
+
+def app_dir() -> Path:
+    """The folder holding ``app.py``, ``pages/studio/``, ``assets/`` and ``.streamlit/config.toml``: the checkout's top
+    folder (a checkout or an editable install), else the installed package's copy ``studio/app/``."""
+    top = Path(__file__).resolve().parent.parent
+    if (top / "app.py").is_file() and (top / "pages" / "studio").is_dir():
+        return top
+    return top / "studio" / "app"
+
 
 #: The entry point, wherever the server is started from.
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = app_dir() / "app.py"
 #: The server's native thread pools, one thread each (an operator's own setting in the environment wins).
 NATIVE_THREADS: dict[str, str] = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: What ``app.py`` and the Start page import (pandas, pyarrow, the session state, the cached engine calls): imported
 #: before the server answers, so the first visitor's page does not wait for them.
-FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.links", "ui.state", "ui.cached")
+FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.links", "ui.state", "ui.cached",
+                                       "ui.sections.room_panel")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``streamlit run app.py`` with ``argv`` (default: this process's arguments) as its options."""
+#: The logger of Streamlit's ``st.cache_data`` and the message it logs for a decorator created before the runtime.
+CACHE_LOGGER = "streamlit.runtime.caching.cache_data_api"
+NO_RUNTIME = "No runtime found"
+
+
+def _not_no_runtime(record: logging.LogRecord) -> bool:
+    return NO_RUNTIME not in record.getMessage()
+
+
+def import_first_page_modules() -> None:
+    """Import :data:`FIRST_PAGE_MODULES` without Streamlit's "No runtime found" warning per cache decorator (see the
+    module docstring); a filter on that one logger, removed again afterwards."""
+    logger = logging.getLogger(CACHE_LOGGER)
+    logger.addFilter(_not_no_runtime)
+    try:
+        for name in FIRST_PAGE_MODULES:
+            importlib.import_module(name)
+    finally:
+        logger.removeFilter(_not_no_runtime)
+
+
+def main(argv: list[str] | None = None, *, room: Room | None = None) -> None:
+    """``streamlit run app.py`` with ``argv`` (default: this process's arguments) as its options; with ``room``, a
+    workshop server that lets in only the room's links (:mod:`ui.room_gate`)."""
     for name, value in NATIVE_THREADS.items():  # before numpy (imported by streamlit) starts its pools
         os.environ.setdefault(name, value)
     from streamlit.runtime.pages_manager import PagesManager
@@ -44,8 +94,11 @@ def main(argv: list[str] | None = None) -> None:
 
     # Read by every session's PagesManager; Streamlit itself sets it to False once a script calls st.navigation.
     PagesManager.uses_pages_directory = False
-    for name in FIRST_PAGE_MODULES:
-        importlib.import_module(name)
+    import_first_page_modules()
+    if room is not None:
+        from ui import room_gate
+
+        room_gate.install(room)
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     cli.main()
 

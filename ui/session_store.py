@@ -49,7 +49,7 @@ MAX_NOTES = 512
 KEPT_KEYS: tuple[str, ...] = DURABLE_WIDGETS
 #: StudioState fields that are bookkeeping or a summary the Data page refreshes, not the user's own work.
 _BOOKKEEPING = frozenset({"data_fingerprint", "n", "d", "feature_names", "dataset_title", "synthetic",
-                          "link_restored", "notices", "upload_fingerprint", "upload_seen", "upload_error",
+                          "link_restored", "notices", "page", "entered_page", "upload_fingerprint", "upload_seen", "upload_error",
                           "editor_bases", "editor_edits", "form_errors", "import_seen", "import_error", "just_imported",
                           "workshop_slide", "workshop_measure", "per_record_fresh_seed", "mechanism_origin",
                           "public_info_work"})

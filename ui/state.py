@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,6 +67,8 @@ STATE_KEY = "studio"
 #: Where this session's key for the in-memory store lives (:mod:`ui.session_store`); the address holds it as ``sid``.
 SESSION_KEY = "studio.session_key"
 DEFAULT_DEMO = "togo-demo"
+#: Environment variable naming the demo a new session opens on (``studio app --demo NAME`` sets it for its server).
+DEMO_ENV = "STUDIO_DEMO"
 DEFAULT_GAMMAS: tuple[float, ...] = (0.99,)
 #: Candidate shown before the user picks one: the paper's Example 1 point (γ = 0.99, ε = 1 → B ≤ 0.4).
 DEFAULT_CANDIDATE = (0.4, 1.0)
@@ -148,6 +151,11 @@ class RunConfig:
     def key(self) -> str:
         """One string naming the run's inputs, the seed included."""
         return json.dumps([*self.setup()[:4], str(self.seed), str(self.user_seed), str(self.dataset)])
+
+    def confirm_key(self) -> str:
+        """One string naming the run's inputs without its seed: what a user agrees to run after its estimate, and
+        what a workshop room shares runs with fresh randomness under."""
+        return json.dumps([*self.setup()[:4], str(self.dataset)])
 
     def label(self) -> str:
         return mechanism_label(self.mechanism)
@@ -296,13 +304,19 @@ class PublicInfoWork:
     results: tuple[CountStudyResults, int | None] | None = None
 
 
+def starting_demo() -> str:
+    """The demo a new session opens on: ``$STUDIO_DEMO`` when the server was started with ``--demo``, else
+    :data:`DEFAULT_DEMO`."""
+    return os.environ.get(DEMO_ENV) or DEFAULT_DEMO
+
+
 @dataclass
 class StudioState:
     """Everything one session has chosen and computed, in one picklable object (see the module docstring)."""
 
     # --- dataset -----------------------------------------------------------------------------------------
     source: Literal["demo", "upload"] = "demo"
-    demo_name: str = DEFAULT_DEMO
+    demo_name: str = field(default_factory=starting_demo)
     upload_name: str | None = None
     upload_bytes: bytes | None = None
     upload_fingerprint: str | None = None
@@ -337,6 +351,10 @@ class StudioState:
     program: ProgramConfig | None = None
     #: The run the Mechanisms page is asked to compute (Run, Draw again, Run again), None once it is done.
     run_request: RunConfig | None = None
+    #: True when the requested run may be one a workshop room already made (fresh randomness, not "Draw again").
+    run_request_shareable: bool = False
+    #: The setup (:meth:`RunConfig.confirm_key`) whose long run the user agreed to after its estimate.
+    run_confirmed: str | None = None
     #: Finished runs, newest last, each with the configuration it was computed from (at most :data:`KEPT_RUNS`).
     runs: tuple[MechanismRun, ...] = ()
     #: Messages of the forms (Mechanisms, Tradeoffs) that could not be submitted, by form.
@@ -374,7 +392,12 @@ class StudioState:
     working: Work | None = None
     #: Work a reload interrupted: every page says so and offers to run it again.
     interrupted: Work | None = None
+    #: Version of the workshop room's shared data this session opened (ui.room.SharedData.version; 0: none).
+    room_data: int = 0
     link_restored: bool = False
+    #: The page this session's last run drew, and whether this run entered it from another page (or a reload).
+    page: str | None = None
+    entered_page: bool = True
     #: Messages to show once at the top of the next page (e.g. what a shared link could not restore).
     notices: list[str] = field(default_factory=list)
 
@@ -433,6 +456,11 @@ class StudioState:
         data now; the sweep itself stays, filed under its own fingerprint)."""
         self.selected_point = None
 
+    def enter_page(self, page: str) -> None:
+        """Note the page this run draws (``app.py``): :attr:`entered_page` is True when it differs from the last."""
+        self.entered_page = page != self.page
+        self.page = page
+
     # --------------------------------------------------------------------------------------- data editors
     def set_editor_base(self, name: str, frame: pd.DataFrame) -> None:
         """Draw the editable table ``name`` from ``frame`` (built from the spec): no edit of it is kept yet."""
@@ -480,8 +508,11 @@ class StudioState:
         last = self.last_run
         return last, last is not None
 
-    def request_run(self, config: RunConfig) -> None:
+    def request_run(self, config: RunConfig, *, shareable: bool = False) -> None:
+        """Ask the Mechanisms page to compute ``config`` (``shareable``: a run a workshop room already made with the
+        same setup and fresh randomness may be shown instead)."""
         self.run_request = config
+        self.run_request_shareable = bool(shareable and not config.user_seed)
         self.form_errors.pop("mechanisms", None)
 
     # ----------------------------------------------------------------------------------------------- sweeps
@@ -690,18 +721,34 @@ def forget_widget(*keys: str) -> None:
         st.session_state.pop(key, None)
 
 
+def forget_widgets_with_prefix(*prefixes: str) -> None:
+    """Drop the values of every widget whose key starts with one of ``prefixes`` (per-column widgets)."""
+    forget_widget(*[str(k) for k in st.session_state if str(k).startswith(prefixes)])
+
+
 #: Widget keys whose values outlive their page. Streamlit drops a widget's value at the end of any run that does not
 #: draw it, so settings typed into the Tradeoffs form (one repetition per point, a custom grid) were gone after a
 #: visit to another page; app.py re-assigns these on every run (:func:`keep_widget_values`) and a reload restores
 #: them (ui.session_store). Importing a record still resets them (:func:`install_state` drops the pages' keys).
-DURABLE_WIDGETS: tuple[str, ...] = tuple(f"tradeoffs.{k}" for k in (
-    "mechanisms", "preset", "reps", "b_values", "epsilon1", "epsilon2", "delta", "jl_k", "jl_relation",
-    "jl_target_delta", "jl_known", "attacks", "adversary", "seed"))
+def durable_widgets() -> tuple[str, ...]:
+    """The Tradeoffs form's durable keys: its own and every sweepable mechanism's options
+    (``tradeoffs.<kind>.<option>``, derived from the registry and the mechanisms' tags)."""
+    from engine.mechanisms import MECHANISMS
+
+    options = [f"tradeoffs.{kind}.{name}" for kind, cls in MECHANISMS.items() if cls.TAGS.budgeted
+               for name in (*cls.TAGS.sweep_options, *(("known_records",) if cls.TAGS.projects else ()))]
+    return tuple(f"tradeoffs.{k}" for k in (
+        "mechanisms", "preset", "reps", "b_values", "epsilon1", "epsilon2", "delta", "attacks", "adversary",
+        "seed")) + tuple(options)
 
 
-def keep_widget_values(keys: tuple[str, ...] = DURABLE_WIDGETS) -> None:
-    """Keep the values of widgets ``keys`` through runs that do not draw them (call once per run, before the page)."""
-    for key in keys:
+DURABLE_WIDGETS: tuple[str, ...] = durable_widgets()
+
+
+def keep_widget_values(keys: tuple[str, ...] | None = None) -> None:
+    """Keep the values of widgets ``keys`` (default :func:`durable_widgets`) through runs that do not draw them (call
+    once per run, before the page)."""
+    for key in durable_widgets() if keys is None else keys:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 

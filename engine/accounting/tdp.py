@@ -2,8 +2,9 @@
 
 This module is the one home of the step count and the switch lemma (Lemma 4). The composition lemmas for
 (B, ε, δ)-TDP guarantees — sequential composition (Lemma 2) and parallel composition on disjoint data (Lemma 3) —
-live in :mod:`engine.accounting.composition` (still importable from here). Post-processing (Lemma 1) needs no
-function: any computation on a release keeps its guarantee.
+live in the one composition module, :mod:`engine.accounting.composition` (this module imports nothing above the
+validation helpers, so it sits below :mod:`engine.guarantee`). Post-processing (Lemma 1) needs no function: any
+computation on a release keeps its guarantee.
 
 References
 ----------
@@ -127,15 +128,3 @@ def tdp_to_dp(epsilon, delta, b):
     """
     return switch_loss(epsilon, delta, b, 2.0)
 
-
-def __getattr__(name: str):
-    """The composition lemmas moved to :mod:`engine.accounting.composition`; they stay importable from here.
-
-    Imported lazily: ``engine.guarantee`` imports this module, and the composition module imports
-    ``engine.guarantee``, so a top-level import here would bring back the import circle.
-    """
-    if name in ("sequential_composition", "parallel_composition"):
-        from engine.accounting import composition
-
-        return getattr(composition, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

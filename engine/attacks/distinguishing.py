@@ -64,8 +64,12 @@ from typing import Literal
 import numpy as np
 from scipy.special import ndtr, ndtri  # Φ, Φ⁻¹: scipy.stats.norm's values without importing scipy.stats
 
-from engine.accounting.tdp import switch_loss
 from engine.errors import InvalidParameterError
+from engine.mechanisms.base import RecordMechanism
+from engine.mechanisms.private_projection import (  # the paper's closed form lives with Algorithm 1
+    projection_distinguishing,
+    projection_expected_loss,
+)
 from engine.validation import check_array_interval, check_interval
 
 #: Default grid of false-positive rates.
@@ -97,52 +101,6 @@ def _check_distance(distance) -> float:
 
 
 # ---------------------------------------------------------------------------------------------- closed forms
-def projection_expected_loss(b, epsilon1, delta1, epsilon2, delta2, distance=2.0):
-    r"""The paper's expected privacy loss U of Algorithm 1 at distance t (default 2: any two records).
-
-    .. math:: U = \frac{\hat\varepsilon_1^2}{4(\ln(1/\hat\delta_1) + \varepsilon_1)}
-              + \frac{\hat\varepsilon_2^2}{16 \ln(1.25/\hat\delta_2)}
-
-    with (ε̂_i, δ̂_i) = :func:`engine.accounting.tdp.switch_loss` (ε_i, δ_i, B, t). Vectorised.
-
-    Examples
-    --------
-    >>> delta = 1 / 4202
-    >>> round(projection_expected_loss(2.0, 3.0, 2 * delta / 3, 0.9999, delta / 3), 4)
-    0.198
-    """
-    e1 = check_array_interval("epsilon1", epsilon1, 0, None, closed="neither")
-    d1 = check_array_interval("delta1", delta1, 0, 1, closed="neither")
-    e2 = check_array_interval("epsilon2", epsilon2, 0, None, closed="neither")
-    d2 = check_array_interval("delta2", delta2, 0, 1, closed="neither")
-    bb = check_array_interval("b", b, 0, 2, closed="right")
-    t = check_array_interval("distance", distance, 0, 2, closed="right")
-    eh1, dh1 = switch_loss(e1, d1, bb, t)
-    eh2, dh2 = switch_loss(e2, d2, bb, t)
-    eh1, dh1, eh2, dh2 = (np.asarray(v, dtype=float) for v in (eh1, dh1, eh2, dh2))
-    with np.errstate(divide="ignore"):
-        # ln(1/δ̂1) = 0 when δ̂1 clips to 1 (as printed); δ̂ = 0 cannot occur for t > 0 and δ > 0.
-        step1 = eh1**2 / (4.0 * (-np.log(dh1) + e1))
-        step2 = eh2**2 / (16.0 * np.log(1.25 / dh2))
-    return _scalar_or_array(step1 + step2)
-
-
-def projection_distinguishing(b, epsilon1, delta1, epsilon2, delta2, distance=2.0):
-    """The paper's distinguishing protection D = 1/(U + 1) of Algorithm 1 (see :func:`projection_expected_loss`).
-
-    Examples
-    --------
-    The paper's 83.5 % for classic DP (n = 4,201, δ = 1/4202, δ1 = 2δ/3, δ2 = δ/3):
-
-    >>> delta = 1 / 4202
-    >>> round(projection_distinguishing(2.0, 3.0, 2 * delta / 3, 0.9999, delta / 3), 4)
-    0.8347
-    >>> round(projection_distinguishing(2.0, 2.0, 2 * delta / 3, 0.5, delta / 3), 4)
-    0.9135
-    """
-    return _scalar_or_array(1.0 / (1.0 + np.asarray(projection_expected_loss(b, epsilon1, delta1, epsilon2, delta2, distance))))
-
-
 def gaussian_expected_loss(distance, sigma):
     r"""Exact expected privacy loss μ = t²/(2σ²) of X + N(0, σ²I) for two records t apart. Vectorised.
 
@@ -314,60 +272,25 @@ class TradeoffCurve:
         return 1.0 - self.min_total_error
 
 
-def _kind(mechanism) -> str:
-    kind = getattr(type(mechanism), "KIND", "")
-    if not kind or not hasattr(mechanism, "guarantee"):
+def _kind(mechanism: object) -> str:
+    if not isinstance(mechanism, RecordMechanism) or not type(mechanism).KIND:
         raise InvalidParameterError(
             f"mechanism must be a mechanism configuration (engine.mechanisms); got {type(mechanism).__name__}"
         )
-    return kind
+    return type(mechanism).KIND
 
 
-def _element_record_statement(mechanism, guarantee, distance: float) -> tuple[float, float, int]:
-    """Record-level (ε', δ', s) implied by an element-level guarantee (group privacy; see jl_laplace)."""
-    from engine.mechanisms.jl_laplace import element_record_loss, element_steps_for_record
-
-    d, bound = int(mechanism.d), float(mechanism.element_bound)
-    eps, dlt = element_record_loss(float(guarantee.epsilon), float(guarantee.delta), d, bound, distance)
-    return float(eps), float(dlt), element_steps_for_record(d, bound, distance)
-
-
-def _statements(mechanism, distance: float) -> tuple[list[tuple[float, float]], str]:
-    """Valid (ε, δ) statements for two records ``distance`` apart, and a description."""
-    guarantee = mechanism.guarantee()
-    if getattr(guarantee, "relation", "row") == "element":
-        eps, dlt, s = _element_record_statement(mechanism, guarantee, distance)
-        return (
-            [(eps, dlt)],
-            f"the element-level guarantee (ε = {float(guarantee.epsilon):.4g}, δ = {float(guarantee.delta):.3g}) "
-            f"covers ONE entry changed by at most {float(mechanism.element_bound):g}; for two whole records "
-            f"{distance:g} apart it implies only (ε = {eps:.4g}, δ = {dlt:.3g}) by group privacy over "
-            f"s = ⌈{distance:g}·√d/{float(mechanism.element_bound):g}⌉ + d − 1 = {s} entry changes (d = {mechanism.d})",
-        )
-    whole = guarantee.loss_at_distance(distance)
-    statements = [(float(whole[0]), float(whole[1]))]
-    text = f"the mechanism's guarantee at distance {distance:g} (switch lemma)"
-    if _kind(mechanism) == "projection":
-        e1, d1 = switch_loss(mechanism.epsilon1, mechanism.delta1, mechanism.b, distance)
-        e2, d2 = switch_loss(mechanism.epsilon2, mechanism.delta2, mechanism.b, distance)
-        statements.insert(0, (float(e1 + e2), float(min(1.0, d1 + d2))))
-        text = (
-            f"pointwise max of the basic composition of steps 3 and 4 each translated to distance {distance:g} "
-            "and of the whole guarantee translated (switch lemma)"
-        )
-    return statements, text
-
-
-def tradeoff_curve(mechanism, alphas=None, distance: float = 2.0) -> TradeoffCurve:
+def tradeoff_curve(mechanism: RecordMechanism, alphas=None, distance: float = 2.0) -> TradeoffCurve:
     """The best distinguishing attacker's false-negative rate at each false-positive rate, for any mechanism.
 
     Parameters
     ----------
     mechanism : RecordMechanism
-        A mechanism configuration (``engine.mechanisms``). ``KIND == "gaussian"`` gets its exact curve with
-        Δ = ``distance`` and σ = ``mechanism.sigma``; every other mechanism the (ε, δ) bound of its guarantee at
-        ``distance`` (switch lemma), the projection the pointwise max of its per-step composition and its
-        whole guarantee.
+        A mechanism configuration (``engine.mechanisms``). A mechanism with an exact trade-off
+        (:meth:`~engine.mechanisms.base.RecordMechanism.exact_tradeoff`, e.g. the Gaussian mechanism: Δ =
+        ``distance``, its σ) gets its exact curve; every other the pointwise max of the (ε, δ) statements it makes
+        at ``distance`` (:meth:`~engine.mechanisms.base.RecordMechanism.distance_statements`: its guarantee by the
+        switch lemma; the projection adds its per-step composition).
     alphas : array_like, optional
         False-positive rates in [0, 1]; default 201 points.
     distance : float
@@ -388,9 +311,10 @@ def tradeoff_curve(mechanism, alphas=None, distance: float = 2.0) -> TradeoffCur
     """
     t = _check_distance(distance)
     alph = _check_alphas(alphas)
-    kind = _kind(mechanism)
-    if kind == "gaussian":
-        sigma = float(mechanism.sigma)
+    _kind(mechanism)
+    exact = mechanism.exact_tradeoff(t)
+    if exact is not None:
+        sigma = float(exact.sigma)
         betas = gaussian_tradeoff_curve(t, sigma, alph)
         return TradeoffCurve(
             alphas=tuple(float(a) for a in alph),
@@ -404,7 +328,7 @@ def tradeoff_curve(mechanism, alphas=None, distance: float = 2.0) -> TradeoffCur
                 f"exact Neyman–Pearson trade-off of N(0, σ²) vs N({t:g}, σ²), σ = {sigma:.4g} (Gaussian DP, μ = {t / sigma:.4g})"
             ),
         )
-    statements, text = _statements(mechanism, t)
+    statements, text = mechanism.distance_statements(t)
     finite = [(e, d) for e, d in statements if math.isfinite(e) and d < 1.0]
     if not finite:
         return TradeoffCurve(
@@ -474,7 +398,7 @@ class DistinguishingResult:
     basis_text: str
 
 
-def distinguishing(mechanism, *, distance: float = 2.0, alphas=None) -> DistinguishingResult:
+def distinguishing(mechanism: RecordMechanism, *, distance: float = 2.0, alphas=None) -> DistinguishingResult:
     """Distinguishing protection of a mechanism configuration: the paper's D and the hypothesis-testing view.
 
     Examples
@@ -489,25 +413,20 @@ def distinguishing(mechanism, *, distance: float = 2.0, alphas=None) -> Distingu
     t = _check_distance(distance)
     curve = tradeoff_curve(mechanism, alphas, t)
     kind = _kind(mechanism)
-    if kind == "projection":
-        loss = float(
-            projection_expected_loss(
-                mechanism.b, mechanism.epsilon1, mechanism.delta1, mechanism.epsilon2, mechanism.delta2, t
-            )
-        )
-        method = "paper's closed form for Algorithm 1 (switch lemma per step; Kohli & Blumenstock, Methods)"
-    elif kind == "gaussian":
-        loss = float(gaussian_expected_loss(t, float(mechanism.sigma)))
+    exact = mechanism.exact_tradeoff(t)
+    closed = mechanism.expected_loss(t)
+    if exact is not None:
+        loss = float(gaussian_expected_loss(t, float(exact.sigma)))
         method = f"exact mean of the Gaussian privacy-loss distribution, t²/(2σ²) at t = {t:g}"
+    elif closed is not None:
+        loss, method = float(closed[0]), closed[1]
     else:
-        guarantee = mechanism.guarantee()
-        if getattr(guarantee, "relation", "row") == "element":
-            eps, dlt, _ = _element_record_statement(mechanism, guarantee, t)
-        else:
-            eps, dlt = (float(v) for v in guarantee.loss_at_distance(t))
-        loss = float(guarantee_expected_loss(eps, dlt)) if math.isfinite(eps) and dlt < 1 else math.inf
+        statements, _ = mechanism.distance_statements(t)
+        losses = [float(guarantee_expected_loss(e, d)) for e, d in statements if math.isfinite(e) and d < 1]
+        loss = min(losses) if losses else math.inf
         method = "expected loss attributed to the translated guarantee (guarantee_expected_loss)"
     score = 0.0 if math.isinf(loss) else 1.0 / (1.0 + loss)
+    basis: Literal["exact", "bound"]
     if curve.method == "gaussian-exact":
         basis, basis_text = "exact", (
             f"Exact: the best possible test between two records {t:g} apart under this Gaussian noise "

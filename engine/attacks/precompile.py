@@ -23,10 +23,12 @@ def compile_kernels() -> float:
     """Compile (or load from the cache) every attack kernel; return the seconds it took."""
     from engine.attacks._chebyshev import two_nearest_chebyshev
     from engine.attacks._l1 import (
+        NARROW_COLUMNS,
         all_but_one_nearest,
         box_gaps,
         joint_nearest,
         largest_nearest_distance,
+        largest_nearest_without_each,
         scan_nearest,
     )
 
@@ -36,9 +38,19 @@ def compile_kernels() -> float:
     scan_nearest(rows, queries, np.array([0, 2]))
     all_but_one_nearest(rows, queries, 1e-9)
     largest_nearest_distance(queries[:, :2], rows[:, :2])
+    largest_nearest_without_each(queries, rows)
     box_gaps(np.ascontiguousarray(rows.T), queries[0], queries[0])
     for every in (True, False):
         joint_nearest(rows, queries, [np.array([0, 2]), np.array([0, 1])], 1e-9, every)
+    # Beyond NARROW_COLUMNS columns the scans add 32-bit terms (and the joint scan subset sums by blocks): the same
+    # kernels compiled for 32-bit integers, and the block scan.
+    wide_rows = np.tile(rows, (1, NARROW_COLUMNS // 3 + 1))
+    wide_queries = np.tile(queries, (1, NARROW_COLUMNS // 3 + 1))
+    wide = wide_rows.shape[1]
+    scan_nearest(wide_rows, wide_queries, np.arange(wide))
+    all_but_one_nearest(wide_rows, wide_queries, 1e-9)
+    for every in (True, False):
+        joint_nearest(wide_rows, wide_queries, [np.arange(0, wide, 2), np.arange(1, wide, 2)], 1e-9, every)
     huge = (rows - 1.0) * 1e308  # a spread beyond float64 (not on the 16-bit grid): the float64-only scans
     scan_nearest(huge, queries, np.array([0, 2]))
     all_but_one_nearest(huge, queries, 1e-9)

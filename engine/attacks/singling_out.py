@@ -258,8 +258,8 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
     if not positive.all():
         zero = ~positive
         keys = np.vstack([xa[:, zero], za[:, zero]])
-        _, ids = np.unique(keys, axis=0, return_inverse=True)
-        ids = 3.0 * ids.ravel().astype(float)
+        _, groups = np.unique(keys, axis=0, return_inverse=True)
+        ids = 3.0 * groups.ravel().astype(float)
         xs = np.column_stack([xs, ids[: xa.shape[0]]])
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
     tree = cKDTree(xs, **_TREE_OPTIONS)
@@ -323,8 +323,8 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
     if not positive.all():
         zero = ~positive
         keys = np.vstack([xa[:, zero], za[:, zero]])
-        _, ids = np.unique(keys, axis=0, return_inverse=True)
-        ids = 3.0 * (c_max + 1.0) * ids.ravel().astype(float)  # different values: ≥ 3(c_max + 1) apart
+        _, groups = np.unique(keys, axis=0, return_inverse=True)
+        ids = 3.0 * (c_max + 1.0) * groups.ravel().astype(float)  # different values: ≥ 3(c_max + 1) apart
         xs = np.column_stack([xs, ids[: xa.shape[0]]])
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
     k = min(2, xa.shape[0])

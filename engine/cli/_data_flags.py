@@ -12,9 +12,11 @@ flag                                    DataSpec field
                                         one, else text: a level or a date)
 ``--missing COL=fill:VALUE:indicator``  the same plus the 0/1 feature ``"COL (missing)"``
 ``--categorical COL``                   ``categorical[COL] = Categorical()`` (levels read from the data: flagged
-                                        as not private)
+                                        as not private); ``--categorical A,B`` declares both columns
 ``--categorical COL=A|B|C``             ``Categorical(("A", "B", "C"))`` (public levels, plus "(other)"); the
                                         token ``(missing)`` in the list encodes missing cells as their own level
+``--group-rare COL=K``                  ``Categorical(min_count=K)``: levels read from the data, those held by
+                                        fewer than K rows grouped into "(other)" (flagged as not private)
 ``--positive-class LABEL``              ``positive_class`` (repeatable: several labels coded 1)
 ``--date COL``                          ``dates`` (days since 1970-01-01)
 ======================================  =====================================================================
@@ -53,10 +55,15 @@ def add_data_flags(parser: argparse.ArgumentParser) -> None:
              "repeatable. Rows with a missing target are always dropped",
     )
     group.add_argument(
-        "--categorical", action="append", default=[], metavar="COL[=LEVEL|LEVEL|…]",
-        help="one-hot encode a feature column; typed levels are public (values outside them go to '(other)'), "
-             "without levels they are read from the data and flagged as not private; add '(missing)' to the "
-             "levels to encode missing cells as a level; repeatable",
+        "--categorical", action="append", default=[], metavar="COL[,COL…]|COL=LEVEL|LEVEL|…",
+        help="one-hot encode feature columns (a comma list, or repeat the flag); typed levels are public (values "
+             "outside them go to '(other)'), without levels they are read from the data and flagged as not "
+             "private; add '(missing)' to the levels to encode missing cells as a level",
+    )
+    group.add_argument(
+        "--group-rare", dest="group_rare", action="append", default=[], metavar="COL=K",
+        help="one-hot encode COL with the levels read from the data that at least K rows hold; rarer levels go "
+             "to '(other)' (flagged as not private); repeatable",
     )
     group.add_argument(
         "--positive-class", dest="positive_class", action="append", default=[], metavar="LABEL",
@@ -106,11 +113,21 @@ def _number_or_text(text: str) -> float | str:
 def parse_categorical(items: list[str]) -> dict[str, Categorical]:
     """``--categorical`` values → column → :class:`Categorical`.
 
+    A comma list without '=' declares several columns (levels read from the data); levels are separated by '|'.
+
     >>> parse_categorical(["island=Biscoe|Dream", "sex=(missing)"])
-    {'island': Categorical(levels=('Biscoe', 'Dream'), levels_from_data=False, other=True, missing_level=False), 'sex': Categorical(levels=(), levels_from_data=True, other=False, missing_level=True)}
+    {'island': Categorical(levels=('Biscoe', 'Dream'), levels_from_data=False, other=True, missing_level=False, min_count=0), 'sex': Categorical(levels=(), levels_from_data=True, other=False, missing_level=True, min_count=0)}
+    >>> list(parse_categorical(["Home,Marital"]))
+    ['Home', 'Marital']
     """
     out: dict[str, Categorical] = {}
     for item in items:
+        if "=" not in item and "," in item:
+            for column in item.split(","):
+                if not column.strip():
+                    raise InvalidParameterError(f"--categorical {item!r} has an empty column name (two ',' in a row)")
+                out[column.strip()] = Categorical()
+            continue
         column, sep, rest = item.partition("=")
         column = column.strip()
         if not column:
@@ -127,6 +144,26 @@ def parse_categorical(items: list[str]) -> dict[str, Categorical]:
         if "" in typed:
             raise InvalidParameterError(f"--categorical {item!r} has an empty level (two '|' in a row)")
         out[column] = Categorical(typed, other=other, missing_level=missing_level)
+    return out
+
+
+def parse_group_rare(items: list[str]) -> dict[str, Categorical]:
+    """``--group-rare COL=K`` values → column → ``Categorical(min_count=K)``.
+
+    >>> parse_group_rare(["state=200"])["state"].min_count
+    200
+    """
+    out: dict[str, Categorical] = {}
+    for item in items:
+        column, sep, count = item.partition("=")
+        try:
+            k = int(count.strip())
+        except ValueError:
+            k = -1
+        if not sep or not column.strip() or k < 1:
+            raise InvalidParameterError(
+                f"--group-rare must be COL=K with K a whole number ≥ 1 (the rows a level needs); got {item!r}")
+        out[column.strip()] = Categorical(min_count=k)
     return out
 
 
@@ -152,6 +189,7 @@ def apply_data_flags(args: argparse.Namespace, spec: DataSpec, base: DataSpec | 
     fields["drop_missing"] = fields["drop_missing"] or drop_all
     fields["missing"].update(rules)
     fields["categorical"].update(parse_categorical(list(getattr(args, "categorical", []) or [])))
+    fields["categorical"].update(parse_group_rare(list(getattr(args, "group_rare", []) or [])))
     for column in getattr(args, "dates", []) or []:
         column = column.strip()
         if not column:
@@ -199,6 +237,7 @@ __all__ = [
     "apply_data_flags",
     "feature_width",
     "parse_categorical",
+    "parse_group_rare",
     "parse_missing",
     "preparation_summary",
 ]

@@ -1,4 +1,5 @@
-"""Program settings as command-line flags, shared by ``sweep`` and ``evaluate`` (one parser, one mapping)."""
+"""Program settings as command-line flags, shared by ``sweep`` and ``recommend`` (through
+:mod:`engine.cli._dataset`; one parser, one mapping)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,17 @@ def add_program_arguments(parser: argparse.ArgumentParser) -> None:
                             "loan (rate) or a percentage of the loan (percent)")
     group.add_argument("--revenue-unit", choices=("amount", "rate", "percent"), default=None,
                        help="lending: the same for the revenue column")
+    group.add_argument("--loan-amount", type=float, default=None, metavar="L",
+                       help="lending without a loan_amount column: the amount assumed for every applicant (default 10)")
+    group.add_argument("--interest-rate", type=float, default=None, metavar="R",
+                       help="lending without an interest column: interest owed on a loan, as a share of it (default "
+                            "0.15)")
+    group.add_argument("--revenue-rate", type=float, default=None, metavar="R",
+                       help="lending without revenue and interest columns: revenue of a repaid loan, as a share of "
+                            "it (default 0.15)")
+    group.add_argument("--profit-convention", choices=("paper", "ordinary"), default=None,
+                       help="lending: paper (default; rejecting an applicant who would have repaid costs its revenue) "
+                            "or ordinary profit and loss (0); both totals are reported either way")
 
 
 def program_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
@@ -54,4 +66,12 @@ def program_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
         out["interest_unit"] = args.interest_unit
     if args.revenue_unit is not None:
         out["revenue_unit"] = args.revenue_unit
+    lending = {"loan_amount": args.loan_amount, "interest_rate": args.interest_rate,
+               "revenue_rate": args.revenue_rate, "profit_convention": args.profit_convention}
+    given = {k: v for k, v in lending.items() if v is not None}
+    if given and kind != "lending":
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise InvalidParameterError(f"{flags} appl{'y' if len(given) > 1 else 'ies'} to the lending program; the "
+                                    f"program is {kind!r}")
+    out.update(given)
     return out

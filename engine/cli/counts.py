@@ -62,6 +62,9 @@ def register(subparsers) -> None:
                              "R·ε per period, and the printed guarantee says so — use --seed for a simulation")
     parser.add_argument("--seed", type=int, default=None, help="seed (simulation only — NOT private)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the released table (CSV)")
+    from engine.cli._common import add_overwrite_argument
+
+    add_overwrite_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -73,13 +76,17 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from engine.cli._common import print_json
-    from engine.public_info.composition import study_budget
+    from engine.accounting.composition import compose_replicates, study_budget
+    from engine.cli._common import checked_output, print_json
+    from engine.export_csv import write_safe_csv
+    from engine.limits import check_privacy_parameters
     from engine.public_info.count_release import CountReleaseConfig, release_counts
     from engine.public_info.count_table import counties_demo, load_count_table
     from engine.public_info.dependence import DependenceModel
     from engine.rng import SEEDED_WARNING, make_rng
 
+    check_privacy_parameters({"epsilon": args.epsilon}, owner="the count release (--epsilon)")
+    out_path = checked_output(args.output, inputs=[("--input", args.input)], overwrite=args.overwrite)  # before any work
     public = tuple(p.strip() for p in args.public.split(",") if p.strip())
     model = DependenceModel()
     if args.dependence is not None:
@@ -106,9 +113,6 @@ def run(args: argparse.Namespace) -> int:
         replicates=args.replicates, dependence=model, sensitivity=args.sensitivity,
     )
     delta_z = config.delta_z(subcounts=table.subcounts is not None)  # refuses a smaller --sensitivity, with why
-    out_path = Path(args.output)
-    if not out_path.parent.is_dir():
-        raise InvalidParameterError(f"--output: the folder {str(out_path.parent)!r} does not exist")
     started = time.perf_counter()
     release = release_counts(
         table, config, rng=rng,
@@ -124,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
     })
     if release.subcounts is not None:
         frame["subcount"] = release.subcounts.ravel()
-    frame.to_csv(out_path, index=False)
-    published = release.published_guarantee  # all r replicates together: r·ε per period
+    write_safe_csv(frame, out_path, overwrite=args.overwrite)  # atomic; formula-like region names neutralised
+    published = compose_replicates(release.guarantee, r)  # all r replicates together: r·ε per period
     budget = study_budget(published.epsilon, t)
     payload = {
         "guarantee": published.to_dict(),

@@ -21,24 +21,33 @@ import os
 import sys
 from pathlib import Path
 
-from engine.cli._common import parse_float_list, print_json
-from engine.cli._data_flags import add_data_flags, apply_data_flags, preparation_summary
-from engine.cli._program import add_program_arguments, program_overrides
+from engine.cli._common import add_overwrite_argument, checked_output, parse_float_list, print_json
+from engine.cli._dataset import add_dataset_arguments, load_dataset
 from engine.errors import CancelledError, InvalidParameterError
-from engine.evaluation.programs import PROGRAM_KINDS, ProgramConfig
 from engine.export_csv import write_safe_csv
-from engine.output_files import check_output_path
+from engine.mechanisms import MECHANISMS
 from engine.progress import CancelToken, cancel_on_interrupt, format_left
 from engine.rng import fresh_seed
 from engine.sweeps import (
     ATTACKS,
-    JL_DEFAULT_K,
-    SWEEP_MECHANISMS,
     default_workers,
     preset,
     released_rows,
     run_sweep,
+    sweep_mechanisms,
 )
+
+
+def _taking(option: str) -> list[str]:
+    """The sweepable mechanisms that take a sweep option (their tags' ``sweep_options``; ``known_records``: the
+    mechanisms whose release is projected, whose attacker knows a few records)."""
+    return [k for k in sweep_mechanisms() if option in MECHANISMS[k].TAGS.sweep_options
+            or (option == "known_records" and MECHANISMS[k].TAGS.projects)]
+
+
+def _default(option: str, kind: str) -> str:
+    return ", ".join(f"{k}: default {dict(MECHANISMS[k].TAGS.sweep_defaults).get(option, 10_000)}"
+                     for k in _taking(option)) or kind
 
 
 def register(subparsers) -> None:
@@ -53,28 +62,23 @@ def register(subparsers) -> None:
         ),
         epilog="Progress goes to stderr; the JSON summary to stdout; the per-run table to --output.",
     )
-    parser.add_argument("--dataset", metavar="NAME|FILE", required=True,
-                        help="built-in demo (togo-demo, nigeria-demo, replication) or a CSV/Parquet file")
-    parser.add_argument("--target", metavar="COL", help="outcome column (default: the demo's target)")
-    parser.add_argument("--features", metavar="COLS",
-                        help="comma-separated feature columns (default: the demo's, or every other column)")
-    parser.add_argument("--role", metavar="ROLE=COL", action="append", default=[],
-                        help="program column role, e.g. loan_amount=amount (repeatable; lending reads "
-                             "loan_amount, revenue, interest)")
-    parser.add_argument("--program", choices=PROGRAM_KINDS, help="default: the demo's program, else targeting")
-    parser.add_argument("--mechanism", choices=SWEEP_MECHANISMS, default="projection",
-                        help="projection (Algorithm 1, default), gaussian (same total ε, δ) or jl-laplace (secret JL "
-                             "projection + Laplace noise; release Z has k columns; the attacks use an adversary who "
-                             "knows a few original records, not the projection)")
+    add_dataset_arguments(parser, outcome=("--target", "--target-column"))  # the same flags as recommend's
+    kinds = sweep_mechanisms()
+    parser.add_argument("--mechanism", choices=kinds, default=kinds[0],
+                        help="; ".join(f"{k}: {MECHANISMS[k].LABEL}" for k in kinds)
+                        + f" (default {kinds[0]}; each at the grid's budget — a projected release's attacks use an "
+                        "adversary who knows a few original records, not the projection)")
     parser.add_argument("--k", type=int, default=None,
-                        help=f"projection dimension (projection: default 10000; jl-laplace: default {JL_DEFAULT_K})")
+                        help=f"projection dimension ({_default('k', 'none')})")
     parser.add_argument("--relation", choices=("row", "element"), default="row",
-                        help="jl-laplace: row (B = row-wise L2 change bound, default) or element (B = change "
-                             "bound of one entry)")
+                        help=f"{', '.join(_taking('relation'))}: row (B = row-wise L2 change bound, default) or "
+                             "element (B = change bound of one entry)")
     parser.add_argument("--target-delta", type=float, default=None,
-                        help="jl-laplace: the δ_fail the noise is calibrated to (default 1/(n + 1))")
+                        help=f"{', '.join(_taking('target_delta'))}: the δ_fail the noise is calibrated to (default "
+                             "1/(n + 1))")
     parser.add_argument("--known-records", type=int, default=None,
-                        help="jl-laplace: original records the adversary knows (default 2k)")
+                        help=f"{', '.join(_taking('known_records'))}: original records the adversary knows "
+                             "(default 2 × the release's dimension)")
     parser.add_argument("--preset", choices=("quick", "paper"), default="quick")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per grid point (overrides the preset)")
     parser.add_argument("--b-values", metavar="LIST", help="comma-separated B values (overrides the preset)")
@@ -88,9 +92,6 @@ def register(subparsers) -> None:
     parser.add_argument("--partitions", type=int, default=1,
                         help="projection: split the rows into M disjoint parts (the paper's Nigeria setup uses 6; "
                              "δ then comes from the part size)")
-    parser.add_argument("--paper-faithful", action="store_true",
-                        help="score the program as the authors' code (per-fold thresholds, averaged)")
-    add_program_arguments(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help="root seed (default: a fresh random seed, printed so the run can be repeated)")
     parser.add_argument("--workers", type=int, default=None,
@@ -102,55 +103,8 @@ def register(subparsers) -> None:
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
                         help="with --engine dask: address of a running Dask scheduler (default: a local cluster)")
     parser.add_argument("--output", metavar="FILE", required=True, help="where to write the per-run table (CSV)")
-    add_data_flags(parser)
+    add_overwrite_argument(parser)
     parser.set_defaults(func=run)
-
-
-def _load(args: argparse.Namespace):
-    """Prepared data and the default program kind for ``--dataset``."""
-    from engine.data.demos import demo_names, load_demo
-    from engine.data.preparation import DataSpec, load_table, prepare
-
-    roles: dict[str, str] = {}
-    for item in args.role:
-        role, sep, column = item.partition("=")
-        if not sep or not role.strip() or not column.strip():
-            raise InvalidParameterError(f"--role must look like ROLE=COLUMN; got {item!r}")
-        roles[role.strip()] = column.strip()
-    features = None if args.features is None else tuple(c.strip() for c in args.features.split(",") if c.strip())
-
-    population = None
-    if args.dataset in demo_names():
-        demo = load_demo(args.dataset)
-        frame, spec, kind, population = demo.frame, demo.spec, demo.program, demo.population
-        target = args.target or spec.target
-        merged_roles = dict(spec.roles or {}) | roles
-        spec = DataSpec(
-            features=features or tuple(c for c in spec.features if c != target),
-            target=target,
-            roles=merged_roles or None,
-            normalization=spec.normalization,
-        )
-    else:
-        path = Path(args.dataset)
-        if not path.is_file():
-            raise InvalidParameterError(
-                f"--dataset must be a demo name ({', '.join(demo_names())}) or an existing file; got {args.dataset!r}"
-            )
-        if not args.target:
-            raise InvalidParameterError("--target is required for a file: name the outcome column")
-        frame = load_table(path)
-        kind = "targeting"
-        used = {args.target, *roles.values()}
-        spec = DataSpec(
-            features=features or tuple(str(c) for c in frame.columns if str(c) not in used),
-            target=args.target,
-            roles=roles or None,
-        )
-    program_kind = args.program or (kind if kind in PROGRAM_KINDS else "targeting")
-    settings = {"population": population, **program_overrides(args, program_kind)}
-    program = ProgramConfig(kind=program_kind, paper_faithful=bool(args.paper_faithful), **settings)  # type: ignore[arg-type]
-    return prepare(frame, apply_data_flags(args, spec)), program
 
 
 @contextlib.contextmanager
@@ -178,9 +132,13 @@ def _check_engine_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_engine_flags(args)  # before any work
-    dataset_file = args.dataset if Path(args.dataset).is_file() else None
-    output = check_output_path(args.output, inputs=[("--dataset", dataset_file)])  # before any work
-    data, program = _load(args)
+    dataset_file = args.dataset if args.dataset and Path(args.dataset).is_file() else None
+    output = checked_output(args.output, inputs=[("--dataset", dataset_file), ("--config", args.config)],
+                            overwrite=args.overwrite)  # before any work
+    loaded = load_dataset(args)  # the same data, program and preparation as recommend's (engine.cli._dataset)
+    data, program = loaded.prepared, loaded.program
+    for note in loaded.notes:
+        print(f"note: {note}", file=sys.stderr)
     attacks = tuple(a.strip() for a in args.attacks.split(",") if a.strip())
     seed = fresh_seed() if args.seed is None else args.seed
     overrides = {}
@@ -188,14 +146,18 @@ def run(args: argparse.Namespace) -> int:
         overrides["b_values"] = tuple(parse_float_list("--b-values", args.b_values))
     if args.k is not None:
         overrides["k"] = args.k
-    jl_only = {"--relation": args.relation != "row", "--target-delta": args.target_delta is not None,
-               "--known-records": args.known_records is not None}
-    if args.mechanism == "jl-laplace":
-        overrides.update(relation=args.relation, target_delta=args.target_delta, known_records=args.known_records)
-    elif any(jl_only.values()):
-        given = ", ".join(name for name, used in jl_only.items() if used)
-        raise InvalidParameterError(f"{given} appl{'ies' if given.count(',') == 0 else 'y'} to --mechanism "
-                                    "jl-laplace only — remove it or choose jl-laplace")
+    options = {"relation": args.relation, "target_delta": args.target_delta, "known_records": args.known_records}
+    given = {"relation": args.relation != "row", "target_delta": args.target_delta is not None,
+             "known_records": args.known_records is not None}
+    for option, used in given.items():
+        if args.mechanism in _taking(option):
+            overrides[option] = options[option]
+        elif used:
+            flag = "--" + option.replace("_", "-")
+            raise InvalidParameterError(
+                f"{flag} applies to --mechanism {' or '.join(_taking(option)) or 'none'} only — remove it or choose "
+                "such a mechanism"
+            )
     config = preset(
         args.preset,
         released_rows(data.n, attacks),
@@ -228,10 +190,10 @@ def run(args: argparse.Namespace) -> int:
             result = run_sweep(data, config, progress=report, workers=workers, cancel=token, client=client)
     except CancelledError as err:  # Ctrl-C: keep what finished
         partial = err.partial  # type: ignore[attr-defined]
-        write_safe_csv(partial.table, output)
+        write_safe_csv(partial.table, output, overwrite=args.overwrite)
         print(f"error: {err}; {len(partial.table)} rows written to {output} (seed {seed})", file=sys.stderr)
         return 130
-    write_safe_csv(result.table, output)
+    write_safe_csv(result.table, output, overwrite=args.overwrite)
     summary = result.summary()
     summary["no_better_than"] = result.no_better_than_trivial().to_numpy()
     print_json(
@@ -242,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             "cpu_seconds": round(result.cpu_seconds, 3),
             "seed": seed,
             "fingerprint": result.fingerprint,
-            "preparation": preparation_summary(data),
+            **loaded.summary(),
             "n_released": result.n_released,
             "n_holdout": result.n_holdout,
             "headline_metric": config.program.headline_metric,

@@ -30,7 +30,8 @@ from engine.data.spec import (
 )
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 
-__all__ = ["MAX_ABS_VALUE", "MIN_ROWS", "TableProblem", "TooFewRowsError", "row_label", "table_problems", "validate_table"]
+__all__ = ["MAX_ABS_VALUE", "MIN_ROWS", "DropImpact", "TableProblem", "TooFewRowsError", "drop_impact", "row_label",
+           "table_problems", "validate_table"]
 
 #: Fewest data rows a table must have.
 MIN_ROWS = 20
@@ -114,10 +115,31 @@ def _parse_numeric(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return values, _present(series) & np.isnan(values)
 
 
+def _text_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """(codes, distinct cells) of a column of text cells and gaps (``pd.factorize``; code -1 = NaN/None), or None
+    when some cell is not text (numbers and booleans would be merged by value: 1, 1.0 and True are one key)."""
+    # A pandas string column (pyarrow-backed, what a CSV's text reads as) is factorized as it is: converting it to
+    # Python objects first cost most of the time of a wide table's checks.
+    values = series if isinstance(series.dtype, pd.StringDtype) else series.astype(object).to_numpy()
+    try:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    except TypeError:  # unhashable cells
+        return None
+    uniques = np.asarray(uniques, dtype=object)
+    if not all(isinstance(u, str) for u in uniques):
+        return None
+    return np.asarray(codes), uniques
+
+
 def _present(series: pd.Series) -> np.ndarray:
     """Mask of the cells that hold a value (not NaN/None/empty text/'NA'); ±inf counts as present."""
     if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype):
         return series.notna().to_numpy(dtype=bool)
+    coded = _text_codes(series)
+    if coded is not None:  # the common case (a text column read from a file): each distinct text checked once
+        codes, uniques = coded
+        ok = np.array([u.strip().lower() not in _NA_TEXT for u in uniques], dtype=bool)
+        return (codes >= 0) & np.append(ok, False)[codes]
     values = series.astype(object)
     blank = _stripped(values).str.lower().isin(_NA_TEXT).to_numpy(dtype=bool)  # non-text cells give NaN: False
     return ~pd.isna(values.to_numpy()) & ~blank
@@ -133,8 +155,15 @@ def _stripped(values: pd.Series) -> pd.Series:
 
 def _texts(series: pd.Series) -> np.ndarray:
     """Every cell as its level text (:func:`_level_text`); missing cells as ''."""
-    present = _present(series)
     out = np.full(len(series), "", dtype=object)
+    if not (pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype)):
+        coded = _text_codes(series)
+        if coded is not None:  # text cells and gaps: each distinct text stripped once
+            codes, uniques = coded
+            labels = np.array([u.strip() if u.strip().lower() not in _NA_TEXT else "" for u in uniques] + [""],
+                              dtype=object)
+            return labels[codes]
+    present = _present(series)
     values = series.astype(object).to_numpy()
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
         distinct, inverse = np.unique(values[present].astype(np.float64), return_inverse=True)
@@ -278,18 +307,21 @@ def _value_problem(values: np.ndarray, rows: np.ndarray, column: str, role_text:
     inf = np.isinf(values)
     if inf.any():
         first = int(rows[np.argmax(inf)])
+        fix = "remove it from the features" if control == "features" else "choose another column"
         return TableProblem(
-            f"{role_text} {column!r} has an infinite value in {row_label(first)} — replace it with a finite "
-            f"number or drop the row",
+            f"{role_text} {column!r} has an infinite value in {row_label(first)} — {fix}, or replace the value "
+            f"with a finite number in the file",
             control=control, column=column, row=first,
         )
     huge = np.abs(values) > MAX_ABS_VALUE
     if huge.any():
         i = int(np.argmax(huge))
         first = int(rows[i])
+        fix = "remove it from the features" if control == "features" else "choose another column"
         return TableProblem(
             f"{role_text} {column!r} has the value {values[i]:.3g} in {row_label(first)}, too large to "
-            f"compute with (limit {MAX_ABS_VALUE:.0e}) — rescale the column (e.g. to thousands)",
+            f"compute with (limit {MAX_ABS_VALUE:.0e}) — {fix}, or rescale the column in the file (e.g. to "
+            f"thousands)",
             control=control, column=column, row=first,
         )
     return None
@@ -408,16 +440,7 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
             continue
         present[column] = _present(frame.iloc[:, lookup[column]])
     for column in dict.fromkeys(c for c, _, _ in checks):
-        if column not in present:
-            continue
-        rule = rules.get(column)
-        cat = categorical.get(column) if column in spec.features else None
-        drops = (
-            column == spec.target
-            or (rule is not None and rule.action == "drop")
-            or (rule is None and spec.drop_missing and not (cat is not None and cat.missing_level))
-        )
-        if drops and not present[column].all():
+        if column in present and _drops_gaps(spec, column) and not present[column].all():
             keep &= present[column]
             decoded.dropped[column] = int((~present[column]).sum())
     rows = np.flatnonzero(keep)
@@ -565,6 +588,69 @@ def _check_table(frame: pd.DataFrame, spec: DataSpec) -> tuple[list[TableProblem
     return problems, decoded
 
 
+def _drops_gaps(spec: DataSpec, column: str) -> bool:
+    """Whether a missing cell of the used ``column`` drops its row under ``spec`` (the target's always do)."""
+    rule = (spec.missing or {}).get(column)
+    cat = (spec.categorical or {}).get(column) if column in spec.features else None
+    return (
+        column == spec.target
+        or (rule is not None and rule.action == "drop")
+        or (rule is None and spec.drop_missing and not (cat is not None and cat.missing_level))
+    )
+
+
+@dataclass(frozen=True)
+class DropImpact:
+    """How many rows the missing-value rules of a spec keep, and what each dropping column costs (internal counts
+    of the data, for the data holder: not private).
+
+    Attributes
+    ----------
+    rows : int
+        Rows of the table.
+    kept : int
+        Rows kept by the spec's missing-value rules (the n a release would have, before any other problem).
+    missing : dict of str to int
+        Used column whose gaps drop rows → its missing cells.
+    only : dict of str to int
+        The same columns → rows dropped for that column alone (present in every other dropping column): the rows
+        kept would grow by this much if its gaps were filled (or the column left out) instead.
+    """
+
+    rows: int
+    kept: int
+    missing: dict[str, int]
+    only: dict[str, int]
+
+
+def drop_impact(frame: pd.DataFrame, spec: DataSpec) -> DropImpact:
+    """The rows ``spec`` keeps and the rows each column whose gaps are dropped costs (see :class:`DropImpact`).
+
+    Columns the table lacks are skipped (:func:`table_problems` reports them).
+
+    >>> frame = pd.DataFrame({"a": [1, None, 3, None, 5], "b": [None, 2, 3, None, 5], "c": [1, 2, 3, 4, None]})
+    >>> impact = drop_impact(frame, DataSpec(("a", "b", "c"), drop_missing=True))
+    >>> impact.kept, impact.missing, impact.only
+    (1, {'a': 2, 'b': 2, 'c': 1}, {'a': 1, 'b': 1, 'c': 1})
+    """
+    names = [str(c) for c in frame.columns]
+    gaps: dict[str, np.ndarray] = {}
+    for column in spec.columns:
+        if column in names and names.count(column) == 1 and _drops_gaps(spec, column):
+            missing = ~_present(frame.iloc[:, names.index(column)])
+            if missing.any():
+                gaps[column] = missing
+    lost = np.zeros(len(frame), dtype=int)
+    for missing in gaps.values():
+        lost += missing
+    return DropImpact(
+        rows=len(frame),
+        kept=int((lost == 0).sum()),
+        missing={c: int(m.sum()) for c, m in gaps.items()},
+        only={c: int((m & (lost == 1)).sum()) for c, m in gaps.items()},
+    )
+
+
 def _fill_number(value: float | str | None, column: str, is_date: bool) -> float | TableProblem:
     if isinstance(value, str):
         if is_date:
@@ -605,7 +691,11 @@ def _decode_categorical(
             return _missing_problem(missing, column, "feature column", "features", categorical=True)
     kept = texts[keep]
     kept_missing = is_missing[keep] if cat.missing_level else np.zeros(kept.size, dtype=bool)
-    levels = cat.levels or tuple(sorted({t for t in kept[~kept_missing]}))
+    if cat.levels:
+        levels = cat.levels
+    else:
+        found, counts = np.unique(kept[~kept_missing].astype(str), return_counts=True)
+        levels = tuple(str(t) for t, c in zip(found, counts, strict=True) if c >= max(cat.min_count, 1))
     known = np.isin(kept, levels) | kept_missing
     if not cat.other and not known.all():
         i = int(np.argmax(~known))

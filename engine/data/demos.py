@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -115,7 +115,7 @@ class DemoDataset:
 
         if self.program not in PROGRAM_KINDS:
             return None
-        return ProgramConfig(kind=self.program, population=self.population)
+        return ProgramConfig(kind=cast(Any, self.program), population=self.population)
 
 
 # ----------------------------------------------------------------------------------------------------------------

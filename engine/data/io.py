@@ -2,6 +2,12 @@ r"""Reading a user's table: :func:`load_table` for CSV or Parquet from a path, b
 
 Nothing is written to disk; every malformed file, and every file over the size limit, becomes a
 :class:`~engine.data.checks.TableProblem` (a :class:`~engine.errors.DataValidationError`) with a plain message.
+
+What a caller lets a file decode into is bounded (:class:`DecodeLimits`; the dashboard sets them, the command line
+reads whole files): a Parquet file is checked from its metadata before any data is read — columns, rows × columns
+and the uncompressed size — and then read one row group at a time with text columns kept dictionary-encoded until
+their decoded size is known, so a 266 KB file of 30 million rows (a decompression bomb) is refused without decoding
+a row; a CSV's header is checked before anything is parsed and its rows are counted while they are scanned.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ import csv
 import io
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +25,39 @@ import pandas as pd
 from engine.data.checks import MIN_ROWS, TableProblem, _file_error
 from engine.validation import check_interval
 
-__all__ = ["CSV_EXTENSIONS", "DEFAULT_MAX_BYTES", "PARQUET_EXTENSIONS", "load_table"]
+__all__ = ["CSV_EXTENSIONS", "DEFAULT_MAX_BYTES", "PARQUET_EXTENSIONS", "DecodeLimits", "load_table"]
 
 #: Default upload size limit of :func:`load_table` callers (the dashboard states it next to the uploader).
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
 CSV_EXTENSIONS = frozenset({".csv", ".txt", ".tsv", ""})
 PARQUET_EXTENSIONS = frozenset({".parquet", ".pq", ".parq"})
+
+
+@dataclass(frozen=True)
+class DecodeLimits:
+    """How much one file may decode into; None = no limit.
+
+    Attributes
+    ----------
+    columns : int, optional
+        Most columns.
+    cells : int, optional
+        Most rows × columns (checked from a Parquet file's metadata before reading, and while a CSV is scanned).
+    decoded_bytes : int, optional
+        Most bytes of decoded values (Parquet: the metadata's uncompressed size first, then, row group by row
+        group, 8 bytes per value plus the bytes of every text value once expanded from its dictionary).
+    """
+
+    columns: int | None = None
+    cells: int | None = None
+    decoded_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("columns", "cells", "decoded_bytes"):
+            value = getattr(self, name)
+            if value is not None:
+                check_interval(name, value, 1, None)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -86,7 +119,8 @@ def _too_big(name: str | None, size: int | None, limit: int) -> TableProblem:
     )
 
 
-def load_table(source: Any, *, filename: str | None = None, max_bytes: int | None = None) -> pd.DataFrame:
+def load_table(source: Any, *, filename: str | None = None, max_bytes: int | None = None,
+               limits: DecodeLimits | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet table from a path, bytes or a binary file object; nothing is written to disk.
 
     The format is chosen by the file name's extension (``.csv``/``.tsv``/``.txt`` or ``.parquet``/``.pq``) and
@@ -101,6 +135,8 @@ def load_table(source: Any, *, filename: str | None = None, max_bytes: int | Non
         Name used for the format and in messages (defaults to the path's or file object's name).
     max_bytes : int, optional
         Reject larger inputs (see :data:`DEFAULT_MAX_BYTES`).
+    limits : DecodeLimits, optional
+        Reject files that would decode into more columns, cells or bytes — before decoding them.
 
     Returns
     -------
@@ -110,7 +146,8 @@ def load_table(source: Any, *, filename: str | None = None, max_bytes: int | Non
     ------
     TableProblem
         (a :class:`~engine.errors.DataValidationError`, ``control="file"``) for a missing, empty, too large,
-        binary, badly encoded, ragged or otherwise unreadable file, with a message saying how to fix it.
+        binary, badly encoded, ragged or otherwise unreadable file, or one beyond ``limits``, with a message saying
+        how to fix it.
 
     Examples
     --------
@@ -122,6 +159,7 @@ def load_table(source: Any, *, filename: str | None = None, max_bytes: int | Non
     engine.data.checks.TableProblem: could not read 'x.csv' as CSV: line 3 has 3 fields, expected 2 (as in the header) — fix that line or export the file again as CSV
     """
     name, data = _read_source(source, filename, max_bytes)
+    limits = limits or DecodeLimits()
     label = f"'{name}'" if name else "the uploaded data"
     if not data.strip():
         raise TableProblem(
@@ -129,7 +167,7 @@ def load_table(source: Any, *, filename: str | None = None, max_bytes: int | Non
         )
     ext = Path(name).suffix.lower() if name else ""
     if data[:4] == b"PAR1":
-        frame = _read_parquet(label, data)
+        frame = _read_parquet(label, data, limits)
     elif ext in PARQUET_EXTENSIONS:
         raise _file_error(
             label,
@@ -146,7 +184,7 @@ def load_table(source: Any, *, filename: str | None = None, max_bytes: int | Non
     elif data[:2] == b"\x1f\x8b":
         raise TableProblem(f"{label} is compressed (gzip) — decompress it and upload the CSV", control="file")
     elif ext in CSV_EXTENSIONS:
-        frame = _read_csv(label, data)
+        frame = _read_csv(label, data, limits)
     else:
         raise TableProblem(
             f"{label} has the unsupported file type {ext!r} — upload a CSV (.csv) or Parquet (.parquet) file",
@@ -170,7 +208,34 @@ def _line_of(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + 1
 
 
-def _read_csv(label: str, data: bytes) -> pd.DataFrame:
+def _too_wide(label: str, columns: int, limit: int) -> TableProblem:
+    return TableProblem(
+        f"{label} has {columns:,} columns; this app works with at most {limit:,} (the attacks and the profile grow "
+        "with every column) — keep only the columns you need (features, target, program columns), or run the "
+        "release on the full table with 'python -m engine privatize'",
+        control="file",
+    )
+
+
+def _too_many_cells(label: str, rows: int, columns: int, limit: int, *, at_least: bool = False) -> TableProblem:
+    return TableProblem(
+        f"{label} holds {'at least ' if at_least else ''}{rows:,} rows × {columns:,} columns = "
+        f"{rows * columns:,} values, above this app's limit of {limit:,} — use a sample of the rows here, or run the "
+        "full release with 'python -m engine privatize --engine dask'",
+        control="file",
+    )
+
+
+def _too_much_decoded(label: str, size: int, limit: int, *, at_least: bool = False) -> TableProblem:
+    return TableProblem(
+        f"{label} decodes into {'more than ' if at_least else ''}{_megabytes(size)}, above this app's limit of "
+        f"{_megabytes(limit)} (it is compressed far more than a table usually is) — use a sample of the rows "
+        "here, or run the full release with 'python -m engine privatize --engine dask'",
+        control="file",
+    )
+
+
+def _read_csv(label: str, data: bytes, limits: DecodeLimits) -> pd.DataFrame:
     kind, fix = "CSV", "export the file again as CSV"
     nul = data.find(b"\x00")
     if nul >= 0:
@@ -201,6 +266,9 @@ def _read_csv(label: str, data: bytes) -> pd.DataFrame:
                 continue
             if header is None:
                 header = [h.strip() for h in row]
+                if limits.columns is not None and len(header) > limits.columns:
+                    raise _too_wide(label, len(header), limits.columns)
+                rows = 0
                 seen: dict[str, int] = {}
                 for i, h in enumerate(header):
                     if h in seen and h:
@@ -212,6 +280,9 @@ def _read_csv(label: str, data: bytes) -> pd.DataFrame:
                         )
                     seen[h] = i
                 continue
+            rows += 1
+            if limits.cells is not None and rows * len(header) > limits.cells:
+                raise _too_many_cells(label, rows, len(header), limits.cells, at_least=True)
             if len(row) != len(header):
                 raise _file_error(
                     label,
@@ -235,27 +306,84 @@ def _read_csv(label: str, data: bytes) -> pd.DataFrame:
         raise _file_error(label, kind, message, fix) from None
 
 
-def _read_parquet(label: str, data: bytes) -> pd.DataFrame:
+def _read_parquet(label: str, data: bytes, limits: DecodeLimits) -> pd.DataFrame:
     import pyarrow  # pandas' Parquet engine; imported here to keep module import light
     import pyarrow.parquet
+
+    def unreadable(exc: BaseException) -> TableProblem:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV")
 
     try:
         # One thread: a refused file must not leave Arrow's thread pool holding objects that are torn down at
         # interpreter exit (seen as "terminate called without an active exception" after the one-line error).
-        table = pyarrow.parquet.read_table(io.BytesIO(data), use_threads=False)
+        meta = pyarrow.parquet.ParquetFile(io.BytesIO(data)).metadata
+        schema = meta.schema.to_arrow_schema()
     except (pyarrow.ArrowException, OSError, ValueError, TypeError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV") from None
-    nested = [f.name for f in table.schema if pyarrow.types.is_nested(f.type)]
+        raise unreadable(exc) from None
+    nested = [f.name for f in schema if pyarrow.types.is_nested(f.type)]
     if nested:  # lists, structs and maps are not table cells a feature can hold
-        del table  # nothing of Arrow's stays referenced from the error's traceback
         shown = ", ".join(repr(n) for n in nested[:5]) + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
         raise _file_error(
             label, "Parquet", f"column(s) {shown} hold nested values (lists, structs or maps), not one value per cell",
             "flatten them into one column per value, or leave them out of the export",
         )
+    rows, columns = int(meta.num_rows), len(schema)
+    # From the metadata, before any value is decoded: the decompression bomb (a small file of millions of rows).
+    if limits.columns is not None and columns > limits.columns:
+        raise _too_wide(label, columns, limits.columns)
+    if limits.cells is not None and rows * columns > limits.cells:
+        raise _too_many_cells(label, rows, columns, limits.cells)
+    if limits.decoded_bytes is not None:
+        uncompressed = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+        if uncompressed > limits.decoded_bytes:
+            raise _too_much_decoded(label, uncompressed, limits.decoded_bytes)
+    texts = [f.name for f in schema
+             if pyarrow.types.is_string(f.type) or pyarrow.types.is_large_string(f.type)
+             or pyarrow.types.is_binary(f.type) or pyarrow.types.is_large_binary(f.type)]
     try:
+        # Text columns stay dictionary-encoded while read, so their decoded size is known before it is spent.
+        parquet = pyarrow.parquet.ParquetFile(io.BytesIO(data), read_dictionary=texts)
+        parts: list[Any] = []
+        decoded = 0
+        for i in range(parquet.num_row_groups):
+            part = parquet.read_row_group(i, use_threads=False)
+            decoded += _decoded_size(part)
+            if limits.decoded_bytes is not None and decoded > limits.decoded_bytes:
+                del part, parts
+                raise _too_much_decoded(label, decoded, limits.decoded_bytes, at_least=True)
+            parts.append(_undictionary(part, schema))
+        table = pyarrow.concat_tables(parts) if parts else schema.empty_table()
+        del parts
         return table.to_pandas(use_threads=False)
-    except (pyarrow.ArrowException, ValueError, TypeError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise _file_error(label, "Parquet", reason, "export it again as Parquet or as CSV") from None
+    except TableProblem:
+        raise
+    except (pyarrow.ArrowException, OSError, ValueError, TypeError) as exc:
+        raise unreadable(exc) from None
+
+
+def _decoded_size(table: Any) -> int:
+    """Bytes of ``table``'s values once decoded: Arrow's buffers, with every dictionary-encoded text value counted
+    at its full length each time it occurs (what decoding the dictionary would allocate)."""
+    import pyarrow
+    import pyarrow.compute as pc
+
+    size = 0
+    for column in table.columns:
+        for chunk in column.chunks:
+            if pyarrow.types.is_dictionary(chunk.type):
+                lengths = pc.binary_length(chunk.dictionary)
+                expanded = pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0
+                size += int(expanded) + 8 * len(chunk)
+            else:
+                size += int(chunk.nbytes)
+    return size
+
+
+def _undictionary(table: Any, schema: Any) -> Any:
+    """``table`` with its dictionary-encoded text columns decoded back to the file's own types."""
+    import pyarrow
+
+    arrays = [column.cast(schema.field(i).type) if pyarrow.types.is_dictionary(column.type) else column
+              for i, column in enumerate(table.columns)]
+    return pyarrow.Table.from_arrays(arrays, schema=schema)

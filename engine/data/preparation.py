@@ -35,6 +35,8 @@ The row map (``z`` is a row after centring and scaling each column, ``d`` the nu
 method        row map                                         centre c and scale h of column j
 ============  ==============================================  ================================================
 ``clip``      :math:`x = z / \max(1, \lVert z\rVert_2)`       sample mean and sd (``standardize=True``) or 0, 1
+``scaled``    :math:`x = u / \max(1, \lVert u\rVert_2)`,       as for ``clip``
+              :math:`u = z / (2\sqrt m)`, m feature groups
 ``maxnorm``   :math:`x = z / M`, :math:`M = \max_i \lVert z_i\rVert_2`   as for ``clip``
 ``bounds``    :math:`x = z / \sqrt d`, after clipping each    midpoint and half-width of the public bounds
               value to its public bounds :math:`[l_j, u_j]`   (``standardize=True``) or 0 and
@@ -96,6 +98,7 @@ from engine.data.spec import (
     METHODS,
     MISSING_LEVEL,
     OTHER_LEVEL,
+    SCALED_SPREAD,
     Categorical,
     DataSpec,
     MissingRule,
@@ -129,6 +132,7 @@ __all__ = [
     "TableProblem",
     "TooFewRowsError",
     "bounds_from_frame",
+    "feature_groups",
     "feature_names",
     "fingerprint",
     "load_table",
@@ -221,8 +225,8 @@ class PreparedData:
     centre, scale : ndarray, shape (d,)
         Column centre and scale used for z (data units).
     row_factor : float
-        Global factor applied to z: 1 for ``clip`` (rows are clipped individually), 1/M for ``maxnorm``,
-        1/√d for ``bounds``.
+        Global factor applied to z: 1 for ``clip`` (rows are clipped individually), 1/(2√m) for ``scaled`` (then
+        rows still longer than 1 are clipped), 1/M for ``maxnorm``, 1/√d for ``bounds``.
     input_norms : ndarray, shape (n,)
         ‖z_i‖ before the row map (the "before" histogram of the preview).
     clipped_rows : int
@@ -294,7 +298,7 @@ class PreparedData:
     def b_in_standardized_units(self, b: float) -> float:
         """L2 distance between two records' z rows (centred/scaled features) that keeps them B-neighbours.
 
-        Equal to ``b / row_factor``. For ``clip`` it is a sufficient condition: clipping to the unit ball never
+        Equal to ``b / row_factor``. For ``clip`` and ``scaled`` it is a sufficient condition: clipping to the unit ball never
         increases a distance, so records whose z rows are within B are B-neighbours after preparation.
         """
         b = check_interval("B", b, 0, 2, closed="right")
@@ -329,11 +333,13 @@ class PreparedData:
         ]
         if method == "maxnorm":
             lines[0] += f" (B × the largest row norm M = {_fmt(1 / self.row_factor)})"
+        elif method == "scaled":
+            lines[0] += f" (B × {SCALED_SPREAD:g}√m = {_fmt(1 / self.row_factor)}, m = {feature_groups(self.spec)} features)"
         elif method == "bounds":
             lines[0] += f" (B × √d, d = {self.d})"
         lines[0] += "."
         lines.append(f"For a difference in one feature only, that is at most: {per_feature}.")
-        if method == "clip":
+        if method in ("clip", "scaled"):
             lines.append(
                 "Clipping rows to the unit ball never increases a distance, so this is a sufficient condition "
                 f"({self.clipped_rows} of {self.n} rows were clipped)."
@@ -397,8 +403,9 @@ SQUASHED_NORM = 0.2
 def normalization_warnings(prepared: PreparedData) -> tuple[str, ...]:
     """Warnings about a preparation that throws information away (issue 9, item 5), in plain language.
 
-    * ``clip``: more than :data:`CLIP_WARN_SHARE` of the rows had norm > 1 after standardising and were shrunk
-      onto the sphere (their lengths are lost): say the share and suggest public bounds.
+    * ``clip`` (and ``scaled``): more than :data:`CLIP_WARN_SHARE` of the rows had norm > 1 after standardising
+      (and scaling) and were shrunk onto the sphere (their lengths are lost): say the share and suggest ``scaled``
+      (for ``clip``) or public bounds.
     * ``maxnorm``: the largest row norm M exceeds :data:`OUTLIER_RATIO` × the 99th percentile q of the row norms
       (one outlier sets the scale of every row): say M, q and the share of rows squashed below
       :data:`SQUASHED_NORM`.
@@ -426,14 +433,16 @@ def normalization_warnings(prepared: PreparedData) -> tuple[str, ...]:
             f"the people with complete answers, who may differ from the rest — consider filling those columns with "
             f"a public constant and a missing-indicator (or a level of their own for text columns)"
         )
-    if method == "clip":
+    if method in ("clip", "scaled"):
         share = prepared.clipped_rows / n
         if share > CLIP_WARN_SHARE:
+            instead = ("'scaled' (which divides every row by 2√m first, so only unusually long rows are clipped) or "
+                       if method == "clip" else "")
             out.append(
-                f"clip: {share:.0%} of the rows ({prepared.clipped_rows:,} of {n:,}) had a norm above 1 and were "
+                f"{method}: {share:.0%} of the rows ({prepared.clipped_rows:,} of {n:,}) had a norm above 1 and were "
                 f"shrunk onto the unit sphere, so their lengths (how far each record is from the centre) are lost "
-                f"— consider public bounds (method 'bounds') chosen from public knowledge, which also make the "
-                f"preparation data-independent"
+                f"— consider {instead}public bounds (method 'bounds') chosen from public knowledge, which also make "
+                f"the preparation data-independent"
             )
     elif method == "maxnorm":
         norms = prepared.input_norms
@@ -553,6 +562,12 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
                 row_factor = 1.0
                 clipped_rows = int((input_norms > 1.0).sum())
                 x /= np.maximum(input_norms, 1.0)[:, None]  # rows of norm ≤ 1 are divided by exactly 1
+            elif norm.method == "scaled":
+                row_factor = 1.0 / (SCALED_SPREAD * math.sqrt(feature_groups(spec)))
+                norms = input_norms * row_factor
+                clipped_rows = int((norms > 1.0).sum())
+                x *= row_factor
+                x /= np.maximum(norms, 1.0)[:, None]
             else:
                 biggest = float(input_norms.max())
                 row_factor = 1.0 / biggest if biggest > 0 else math.inf
@@ -586,6 +601,19 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
         dropped_rows=dict(decoded.dropped),
         filled_cells=dict(decoded.filled),
         levels=dict(decoded.levels),
+    )
+
+
+def feature_groups(spec: DataSpec) -> int:
+    """m of the ``scaled`` normalisation: the feature columns of ``spec``, each missing-indicator counted once more
+    (a text feature's one-hot columns are one group: exactly one of them is 1 in a row).
+
+    >>> feature_groups(DataSpec(("a", "c"), categorical={"c": Categorical()},
+    ...                         missing={"a": MissingRule("fill", 0, indicator=True)}))
+    3
+    """
+    return len(spec.features) + sum(
+        1 for column, rule in (spec.missing or {}).items() if rule.indicator and column in spec.features
     )
 
 

@@ -29,13 +29,14 @@ import numpy as np
 from engine.constraints import Choice, Constraint, Flag, check_declared
 from engine.errors import InvalidParameterError
 from engine.serialization import Serializable
-from engine.validation import check_bool, check_choice, check_real
+from engine.validation import check_bool, check_choice, check_integer, check_real
 
 __all__ = [
     "INDICATOR_SUFFIX",
     "METHODS",
     "MISSING_LEVEL",
     "OTHER_LEVEL",
+    "SCALED_SPREAD",
     "Categorical",
     "DataSpec",
     "FeatureKind",
@@ -47,11 +48,13 @@ __all__ = [
     "privacy_note",
 ]
 
-Method = Literal["clip", "maxnorm", "bounds"]
+Method = Literal["clip", "scaled", "maxnorm", "bounds"]
 
 #: Normalisation methods and their one-line descriptions (for the UI's radio buttons and the CLI's help).
 METHODS: dict[str, str] = {
     "clip": "scale each row whose norm exceeds 1 back onto the unit sphere (others unchanged)",
+    "scaled": "divide every row by 2√m (m features, a text feature counted once) so a typical row has length ½, "
+              "then scale the few rows still longer than 1 back onto the unit sphere",
     "maxnorm": "divide every row by the largest row norm in the data (the authors' code)",
     "bounds": "map public per-feature bounds onto the unit ball; no statistic of the data is used",
 }
@@ -68,12 +71,18 @@ class Normalization(Serializable):
 
     Parameters
     ----------
-    method : {"clip", "maxnorm", "bounds"}
+    method : {"clip", "scaled", "maxnorm", "bounds"}
         ``clip`` (default): after centring/scaling, rows of norm > 1 are scaled to norm 1.
+        ``scaled``: after centring/scaling, every row is divided by :data:`SCALED_SPREAD` × √m, with m the number of
+        feature groups (a numeric feature, a text feature's one-hot group and a missing-indicator count 1 each), and
+        rows still longer than 1 are scaled to norm 1. A standardised feature adds about 1 to a row's squared length
+        and a one-hot group exactly 1, so a typical row lands at length ½ and only rows more than twice the typical
+        length are clipped — ``clip`` clips nearly every row once there are two features (or one numeric and one
+        text feature). The suggested default for an uploaded table (:func:`engine.data.profile.suggest_spec`).
         ``maxnorm``: every row is divided by the largest row norm (the authors' replication code).
         ``bounds``: public per-feature bounds ``lower``/``upper`` define the map; the data are not consulted.
     standardize : bool
-        Centre and scale each column before the row map. For ``clip`` and ``maxnorm`` this uses the column's
+        Centre and scale each column before the row map. For ``clip``, ``scaled`` and ``maxnorm`` this uses the column's
         sample mean and standard deviation (population sd, ``ddof=0``) — statistics of the sensitive data. For
         ``bounds`` it uses the midpoint and half-width of the public bounds (data-independent); without it,
         ``bounds`` divides each feature by ``max(|lower|, |upper|)`` and keeps 0 at 0.
@@ -97,7 +106,7 @@ class Normalization(Serializable):
 
     PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
         "method": Choice(tuple(METHODS), label="normalization method",
-                         hint="clip (default), maxnorm (authors' code) or bounds"),
+                         hint="clip (default), scaled (suggested for uploads), maxnorm (authors' code) or bounds"),
         "standardize": Flag(),
     }
 
@@ -129,7 +138,7 @@ class Normalization(Serializable):
     @property
     def data_independent(self) -> bool:
         """True when the map uses no statistic of the data (public bounds, or clipping raw values)."""
-        return self.method == "bounds" or (self.method == "clip" and not self.standardize)
+        return self.method == "bounds" or (self.method in ("clip", "scaled") and not self.standardize)
 
     def describe(self) -> str:
         """One sentence saying what the preparation does."""
@@ -148,12 +157,17 @@ class Normalization(Serializable):
             if self.standardize
             else "Use the features as they are (no standardisation)"
         )
-        second = (
-            "then scale each row whose L2 norm exceeds 1 back to norm 1"
-            if self.method == "clip"
-            else "then divide every row by the largest row L2 norm in the data"
-        )
+        second = {
+            "clip": "then scale each row whose L2 norm exceeds 1 back to norm 1",
+            "scaled": f"then divide every row by {SCALED_SPREAD:g}√m (m = the number of features, a text feature "
+                      "counted once: each adds about 1 to a standardised row's squared length, so a typical row "
+                      "has length ½) and scale the few rows still longer than 1 back to norm 1",
+        }.get(self.method, "then divide every row by the largest row L2 norm in the data")
         return f"{first}, {second}."
+
+
+#: ``scaled`` divides each row by this multiple of √m: a typical standardised row lands at length 1/SCALED_SPREAD.
+SCALED_SPREAD = 2.0
 
 
 def _float_tuple(name: str, values: Any) -> tuple[float, ...]:
@@ -279,6 +293,12 @@ class Categorical(Serializable):
     missing_level : bool
         Encode a missing cell as the level ``"(missing)"`` (its own column ``"<column>=(missing)"``) instead of
         dropping or filling it.
+    min_count : int
+        Group rare levels: read the levels from the data (``levels`` empty) and keep as a column only those held
+        by at least ``min_count`` of the rows kept; every other value goes to ``"<column>=(other)"`` (implies
+        ``other``). 0 (the default): no grouping. Which levels are rare is read from the data, so it is flagged
+        as not private like every level list read from the data. Left out of :meth:`to_dict` at 0, so a spec
+        without it keeps its JSON (and the data fingerprint) from before it existed.
 
     Examples
     --------
@@ -286,12 +306,15 @@ class Categorical(Serializable):
     {'levels': ['Biscoe', 'Dream'], 'levels_from_data': False, 'other': True, 'missing_level': False}
     >>> Categorical().levels_from_data, Categorical().other
     (True, False)
+    >>> Categorical(min_count=30).to_dict()
+    {'levels': [], 'levels_from_data': True, 'other': True, 'missing_level': False, 'min_count': 30}
     """
 
     levels: tuple[str, ...] = ()
     levels_from_data: bool = False
     other: bool | None = None
     missing_level: bool = False
+    min_count: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.levels, str) or not isinstance(self.levels, Iterable):
@@ -313,10 +336,29 @@ class Categorical(Serializable):
         check_bool("levels_from_data", self.levels_from_data)
         if not levels:
             object.__setattr__(self, "levels_from_data", True)
+        object.__setattr__(self, "min_count", check_integer(
+            "min_count", self.min_count, 0, None, hint="rows a level needs to keep its own column; 0 = no grouping"))
+        if self.min_count:
+            if levels:
+                raise InvalidParameterError(
+                    f"grouping levels seen in fewer than {self.min_count} rows reads the levels from the data; got "
+                    f"typed levels too ({_shown_levels(list(levels))}) — remove the levels or the grouping"
+                )
+            if self.other is False:
+                raise InvalidParameterError(
+                    "grouping rare levels puts them into '(other)'; other=False leaves them nowhere — remove other=False"
+                )
+            object.__setattr__(self, "other", True)
         if self.other is None:
             object.__setattr__(self, "other", not self.levels_from_data)
         check_bool("other", self.other)
         check_bool("missing_level", self.missing_level)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if not out.get("min_count"):
+            out.pop("min_count", None)
+        return out
 
 
 def _level_text(value: Any) -> str:
@@ -624,6 +666,9 @@ def preparation_steps(spec: DataSpec, levels: Mapping[str, tuple[str, ...]] | No
         if cat.levels_from_data:
             shown = (levels or {}).get(column, cat.levels)
             listed = f" ({_shown_levels(list(shown))})" if shown else ""
+            if cat.min_count:
+                tail = tail.replace(f"{OTHER_LEVEL!r} for any other value",
+                                    f"{OTHER_LEVEL!r} for the levels held by fewer than {cat.min_count} rows")
             steps.append(
                 f"{column!r} is one-hot encoded with the levels read from the data{listed}{tail} — not private."
             )
@@ -657,11 +702,13 @@ def preparation_notes(
         if cat.levels_from_data:
             shown = (levels or {}).get(column, cat.levels)
             listed = f" ({_shown_levels(list(shown))})" if shown else ""
+            rare = (f" (and which levels are held by fewer than {cat.min_count} rows, grouped into "
+                    f"{OTHER_LEVEL!r})" if cat.min_count else "")
             notes.append(
-                f"Not private by itself: the levels of {column!r}{listed} were read from the data — the list of "
-                f"levels is a statistic of the sensitive data (a rare level can reveal that one record is present) "
-                f"and is not covered by the mechanism's guarantee. Type the levels from public knowledge (a code "
-                f"list, a questionnaire) to cover it."
+                f"Not private by itself: the levels of {column!r}{listed} were read from the data{rare} — the list "
+                f"of levels is a statistic of the sensitive data (a rare level can reveal that one record is "
+                f"present) and is not covered by the mechanism's guarantee. Type the levels from public knowledge "
+                f"(a code list, a questionnaire) to cover it."
             )
     if rows_dropped > 0 or spec.drop_missing or any(r.action == "drop" for r in (spec.missing or {}).values()):
         notes.append(

@@ -2,7 +2,8 @@ r"""Lending amounts and profit: the money side of the micro-lending program (Nig
 
 Profit of applicant j (Kohli & Blumenstock, Methods "Case studies"): reject a high-risk applicant → 0; approve a
 low-risk applicant → :math:`+r_j`; approve a high-risk applicant → :math:`-(l_j + i_j)`; reject a low-risk
-applicant → :math:`-r_j`, with loan amount :math:`l_j`, revenue :math:`r_j` and interest :math:`i_j` from the
+applicant → :math:`-r_j` (the paper's convention: the revenue forgone is counted as a loss; ordinary profit and loss
+counts 0 there, :data:`PROFIT_CONVENTIONS`), with loan amount :math:`l_j`, revenue :math:`r_j` and interest :math:`i_j` from the
 column roles :data:`LENDING_ROLES` or the program's defaults (:func:`lending_amounts`). Columns can be given in the
 units :data:`AMOUNT_UNITS` (money, a fraction of the loan, a percentage of the loan).
 
@@ -24,9 +25,17 @@ from engine.errors import DataValidationError
 if TYPE_CHECKING:
     from engine.evaluation.programs import ProgramConfig
 
-__all__ = ["AMOUNT_UNITS", "LENDING_ROLES", "AmountUnit", "lending_amounts", "lending_profit"]
+__all__ = ["AMOUNT_UNITS", "LENDING_ROLES", "PROFIT_CONVENTIONS", "AmountUnit", "ProfitConvention", "lending_amounts",
+           "lending_profit"]
 
 AmountUnit = Literal["amount", "rate", "percent"]
+ProfitConvention = Literal["paper", "ordinary"]
+#: How rejecting a low-risk applicant is scored: the paper counts the revenue forgone (−r_j); ordinary profit and loss
+#: counts only the loans made (0). Every other case is the same in both.
+PROFIT_CONVENTIONS: dict[str, str] = {
+    "paper": "the paper's convention: rejecting an applicant who would have repaid costs the revenue forgone (−r)",
+    "ordinary": "ordinary profit and loss: only the loans made count (rejecting anyone is 0)",
+}
 AMOUNT_UNITS: tuple[str, ...] = ("amount", "rate", "percent")
 
 #: Column roles the lending program reads from ``extras``.
@@ -34,19 +43,21 @@ LENDING_ROLES: tuple[str, ...] = ("loan_amount", "revenue", "interest")
 
 
 def lending_profit(approved: np.ndarray, low_risk: np.ndarray, loan_amount: np.ndarray, revenue: np.ndarray,
-                   interest: np.ndarray) -> np.ndarray:
+                   interest: np.ndarray, convention: ProfitConvention = "paper") -> np.ndarray:
     r"""Per-applicant profit :math:`\pi_j` under the paper's four cases.
 
     correct reject → 0; correct approve → +r_j; approve a high-risk applicant (default) → −(l_j + i_j);
-    reject a low-risk applicant → −r_j.
+    reject a low-risk applicant → −r_j (``convention="paper"``) or 0 (``"ordinary"`` profit and loss).
 
-    >>> lending_profit(np.array([0, 1, 1, 0], bool), np.array([0, 1, 0, 1], bool),
-    ...                np.full(4, 10.0), np.full(4, 2.0), np.full(4, 1.0)).tolist()
-    [0.0, 2.0, -11.0, -2.0]
+    >>> args = (np.array([0, 1, 1, 0], bool), np.array([0, 1, 0, 1], bool), np.full(4, 10.0), np.full(4, 2.0),
+    ...         np.full(4, 1.0))
+    >>> lending_profit(*args).tolist(), lending_profit(*args, convention="ordinary").tolist()
+    ([0.0, 2.0, -11.0, -2.0], [0.0, 2.0, -11.0, 0.0])
     """
     a = np.asarray(approved, dtype=bool)
     good = np.asarray(low_risk, dtype=bool)
-    return np.where(a, np.where(good, revenue, -(loan_amount + interest)), np.where(good, -revenue, 0.0)).astype(
+    forgone = -revenue if convention == "paper" else 0.0
+    return np.where(a, np.where(good, revenue, -(loan_amount + interest)), np.where(good, forgone, 0.0)).astype(
         float
     )
 

@@ -21,12 +21,21 @@ from engine.validation import (
 )
 
 __all__ = [
+    "ATTACK_CELL_PREFIX",
+    "BASELINE_PREFIX",
     "METRICS",
+    "ROUNDING_NOISE",
     "MetricInfo",
     "at_or_below_quantile",
+    "attack_cell_column",
+    "attack_cell_columns",
+    "attack_cell_name",
+    "baseline_column",
+    "baseline_rules",
     "confusion_counts",
     "confusion_rates",
     "higher_is_better",
+    "resolved_difference",
 ]
 
 
@@ -66,10 +75,16 @@ METRICS: dict[str, MetricInfo] = {
         "Inclusion errors (population)", False, "inclusion errors in the sample / n × the population the sample stands for"
     ),
     "decision_agreement": MetricInfo(
-        "Measured γ (decision agreement)", True,
-        "share of people whose private decision equals the non-private program's decision (Theorem 1's γ)",
+        "Decision agreement", True,
+        "share of people whose decision on the release equals the non-private program's decision, on these data "
+        "(an average over people; Theorem 1's γ is a worst case over data sets, a different statement)",
     ),
-    "profit": MetricInfo("Profit", True, "total lender profit over all applicants (out-of-fold decisions)"),
+    "profit": MetricInfo("Profit", True, "total lender profit over all applicants (out-of-fold decisions), in the "
+                         "program's profit convention"),
+    "profit_paper": MetricInfo("Profit (paper's convention)", True, "total profit counting a rejected applicant who "
+                               "would have repaid as −revenue (the targeted-DP paper's convention)"),
+    "profit_ordinary": MetricInfo("Profit (ordinary P&L)", True, "total profit of the loans made (a rejected "
+                                  "applicant counts 0)"),
     "profit_per_applicant": MetricInfo("Profit per applicant", True, "profit / n"),
     "approval_rate": MetricInfo("Approval rate", True, "share of applicants offered a loan"),
     "defaults": MetricInfo("Defaults", False, "high-risk applicants who were approved"),
@@ -93,6 +108,59 @@ METRICS: dict[str, MetricInfo] = {
 }
 
 
+# --------------------------------------------------------------------------------------------------------------
+# The flat table's column names (a sweep's table, the CSV written from it): the one place they are made and read.
+# Everything else holds the typed results (engine.analysis.Metrics) and flattens them only to write a table.
+
+#: Prefix of the trivial baselines' columns: ``baseline:<rule>:<metric>``.
+BASELINE_PREFIX = "baseline:"
+#: Prefix of the per-(adversary, secret column) attribute-inference columns: ``attribute_inference_cell:<k>:<j>``.
+ATTACK_CELL_PREFIX = "attribute_inference_cell:"
+
+
+def baseline_column(rule: str, metric: str) -> str:
+    """Column of a trivial rule's metric.
+
+    >>> baseline_column("target nobody", "accuracy")
+    'baseline:target nobody:accuracy'
+    """
+    return f"{BASELINE_PREFIX}{rule}:{metric}"
+
+
+def baseline_rules(columns: object, metric: str) -> list[str]:
+    """The rules whose ``metric`` a table's ``columns`` hold (in column order).
+
+    >>> baseline_rules(["accuracy", "baseline:target nobody:accuracy", "baseline:a:b:accuracy"], "accuracy")
+    ['target nobody', 'a:b']
+    """
+    suffix = ":" + metric
+    return [str(c)[len(BASELINE_PREFIX):-len(suffix)] for c in columns  # type: ignore[attr-defined]
+            if isinstance(c, str) and c.startswith(BASELINE_PREFIX) and c.endswith(suffix)]
+
+
+def attack_cell_column(knowledge: str, secret: object) -> str:
+    """Column of one attribute-inference cell's relative protection in one run.
+
+    >>> attack_cell_column("half", 3)
+    'attribute_inference_cell:half:3'
+    """
+    return f"{ATTACK_CELL_PREFIX}{knowledge}:{secret}"
+
+
+def attack_cell_columns(columns: object) -> list[str]:
+    """The attribute-inference cell columns among ``columns`` (in order)."""
+    return [str(c) for c in columns if isinstance(c, str) and c.startswith(ATTACK_CELL_PREFIX)]  # type: ignore[attr-defined]
+
+
+def attack_cell_name(column: str) -> str:
+    """``"<knowledge>:<secret>"`` of a cell column.
+
+    >>> attack_cell_name("attribute_inference_cell:half:3")
+    'half:3'
+    """
+    return column[len(ATTACK_CELL_PREFIX):]
+
+
 def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` (or of its ``<metric>_change``) is better for the program.
 
@@ -105,7 +173,7 @@ def higher_is_better(metric: str) -> bool:
     >>> higher_is_better("protection_singling_out"), higher_is_better("baseline:approve no one:profit")
     (True, True)
     """
-    if str(metric).startswith("baseline:"):  # a trivial rule's metric: baseline:<rule>:<metric>
+    if str(metric).startswith(BASELINE_PREFIX):  # a trivial rule's metric: baseline:<rule>:<metric>
         metric = str(metric).rsplit(":", 1)[-1]
     name = metric[: -len("_change")] if metric.endswith("_change") and metric not in METRICS else metric
     info = METRICS.get(name)
@@ -117,6 +185,39 @@ def higher_is_better(metric: str) -> bool:
         f"metric {metric!r} has no known direction (higher or lower is better) — choose one of "
         f"{sorted(METRICS)} or a protection column"
     )
+
+
+#: Differences below this share of the values compared are floating-point rounding, not a change (a mean of five
+#: equal profits of 15.5 million differs from that profit by one unit in the last place, 1.86e-09).
+ROUNDING_NOISE = 1e-12
+
+
+def resolved_difference(value: float, reference: float, half_width: float = math.nan) -> float:
+    """``value − reference`` rounded to what the interval of ``value`` can resolve (issue 34: a difference of
+    −1.86e-09 was shown as a change).
+
+    With a 95 % interval of half-width h > 0 the difference is rounded to the decimal place of h's leading digit
+    (10^⌊log10 h⌋): digits below it are noise the interval cannot resolve, and a difference that rounds to 0 is no
+    change. Without an interval (one release, or releases that all agree: h = 0 or NaN) only floating-point
+    rounding is removed: a difference below :data:`ROUNDING_NOISE` × max(|value|, |reference|) is 0. NaN stays NaN.
+
+    >>> resolved_difference(0.8347, 0.8512, 0.0123)
+    -0.02
+    >>> resolved_difference(15502106.789999992, 15502106.79, 0.0)
+    0.0
+    >>> resolved_difference(-95740.0, 69835.0)
+    -165575.0
+    """
+    difference = float(value) - float(reference)
+    if not math.isfinite(difference):
+        return difference
+    h = abs(float(half_width))
+    if math.isfinite(h) and h > 0:
+        step = 10.0 ** math.floor(math.log10(h))
+        return float(round(difference / step) * step) + 0.0  # + 0.0: never −0
+    if abs(difference) <= ROUNDING_NOISE * max(abs(float(value)), abs(float(reference))):
+        return 0.0
+    return difference
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -29,7 +29,10 @@ Programs (``ProgramConfig.kind``):
     reject a low-risk applicant   :math:`-r_j`
     ============================  ========================
 
-    with loan amount :math:`l_j`, revenue :math:`r_j` and interest :math:`i_j` taken from the column roles
+    The last case is the paper's convention (the revenue forgone counts as a loss); ``profit_convention="ordinary"``
+    scores it 0, as ordinary profit and loss does. Both totals are always reported (``profit_paper`` and
+    ``profit_ordinary``); ``profit`` is the chosen one. With loan amount :math:`l_j`, revenue :math:`r_j` and
+    interest :math:`i_j` taken from the column roles
     ``"loan_amount"``, ``"revenue"``, ``"interest"`` in ``extras`` when given, else from the defaults
     ``loan_amount``, ``revenue_rate · l_j`` and ``interest_rate · l_j`` (without a revenue column, the interest
     column, when there is one, is the revenue: a repaid loan earns its interest; see :func:`lending_amounts`). Total profit :math:`\pi = \sum_j \pi_j`
@@ -86,10 +89,19 @@ from engine.constraints import Choice, Constraint, Flag, Integer, Real, check_de
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 
 # Metrics and lending amounts live in their own modules; their names stay importable from here.
-from engine.evaluation.lending import AMOUNT_UNITS, LENDING_ROLES, AmountUnit, lending_amounts, lending_profit
+from engine.evaluation.lending import (
+    AMOUNT_UNITS,
+    LENDING_ROLES,
+    PROFIT_CONVENTIONS,
+    AmountUnit,
+    ProfitConvention,
+    lending_amounts,
+    lending_profit,
+)
 from engine.evaluation.logistic import MAX_STEPS, LogisticFit, fit_logistic
 from engine.evaluation.metrics import (
     METRICS,
+    ROUNDING_NOISE,
     MetricInfo,
     _ratio,
     at_or_below_quantile,
@@ -97,6 +109,7 @@ from engine.evaluation.metrics import (
     confusion_rates,
     higher_is_better,
 )
+from engine.progress import CancelToken
 from engine.serialization import Serializable
 from engine.validation import (
     check_integer,
@@ -123,6 +136,7 @@ __all__ = [
     "confusion_counts",
     "confusion_rates",
     "decision_agreement",
+    "no_data_agreement",
     "evaluate_program",
     "fold_indices",
     "higher_is_better",
@@ -192,6 +206,11 @@ class ProgramConfig(Serializable):
     paper_faithful : bool
         Score as the authors' code does (per-fold thresholds, metrics averaged over folds) instead of pooling the
         out-of-fold predictions.
+    profit_convention : {"paper", "ordinary"}
+        Lending: how rejecting an applicant who would have repaid is scored — the paper's −r_j (the revenue forgone)
+        or 0 (ordinary profit and loss). ``profit`` follows it; ``profit_paper`` and ``profit_ordinary`` are both
+        always reported (:data:`~engine.evaluation.lending.PROFIT_CONVENTIONS`). Optional in a decision record
+        written before it existed (the paper's, as then).
     """
 
     kind: ProgramKind = "targeting"
@@ -210,6 +229,11 @@ class ProgramConfig(Serializable):
     approve_share: float = 0.5
     interest_unit: AmountUnit = "amount"
     revenue_unit: AmountUnit = "amount"
+    profit_convention: ProfitConvention = "paper"
+
+    #: Fields a decision record written before they existed may lack (they then take their default, the behaviour
+    #: of that time).
+    OPTIONAL_FIELDS: ClassVar[tuple[str, ...]] = ("profit_convention",)
 
     PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
         "kind": Choice(tuple(PROGRAM_KINDS), label="program kind"),
@@ -230,6 +254,8 @@ class ProgramConfig(Serializable):
                               hint="0.3 approves the 30% of applicants the model rates most likely to repay"),
         "interest_unit": Choice(tuple(AMOUNT_UNITS)),
         "revenue_unit": Choice(tuple(AMOUNT_UNITS)),
+        "profit_convention": Choice(tuple(PROFIT_CONVENTIONS), label="profit convention",
+                                    hint="paper (a rejected good applicant costs −revenue) or ordinary (0)"),
     }
 
     def __post_init__(self) -> None:
@@ -243,6 +269,69 @@ class ProgramConfig(Serializable):
     @property
     def headline_metric(self) -> str:
         return HEADLINE[self.kind]
+
+    def assumptions(self, roles: Mapping[str, str] | None = None, *, n: int | None = None,
+                    holdout: int = 0) -> tuple[str, ...]:
+        """Every value the program's score rests on that is not read from the data, in plain language — for the
+        result, the report and the decision record (issue 34: default rates were used silently).
+
+        ``roles`` are the program columns given (lending); ``n`` the rows scored and ``holdout`` the rows held out
+        of the release (the attacks' control group), when known.
+
+        >>> for line in ProgramConfig(kind="lending").assumptions({"loan_amount": "Amount"}): print(line)
+        Loan amount: the column 'Amount'.
+        Interest owed on a loan that is not repaid: 15 % of the loan (assumed — no interest column).
+        Revenue of a repaid loan: 15 % of the loan (assumed — no revenue or interest column).
+        Profit convention: the paper's convention: rejecting an applicant who would have repaid costs the revenue forgone (−r); ordinary profit and loss (0 for a rejection) is reported beside it.
+        Decisions: approve when the predicted probability of repaying is ≥ 0.5.
+        Scored by 5-fold cross-validation (folds shuffled with seed 0): every person is scored by a model that did not see them.
+        """
+        roles = dict(roles or {})
+        lines: list[str] = []
+        if self.kind == "lending":
+            if "loan_amount" in roles:
+                lines.append(f"Loan amount: the column {roles['loan_amount']!r}.")
+            else:
+                lines.append(f"Loan amount: {self.loan_amount:g} for every applicant (assumed — no loan amount "
+                             "column).")
+            units = {"amount": "money per applicant", "rate": "a share of the loan", "percent": "a percentage of "
+                     "the loan"}
+            if "interest" in roles:
+                lines.append(f"Interest owed on a loan that is not repaid: the column {roles['interest']!r} "
+                             f"({units[self.interest_unit]}).")
+            else:
+                lines.append(f"Interest owed on a loan that is not repaid: {self.interest_rate * 100:.4g} % of the "
+                             "loan (assumed — no interest column).")
+            if "revenue" in roles:
+                lines.append(f"Revenue of a repaid loan: the column {roles['revenue']!r} ({units[self.revenue_unit]}).")
+            elif "interest" in roles:
+                lines.append(f"Revenue of a repaid loan: its interest, the column {roles['interest']!r}.")
+            else:
+                lines.append(f"Revenue of a repaid loan: {self.revenue_rate * 100:.4g} % of the loan (assumed — no "
+                             "revenue or interest column).")
+            other = "ordinary profit and loss (0 for a rejection)" if self.profit_convention == "paper" else (
+                "the paper's convention (−revenue for a rejected applicant who would have repaid)")
+            lines.append(f"Profit convention: {PROFIT_CONVENTIONS[self.profit_convention]}; {other} is reported "
+                         "beside it.")
+        if self.kind == "lending":
+            lines.append(f"Decisions: approve when the predicted probability of repaying is ≥ {self.approval_threshold:g}."
+                         if self.approval_rule == "threshold" else
+                         f"Decisions: approve the {self.approve_share:.0%} of applicants rated most likely to repay.")
+        elif self.kind == "classification":
+            lines.append(f"Decisions: predict the positive class when its predicted probability is ≥ "
+                         f"{self.approval_threshold:g}." if self.approval_rule == "threshold" else
+                         f"Decisions: predict the positive class for the {self.approve_share:.0%} of records rated "
+                         "most likely positive.")
+        if self.kind == "targeting":
+            lines.append(f"Share targeted (and counted as eligible): {self.quantile:.0%} of people.")
+            lines.append("Population the counts are scaled to: " + (
+                f"{self.population:,.0f} people." if self.population is not None else "the sample itself."))
+        scored = "Scored by" if n is None else f"Scored on {n:,} rows" + (
+            f" (the {n + holdout:,} prepared rows minus the {holdout:,} held out of the release as the attacks' "
+            "control group)" if holdout else "") + " by"
+        lines.append(f"{scored} {self.folds}-fold cross-validation (folds shuffled with seed {self.cv_seed}): every "
+                     "person is scored by a model that did not see them.")
+        return tuple(lines)
 
     @classmethod
     def paper(cls, kind: ProgramKind = "targeting", **overrides) -> ProgramConfig:
@@ -301,6 +390,12 @@ def beaten_by(value: float, baselines: Mapping[str, Mapping[str, float]], metric
     ['approve all']
     >>> beaten_by(-9.0, {"approve all": {"profit": -9.0}, "approve none": {"profit": -4.0}}, "profit")
     ['approve none', 'approve all']
+
+    Values that differ by floating-point rounding only (:data:`~engine.evaluation.metrics.ROUNDING_NOISE`, e.g. a
+    mean of five equal profits against that profit) tie, and a tie is no better:
+
+    >>> beaten_by(15502106.789999997, {"approve everyone": {"profit": 15502106.79}}, "profit")
+    ['approve everyone']
     """
     v = float(value)
     if not math.isfinite(v):
@@ -311,7 +406,8 @@ def beaten_by(value: float, baselines: Mapping[str, Mapping[str, float]], metric
         b = metrics.get(metric)
         if b is None or not math.isfinite(float(b)):
             continue
-        if (up and float(b) >= v) or (not up and float(b) <= v):
+        slack = ROUNDING_NOISE * max(abs(float(b)), abs(v))
+        if (up and float(b) >= v - slack) or (not up and float(b) <= v + slack):
             out.append(name)
     scores = {name: float(baselines[name][metric]) for name in out}
     return sorted(out, key=lambda name: -scores[name] if up else scores[name])  # stable: ties keep their order
@@ -492,6 +588,7 @@ def evaluate_program(
     config: ProgramConfig | None = None,
     *,
     extras: Mapping[str, object] | None = None,
+    cancel: CancelToken | None = None,
 ) -> ProgramResult:
     """Score a program trained and applied on the feature matrix ``x`` (original or privatized).
 
@@ -506,6 +603,9 @@ def evaluate_program(
         The program and scoring rule (default: poverty targeting, pooled out-of-fold rule).
     extras : mapping of role → array, optional
         Per-row program columns; lending reads ``"loan_amount"``, ``"revenue"``, ``"interest"``.
+    cancel : CancelToken, optional
+        Checked before each fold's fit (a fifth of the evaluation: 0.1 s at 2,000 rows × 500 columns); a cancel
+        raises :class:`~engine.errors.CancelledError`.
 
     Returns
     -------
@@ -541,7 +641,7 @@ def evaluate_program(
             "use fewer folds or more data"
         )
     yv = _check_outcome(y, n, config.kind)
-    splits = fold_indices(n, config)
+    splits = _Folds(fold_indices(n, config), cancel)
     notes: list[str] = []
     decisions = None
     baselines: dict[str, dict[str, float]] = {}
@@ -568,6 +668,21 @@ def evaluate_program(
         decisions=decisions,
         baselines=baselines,
     )
+
+
+class _Folds(list):
+    """The folds of :func:`fold_indices`, looking at a cancel token before handing out each one: the program's
+    cancellation points, between its fits."""
+
+    def __init__(self, folds: list, cancel: CancelToken | None) -> None:
+        super().__init__(folds)
+        self._cancel = cancel
+
+    def __iter__(self):
+        for fold in super().__iter__():
+            if self._cancel is not None:
+                self._cancel.raise_if_cancelled("the program's evaluation")
+            yield fold
 
 
 def _targeting(x, y, config: ProgramConfig, splits) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
@@ -679,9 +794,13 @@ def _binary(x, y, config: ProgramConfig, splits, extras, notes: list[str]
 def _lending_metrics(selected: np.ndarray, truth: np.ndarray, config: ProgramConfig, extras) -> dict[str, float]:
     n = selected.size
     loan, revenue, interest = lending_amounts(n, config, extras)
-    profit = lending_profit(selected, truth, loan, revenue, interest)
+    both = {c: lending_profit(selected, truth, loan, revenue, interest, convention=c)  # type: ignore[arg-type]
+            for c in PROFIT_CONVENTIONS}
+    profit = both[config.profit_convention]
     return {
         "profit": float(profit.sum()),
+        "profit_paper": float(both["paper"].sum()),
+        "profit_ordinary": float(both["ordinary"].sum()),
         "profit_per_applicant": float(profit.mean()),
         "approval_rate": float(selected.mean()),
         "defaults": float(np.count_nonzero(selected & ~truth)),
@@ -739,7 +858,8 @@ def trivial_baselines(selected: np.ndarray, truth: np.ndarray, config: ProgramCo
         out[names[0]].update(every)
         out[names[1]].update(none)
         out[names[2]].update({
-            key: share * every[key] + (1 - share) * none[key] for key in ("profit", "profit_per_applicant")
+            key: share * every[key] + (1 - share) * none[key]
+            for key in ("profit", "profit_paper", "profit_ordinary", "profit_per_applicant")
         })
         out[names[2]]["approval_rate"] = share
     return out
@@ -748,9 +868,11 @@ def trivial_baselines(selected: np.ndarray, truth: np.ndarray, config: ProgramCo
 def decision_agreement(result: ProgramResult, reference: ProgramResult) -> float:
     r"""Share of people whose decision under ``result`` equals their decision under ``reference``.
 
-    With ``reference`` the non-private program on the same rows this is the **measured γ** of Theorem 1 of the
-    targeted-DP paper: the probability that the private targeting decision equals the non-private one (the theorem
-    bounds it from above; this measures it on the user's data). NaN when either has no decisions (regression).
+    With ``reference`` the non-private program on the same rows this is the **decision agreement** of a release: the
+    share of people, on these data, whose decision on the release is the one the non-private program makes. It is
+    not Theorem 1's γ, which is a worst case — every data set, each decision right with probability ≥ γ — so an
+    average agreement on one data set can exceed the γ Theorem 1 allows (compare it with :func:`no_data_agreement`,
+    what rules that use no data already reach). NaN when either has no decisions (regression).
 
     >>> a = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 1, 0, 0], bool))
     >>> b = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 0, 0, 0], bool))
@@ -765,6 +887,28 @@ def decision_agreement(result: ProgramResult, reference: ProgramResult) -> float
             f"decisions of {a.size} and {b.size} people cannot be compared — score both on the same rows"
         )
     return float(np.mean(a == b)) if a.size else math.nan
+
+
+def no_data_agreement(reference: ProgramResult) -> dict[str, float]:
+    r"""The decision agreement that each rule using no data reaches with ``reference`` (the non-private program).
+
+    With q the share the reference selects: selecting everybody agrees with it for a share q of the people, selecting
+    nobody for 1 − q, and selecting at random the same share q agrees in expectation for
+    :math:`q^2 + (1 - q)^2 = 1 - 2q(1 - q)`. An agreement target that one of them meets says nothing about the data.
+    Empty when the reference has no decisions (regression) or its kind has no such rules.
+
+    >>> ref = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 0, 0, 0], bool))
+    >>> no_data_agreement(ref)
+    {'target everybody': 0.25, 'target nobody': 0.75, 'random targeting at the same share': 0.625}
+    """
+    names = BASELINE_NAMES.get(reference.kind)
+    if names is None or reference.decisions is None:
+        return {}
+    decisions = np.asarray(reference.decisions, dtype=bool)
+    if decisions.size == 0:
+        return {}
+    q = float(decisions.mean())
+    return {names[0]: q, names[1]: 1.0 - q, names[2]: q * q + (1.0 - q) * (1.0 - q)}
 
 
 def relative_to(result: ProgramResult, baseline: ProgramResult) -> dict[str, float]:

@@ -28,18 +28,32 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from engine.constraints import Choice, Constraint, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee, Release
-from engine.mechanisms.base import RecordMechanism, register
+from engine.mechanisms.base import (
+    FormField,
+    GaussianTradeoff,
+    MechanismReport,
+    MechanismTags,
+    RecordMechanism,
+    ReportMetric,
+    register,
+)
+from engine.mechanisms.samplers import NumpySampler
 from engine.validation import check_array_interval, check_choice, check_interval, check_rng, check_unit_ball
+
+if TYPE_CHECKING:
+    from engine.accounting.budget import BudgetSplit
+    from engine.mechanisms.samplers import NoiseSampler
 
 __all__ = ["CALIBRATIONS", "GaussianMechanism", "gaussian_delta", "gaussian_sigma"]
 
@@ -310,6 +324,24 @@ class GaussianMechanism(RecordMechanism):
 
     KIND = "gaussian"
     LABEL = "Gaussian mechanism (targeted DP)"
+    TAGS = MechanismTags(
+        budgeted=True,
+        sweep_options=("calibration",),
+        preselected=True,
+        samplers=("numpy", "opendp"),
+        partition_modes=("global",),
+        exact_tradeoff=True,
+    )
+    FORM = (
+        FormField("b", "Target distance B", "Two records whose prepared rows are within L2 distance B cannot be told "
+                  "apart beyond (ε, δ); B = 2 is classic DP.", format="%.4f", step=0.01),
+        FormField("epsilon", "Privacy loss ε", "How much one record may change the release's distribution "
+                  "(smaller is more private).", format="%.4f", step=0.1),
+        FormField("delta", "δ", "The probability with which the ε bound may fail (typically at most 1/n).",
+                  format="%.3e", step=1e-6, high=1.0),
+        FormField("calibration", "Calibration", "analytic (Balle & Wang): the smallest σ with the exact guarantee, "
+                  "any ε. classical: σ = B·√(2 ln(1.25/δ))/ε, needs ε < 1 and adds more noise."),
+    )
 
     b: float
     epsilon: float
@@ -334,9 +366,35 @@ class GaussianMechanism(RecordMechanism):
         return gaussian_sigma(self.b, self.epsilon, self.delta, self.calibration)
 
     @classmethod
-    def from_budget(cls, b: float, epsilon: float, delta: float, **options) -> GaussianMechanism:
-        """The mechanism spending the total (ε, δ) at target distance B (``options``: ``calibration``)."""
+    def examples(cls, d: int) -> dict[str, RecordMechanism]:
+        return {"gaussian": cls(b=0.5, epsilon=1.0, delta=1e-5),
+                "gaussian-classical": cls(b=2.0, epsilon=0.5, delta=1e-5, calibration="classical")}
+
+    @classmethod
+    def from_budget(cls, b: float, epsilon: float, delta: float, *, d: int | None = None,
+                    split: BudgetSplit | None = None, **options: Any) -> GaussianMechanism:
+        """The mechanism spending the total (ε, δ) at target distance B in one step (``d`` and a split play no role;
+        ``options``: ``calibration``)."""
         return cls(b=float(b), epsilon=float(epsilon), delta=float(delta), **options)
+
+    def exact_tradeoff(self, distance: float) -> GaussianTradeoff:
+        """N(0, σ²) against N(distance, σ²): the exact trade-off of two records ``distance`` apart."""
+        return GaussianTradeoff(float(distance), float(self.sigma))
+
+    def partition_mode(self, requested: str) -> tuple[str, str | None]:
+        """Both out-of-core modes are the global one: every entry gets independent noise, nothing is shared."""
+        if requested == "partitioned":
+            return "global", (
+                "--dask-mode partitioned was asked for; for the Gaussian mechanism (independent noise on every entry) "
+                "it is the same release as the global mode, which is what ran"
+            )
+        return super().partition_mode(requested)
+
+    def report(self, details: Any) -> MechanismReport:
+        return MechanismReport(metrics=(
+            ReportMetric("σ (per coordinate)", float(self.sigma), "Noise standard deviation on every value."),
+            ReportMetric("Calibration", self.calibration, CALIBRATIONS[self.calibration]),
+        ))
 
     def guarantee(self) -> Guarantee:
         notes = [f"σ = {self.sigma:.6g} per coordinate, from the {CALIBRATIONS[self.calibration]}."]
@@ -355,8 +413,10 @@ class GaussianMechanism(RecordMechanism):
             notes=tuple(notes),
         )
 
-    def release(self, x: np.ndarray, *, rng: np.random.Generator) -> Release:
-        """Add N(0, σ²) to every entry of ``x`` (n × d, rows in the unit L2 ball).
+    def release(self, x: np.ndarray, *, rng: np.random.Generator | None = None,
+                sampler: NoiseSampler | None = None) -> Release:
+        """Add N(0, σ²) to every entry of ``x`` (n × d, rows in the unit L2 ball), drawn by ``sampler`` (default:
+        numpy on ``rng``; OpenDP's vetted sampler through :func:`engine.release.privatize`).
 
         Raises
         ------
@@ -365,13 +425,21 @@ class GaussianMechanism(RecordMechanism):
         DataValidationError
             A row lies outside the unit L2 ball (prepare the data first), since the guarantee's unit assumes it.
         """
-        check_rng(rng)
+        if sampler is None:
+            check_rng(rng)
+            assert rng is not None
+            sampler = NumpySampler(rng)
         arr = check_unit_ball(x, mechanism="the Gaussian mechanism")
         sigma = self.sigma
-        value = arr + rng.normal(0.0, sigma, size=arr.shape)
+        value, drawn = sampler.add_gaussian(arr, sigma, sensitivity=float(self.b), epsilon=float(self.epsilon))
+        drawn = dict(drawn)
+        guarantee = self.guarantee()
+        note = drawn.pop("note", None)
+        if note is not None:
+            guarantee = dataclasses.replace(guarantee, notes=(*guarantee.notes, str(note)))
         return Release(
             value=value,
-            guarantee=self.guarantee(),
+            guarantee=guarantee,
             details={
                 "noise_sd_per_coordinate": float(sigma),
                 "output_scale": 1.0,
@@ -379,5 +447,6 @@ class GaussianMechanism(RecordMechanism):
                 "implementation": "direct",
                 "sensitivity_l2": float(self.b),
                 "delta_at_sigma": float(gaussian_delta(self.b, sigma, self.epsilon)),
+                **drawn,
             },
         )

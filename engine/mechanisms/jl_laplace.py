@@ -31,17 +31,30 @@ Corrections to the paper (digest §5, §7), all implemented and tested:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from engine.constraints import Choice, Constraint, Integer, Real, check_declared
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee, Release
-from engine.mechanisms.base import RecordMechanism, register
+from engine.mechanisms.base import (
+    FormField,
+    MechanismReport,
+    MechanismTags,
+    NoiseProfile,
+    PartitionPlan,
+    RecordMechanism,
+    ReportMetric,
+    ReportTable,
+    register,
+)
+from engine.mechanisms.samplers import NumpySampler
 from engine.validation import (
     check_array_interval,
     check_choice,
@@ -52,7 +65,17 @@ from engine.validation import (
     check_unit_ball,
 )
 
+if TYPE_CHECKING:
+    from engine.accounting.budget import BudgetSplit
+    from engine.mechanisms.samplers import NoiseSampler
+
 Relation = Literal["element", "row"]
+
+#: Default projection dimension k of a JL release configured from a budget (the paper uses k from 2 to 20, k ≪ d).
+DEFAULT_K = 5
+
+_RELATION_TEXT = (("row", "row-wise (one record changes by at most B in L2)"),
+                  ("element", "element-wise (one entry changes by at most the element bound)"))
 
 
 def row_t_min(k: int, b: float) -> float:
@@ -301,6 +324,38 @@ class JLLaplace(RecordMechanism):
 
     KIND: ClassVar[str] = "jl-laplace"
     LABEL: ClassVar[str] = "JL projection + Laplace noise (secure-release paper)"
+    TAGS: ClassVar[MechanismTags] = MechanismTags(
+        budgeted=True,
+        needs_d=True,
+        sweep_options=("k", "relation", "target_delta"),
+        sweep_defaults=(("k", DEFAULT_K),),
+        projects=True,
+        samplers=("numpy",),
+        opendp_reason="it multiplies by a secret random projection before adding Laplace noise",
+        partition_modes=("global",),
+        recovers_distances=True,
+    )
+    FORM: ClassVar[tuple[FormField, ...]] = (
+        FormField("k", "Projection dimension k", "Columns of the release. The paper uses k from 2 to 20 (k ≪ d). "
+                  "More columns keep distances better (JL) but each carries Laplace noise, and the element-wise "
+                  "failure bound needs k > 2 ln d."),
+        FormField("epsilon", "Privacy loss ε", "How much one record may change the release's distribution; the "
+                  "Laplace scale is c/ε.", format="%.4f", step=0.1),
+        FormField("relation", "Protection unit", "What a neighbour is. Row-wise with B = 2 covers any substitution "
+                  "of one person's record (prepared rows lie in the unit ball). Element-wise covers one entry only: "
+                  "it is NOT record-level protection.", options=_RELATION_TEXT),
+        FormField("b", "Row change bound B (row-wise)", "Row-wise: the largest L2 change of one record that is "
+                  "protected (α = B²).", format="%.4f", step=0.01),
+        FormField("element_bound", "Element bound (element-wise)", "Element-wise: the largest change of ONE entry "
+                  "that is protected (the paper: 1).", format="%.4f", step=0.1, low=0.001),
+        FormField("target_delta", "Target δ_fail (0 = the paper's rule)", "The failure probability the noise is "
+                  "calibrated to: the smallest noise whose rigorous per-pair bound on δ_fail is at most the target "
+                  "(ours). 0 uses the paper's rule: c = 2√k·bound element-wise; c = k·t row-wise.",
+                  format="%.3e", step=1e-6, zero_is_none=True, high=0.999999),
+        FormField("t", "Row-wise threshold t (paper's rule; 0 = t_min)", "Theorem 5: c = k·t with "
+                  "t ≥ t_min = √(2 ln(2k)·B²/k). The paper's bound on δ_fail is 2k·exp(−k t²/(2B²)); at t_min it "
+                  "is exactly 1 (no guarantee).", format="%.4f", step=0.1, zero_is_none=True),
+    )
 
     k: int
     epsilon: float
@@ -412,17 +467,147 @@ class JLLaplace(RecordMechanism):
         return out
 
     @classmethod
-    def from_budget(cls, b: float, epsilon: float, delta: float, **options: Any) -> JLLaplace:
-        """Row-wise JL + Laplace with change bound B, privacy loss ε and the noise calibrated to δ_fail ≤ δ
-        (δ must be in (0, 1)); ``options``: ``d`` (the number of features, required), ``k`` (default 5) and the
-        other fields."""
-        d = options.pop("d", None)
+    def examples(cls, d: int) -> dict[str, RecordMechanism]:
+        return {"jl-laplace": cls.from_budget(0.5, 1.0, 1e-3, d=d),
+                "jl-laplace-element": cls(k=5, epsilon=1.0, d=d, relation="element")}
+
+    @classmethod
+    def from_budget(cls, b: float, epsilon: float, delta: float, *, d: int | None = None,
+                    split: BudgetSplit | None = None, k: int = DEFAULT_K, relation: Relation = "row",
+                    target_delta: float | None = None, **options: Any) -> JLLaplace:
+        """JL + Laplace with privacy loss ε and the noise calibrated to δ_fail ≤ ``target_delta`` (default δ, which
+        must then be in (0, 1)). Row-wise (default) B is the row change bound; element-wise B is the change bound of
+        one entry. ``d`` (the number of features) is required; ``k`` defaults to :data:`DEFAULT_K`; a split plays no
+        role (one step)."""
         if d is None:
             raise InvalidParameterError("a JL release needs d, the number of feature columns — pass d=")
-        k = options.pop("k", 5)
-        target = float(delta) if 0 < float(delta) < 1 else None
-        return cls(k=int(k), epsilon=float(epsilon), d=int(d), relation="row", b=float(b), target_delta=target,
-                   **options)
+        target = float(delta) if target_delta is None else float(target_delta)
+        if not 0 < target < 1:
+            raise InvalidParameterError(
+                f"the JL release calibrates its noise to δ_fail = δ, which must be in (0, 1); got δ = {target:g} — "
+                "set target_delta (or use the paper's rule with t)"
+            )
+        row = relation == "row"
+        return cls(k=int(k), epsilon=float(epsilon), d=int(d), relation=relation, b=float(b) if row else 2.0,
+                   element_bound=1.0 if row else float(b), target_delta=target, **options)
+
+    @classmethod
+    def from_form(cls, values: Mapping[str, Any], *, d: int) -> RecordMechanism:
+        """The form's values: row-wise ignores the element bound (1), element-wise the row bound (2) and t."""
+        data = dict(values)
+        if data.get("relation", "row") == "row":
+            data["element_bound"] = 1.0
+        else:
+            data["b"], data["t"] = 2.0, None
+        return super().from_form(data, d=d)
+
+    def tags(self) -> MechanismTags:
+        if self.relation == "element":  # one entry changes: any finite matrix, no unit ball
+            return dataclasses.replace(self.TAGS, unit_ball=False)
+        return self.TAGS
+
+    def output_dimension(self, d: int) -> int:
+        """The release has k projected columns, whatever d."""
+        return int(self.k)
+
+    def distance_statements(self, distance: float) -> tuple[list[tuple[float, float]], str]:
+        """Row-wise: the guarantee translated (switch lemma). Element-wise: the record-level statement implied by
+        group privacy over :func:`element_steps_for_record` entry changes."""
+        if self.relation != "element":
+            return super().distance_statements(distance)
+        guarantee = self.guarantee()
+        eps, dlt = element_record_loss(float(guarantee.epsilon), float(guarantee.delta), self.d,
+                                       float(self.element_bound), distance)
+        s = element_steps_for_record(self.d, float(self.element_bound), distance)
+        return [(float(eps), float(dlt))], (
+            f"the element-level guarantee (ε = {float(guarantee.epsilon):.4g}, δ = {float(guarantee.delta):.3g}) "
+            f"covers ONE entry changed by at most {float(self.element_bound):g}; for two whole records "
+            f"{distance:g} apart it implies only (ε = {float(eps):.4g}, δ = {float(dlt):.3g}) by group privacy over "
+            f"s = ⌈{distance:g}·√d/{float(self.element_bound):g}⌉ + d − 1 = {s} entry changes (d = {self.d})"
+        )
+
+    def distance_recovery(self, x: np.ndarray, z: np.ndarray, *, rng: np.random.Generator,
+                          pairs: int = 400) -> dict[str, np.ndarray]:
+        """Algorithm 2 on random pairs of records (:func:`distance_recovery_sample`)."""
+        return distance_recovery_sample(x, z, self.noise_variance, self.k, rng=rng, pairs=pairs)
+
+    def noise_profile(self, d: int, points: int = 80) -> NoiseProfile:
+        """ε against δ_fail at this release's Laplace scale, row-wise (this B) and element-wise (this element
+        bound), on ε from 4ε/100 to 4ε (:func:`delta_fail_curve`)."""
+        eps = np.geomspace(4 * self.epsilon / 100.0, 4 * self.epsilon, points)
+        row_b = float(self.b)
+        curves = []
+        relations: tuple[tuple[str, Relation], ...] = (
+            (f"row-wise (B = {row_b:.4g})", "row"), (f"element-wise (bound {float(self.element_bound):.4g})", "element"))
+        for label, relation in relations:
+            curve = delta_fail_curve(eps, laplace_scale=float(self.laplace_scale), k=int(self.k), relation=relation,
+                                     d=int(d), b=row_b, element_bound=float(self.element_bound))
+            curves.append((label, relation, {key: tuple(np.asarray(v, dtype=float).tolist())
+                                             for key, v in curve.items()}))
+        return NoiseProfile(
+            title="JL projection + Laplace: ε against δ_fail at fixed noise",
+            text=("At a fixed Laplace noise (so a fixed utility), the same release can be described by many "
+                  "(ε, δ_fail) pairs: claiming a larger ε raises the sensitivity bound c = ε × scale, which fails "
+                  "less often. Solid: the per-pair bound the Studio states; dashed: the exact probability of the "
+                  "event in the paper's proof; dotted: the paper's printed bound. Shaded: δ ≥ 1, no guarantee at "
+                  "all."),
+            curves=tuple(curves),
+            metric=ReportMetric(f"δ_fail at the swept ε = {self.epsilon:.4g}", self.delta_fail,
+                                f"Laplace scale {self.laplace_scale:.4g}, k = {self.k}, d = {d}; the paper's bound "
+                                f"at this point: {self.delta_fail_paper:.4g}."),
+            warnings=tuple(self.warnings()),
+        )
+
+    def partition_refusal(self, mode: str) -> str:
+        if mode == "partitioned":
+            return ("--dask-mode partitioned is for the private projection; JL + Laplace needs ONE secret P for the "
+                    "whole release (one per part would make the parts' projections incomparable) — use --dask-mode "
+                    "global")
+        return super().partition_refusal(mode)
+
+    def partition_plan(self, mode: str, d: int, rng: np.random.Generator,
+                       covariance: Callable[[str], np.ndarray]) -> tuple[PartitionPlan, dict[str, Any]]:
+        """The secret P drawn once on the driver (from ``rng``), broadcast to the workers and never written; each
+        partition releases x P + Laplace(0, c/ε)."""
+        self.partition_mode(mode)
+        if self.d != d:
+            raise InvalidParameterError(
+                f"d must equal the number of data columns; configured d = {self.d}, data has {d} — "
+                "set d to the data's column count"
+            )
+        details = self.release(np.zeros((1, d)), rng=np.random.default_rng(0)).details  # data-free
+        p = rng.normal(0.0, 1.0 / math.sqrt(self.k), size=(d, self.k))
+        return _SharedProjectionPlan(self, p, self.guarantee()), dict(details)
+
+    def report(self, details: Mapping[str, Any]) -> MechanismReport:
+        d_pair, d_event, d_paper = (details.get("delta_fail"), details.get("delta_fail_proof_event"),
+                                    details.get("delta_fail_paper_bound"))
+        paper = "vacuous (≥ 1)" if d_paper is None or float(d_paper) >= 1 else d_paper
+        return MechanismReport(
+            metrics=(
+                ReportMetric("δ_fail (the guarantee's δ)", d_pair,
+                             "Rigorous upper bound, per neighbouring pair, on the probability over the secret "
+                             "projection P that the sensitivity bound c fails (ours)."),
+                ReportMetric("Exact probability of the proof's event", d_event,
+                             "The event the paper's proof needs, for all pairs at once (exact χ² / normal form)."),
+                ReportMetric("The paper's bound", paper,
+                             "The bound printed in the paper (Lemma 2 element-wise: d·e^{−(c−√k)²/2}; Lemma 4 "
+                             "row-wise: 2k·e^{−kt²/(2α)}). A value ≥ 1 guarantees nothing."),
+            ),
+            tables=(ReportTable("jl", (
+                ("quantity", ("projection dimension k", "sensitivity bound c", "Laplace scale c/ε",
+                              "noise variance σ² = 2(c/ε)² (for distance recovery)", "row-wise threshold t = c/k",
+                              "rule for c")),
+                ("value", (self.k, self.c, self.laplace_scale, self.noise_variance,
+                           self.threshold_t if self.relation == "row" else "—", str(details.get("c_rule")))),
+            )),),
+            notes=(*(("warning", w) for w in self.warnings()), ("info", (
+                "**The projection P stays secret.** It is drawn fresh for this release and never stored, shown or "
+                "exported (only a seed you typed is recorded). The paper's claim that the data cannot be "
+                "reconstructed rests on that secrecy alone — it is not a quantified guarantee: someone who knows a "
+                "few original records can estimate P's effect by regression (the protection scores below use "
+                "exactly that adversary)."))),
+        )
 
     def guarantee(self) -> Guarantee:
         delta = min(1.0, self.delta_fail)
@@ -457,7 +642,10 @@ class JLLaplace(RecordMechanism):
             notes=tuple(notes),
         )
 
-    def release(self, x: np.ndarray, *, rng: np.random.Generator) -> Release:
+    def release(self, x: np.ndarray, *, rng: np.random.Generator | None = None,
+                sampler: NoiseSampler | None = None) -> Release:
+        """Z = X P + Laplace(0, c/ε): P (d × k, entries N(0, 1/k)) from ``rng``, the noise from ``sampler``
+        (numpy's on ``rng`` by default: the same draws, in the same order)."""
         x = check_unit_ball(x, mechanism=self.LABEL) if self.relation == "row" else check_matrix("data", x)
         if x.shape[1] != self.d:
             raise InvalidParameterError(
@@ -465,9 +653,9 @@ class JLLaplace(RecordMechanism):
                 "set d to the data's column count"
             )
         check_rng(rng)
+        assert rng is not None
         p = rng.normal(0.0, 1.0 / math.sqrt(self.k), size=(self.d, self.k))
-        z = x @ p
-        z += rng.laplace(0.0, self.laplace_scale, size=z.shape)
+        z, _ = (sampler or NumpySampler(rng)).add_laplace(x @ p, self.laplace_scale)
         return Release(
             value=z,
             guarantee=self.guarantee(),
@@ -486,6 +674,24 @@ class JLLaplace(RecordMechanism):
                 "c_rule": "target δ, per-pair bound (ours)" if self.target_delta is not None else "paper",
             },
         )
+
+
+class _SharedProjectionPlan(PartitionPlan):
+    """JL + Laplace with the secret P drawn once on the driver: each partition releases x P + Laplace(0, c/ε)."""
+
+    def __init__(self, mechanism: JLLaplace, p: np.ndarray, guarantee: Guarantee) -> None:
+        super().__init__(mechanism)
+        self.p, self.guarantee, self.scale = p, guarantee, float(mechanism.laplace_scale)
+
+    def release(self, x: np.ndarray, *, rng: np.random.Generator | None = None,
+                sampler: NoiseSampler | None = None) -> Release:
+        check_rng(rng)
+        assert rng is not None
+        z, _ = (sampler or NumpySampler(rng)).add_laplace(x @ self.p, self.scale)
+        return Release(value=z, guarantee=self.guarantee)
+
+    def finish(self, details: dict[str, Any], parts: list[tuple[int, dict[str, Any]]], d: int) -> dict[str, Any]:
+        return dict(details)  # data-free, drawn on the driver
 
 
 def delta_fail_curve(epsilons, *, laplace_scale: float, k: int, relation: Relation, d: int = 1,

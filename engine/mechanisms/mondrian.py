@@ -36,17 +36,28 @@ import collections
 import hashlib
 import math
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from engine.constraints import Constraint, Integer, check_declared
 from engine.errors import DataValidationError, InsufficientDataError, InvalidParameterError
 from engine.guarantee import Release
-from engine.mechanisms.base import RecordMechanism, register
+from engine.mechanisms.base import (
+    FormField,
+    MechanismReport,
+    MechanismTags,
+    RecordMechanism,
+    ReportMetric,
+    register,
+)
 from engine.serialization import Serializable
 from engine.validation import check_integer, check_matrix
+
+if TYPE_CHECKING:
+    from engine.mechanisms.samplers import NoiseSampler
 
 #: Range of k the paper studies (and the dashboard offers).
 K_MIN, K_MAX = 2, 10
@@ -269,6 +280,18 @@ class MondrianKAnonymity(RecordMechanism):
 
     KIND: ClassVar[str] = "mondrian"
     LABEL: ClassVar[str] = "k-anonymity (Mondrian)"
+    TAGS: ClassVar[MechanismTags] = MechanismTags(
+        unit_ball=False,
+        noiseless=True,
+        differentially_private=False,
+        opendp_reason="it adds no noise (k-anonymity is not differential privacy)",
+    )
+    FORM: ClassVar[tuple[FormField, ...]] = (
+        FormField("k", "k (smallest group size)", "Every released row equals at least k − 1 others. The paper reports "
+                  "k = 2 (the most accurate). k-anonymity is NOT differential privacy: it gives no (ε, δ) bound."),
+    )
+    #: ``--k`` is the projection dimension of the other mechanisms; the class size has its own flag.
+    FLAGS: ClassVar[Mapping[str, str]] = {"k": "anonymity_k"}
 
     k: int = 2
 
@@ -279,7 +302,23 @@ class MondrianKAnonymity(RecordMechanism):
     def __post_init__(self) -> None:
         check_declared(self)
 
-    def guarantee(self) -> KAnonymityGuarantee:  # type: ignore[override]
+    @classmethod
+    def examples(cls, d: int) -> dict[str, RecordMechanism]:
+        return {"mondrian": cls(k=2)}
+
+    def partition_refusal(self, mode: str) -> str:
+        return ("Mondrian k-anonymity cannot run under --engine dask: its median splits depend on all rows at once "
+                "(every cut is chosen from the whole table), so it is not partition-local — use the in-memory engine")
+
+    def report(self, details: Mapping[str, Any]) -> MechanismReport:
+        return MechanismReport(metrics=(
+            ReportMetric("Classes", details.get("classes"), "Equivalence classes formed."),
+            ReportMetric("Smallest class", details.get("smallest_class"), "At least k rows each."),
+            ReportMetric("Distortion (rms)", details.get("distortion_rms_per_coordinate"),
+                         "Root mean square change of a value (class mean against the record)."),
+        ))
+
+    def guarantee(self) -> KAnonymityGuarantee:
         return KAnonymityGuarantee(
             k=self.k,
             mechanism=self.LABEL,
@@ -289,8 +328,10 @@ class MondrianKAnonymity(RecordMechanism):
             ),
         )
 
-    def release(self, x: np.ndarray, *, rng: np.random.Generator) -> Release:
-        """Replace each row of ``x`` by the mean of its Mondrian equivalence class (``rng`` is not used)."""
+    def release(self, x: np.ndarray, *, rng: np.random.Generator | None = None,
+                sampler: NoiseSampler | None = None) -> Release:
+        """Replace each row of ``x`` by the mean of its Mondrian equivalence class (no randomness: ``rng`` and
+        ``sampler`` are not used)."""
         try:
             x = check_matrix("x", x)
         except InvalidParameterError as exc:

@@ -43,12 +43,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from engine.accounting.composition import parallel_composition, sequential_composition
+from engine.accounting.tdp import switch_loss
 from engine.constraints import Choice, Constraint, Integer, Real, check_declared
 from engine.errors import (
     DataValidationError,
@@ -57,7 +59,16 @@ from engine.errors import (
     ResourceLimitError,
 )
 from engine.guarantee import Guarantee, Release
-from engine.mechanisms.base import RecordMechanism, register
+from engine.mechanisms.base import (
+    FormField,
+    MechanismReport,
+    MechanismTags,
+    PartitionPlan,
+    RecordMechanism,
+    ReportMetric,
+    ReportTable,
+    register,
+)
 from engine.validation import (
     check_array_integer,
     check_array_interval,
@@ -65,6 +76,10 @@ from engine.validation import (
     check_rng,
     check_unit_ball,
 )
+
+if TYPE_CHECKING:
+    from engine.accounting.budget import BudgetSplit
+    from engine.mechanisms.samplers import NoiseSampler
 
 #: Memory the reference implementation may use for its n × k matrices (two are alive at once). Override per call
 #: with ``PrivateProjection.release(..., memory_limit_bytes=...)``.
@@ -185,6 +200,53 @@ def projection_noise_sd(b, epsilon1, delta1, k, d):
     return _scalar_or_array(sigma1 * kk * np.sqrt(1.5 / (kk - dd - 1.0)))
 
 
+def projection_expected_loss(b, epsilon1, delta1, epsilon2, delta2, distance=2.0):
+    r"""The paper's expected privacy loss U of Algorithm 1 at distance t (default 2: any two records).
+
+    .. math:: U = \frac{\hat\varepsilon_1^2}{4(\ln(1/\hat\delta_1) + \varepsilon_1)}
+              + \frac{\hat\varepsilon_2^2}{16 \ln(1.25/\hat\delta_2)}
+
+    with (ε̂_i, δ̂_i) = :func:`engine.accounting.tdp.switch_loss` (ε_i, δ_i, B, t). Vectorised.
+
+    Examples
+    --------
+    >>> delta = 1 / 4202
+    >>> round(projection_expected_loss(2.0, 3.0, 2 * delta / 3, 0.9999, delta / 3), 4)
+    0.198
+    """
+    e1 = check_array_interval("epsilon1", epsilon1, 0, None, closed="neither")
+    d1 = check_array_interval("delta1", delta1, 0, 1, closed="neither")
+    e2 = check_array_interval("epsilon2", epsilon2, 0, None, closed="neither")
+    d2 = check_array_interval("delta2", delta2, 0, 1, closed="neither")
+    bb = check_array_interval("b", b, 0, 2, closed="right")
+    t = check_array_interval("distance", distance, 0, 2, closed="right")
+    eh1, dh1 = switch_loss(e1, d1, bb, t)
+    eh2, dh2 = switch_loss(e2, d2, bb, t)
+    eh1, dh1, eh2, dh2 = (np.asarray(v, dtype=float) for v in (eh1, dh1, eh2, dh2))
+    with np.errstate(divide="ignore"):
+        # ln(1/δ̂1) = 0 when δ̂1 clips to 1 (as printed); δ̂ = 0 cannot occur for t > 0 and δ > 0.
+        step1 = eh1**2 / (4.0 * (-np.log(dh1) + e1))
+        step2 = eh2**2 / (16.0 * np.log(1.25 / dh2))
+    return _scalar_or_array(step1 + step2)
+
+
+def projection_distinguishing(b, epsilon1, delta1, epsilon2, delta2, distance=2.0):
+    """The paper's distinguishing protection D = 1/(U + 1) of Algorithm 1 (see :func:`projection_expected_loss`).
+
+    Examples
+    --------
+    The paper's 83.5 % for classic DP (n = 4,201, δ = 1/4202, δ1 = 2δ/3, δ2 = δ/3):
+
+    >>> delta = 1 / 4202
+    >>> round(projection_distinguishing(2.0, 3.0, 2 * delta / 3, 0.9999, delta / 3), 4)
+    0.8347
+    >>> round(projection_distinguishing(2.0, 2.0, 2 * delta / 3, 0.5, delta / 3), 4)
+    0.9135
+    """
+    return _scalar_or_array(1.0 / (1.0 + np.asarray(projection_expected_loss(b, epsilon1, delta1, epsilon2, delta2,
+                                                                             distance))))
+
+
 def paper_partition_delta(n: int, partitions: int) -> float:
     r"""The paper's δ for the partitioned (Nigeria) setup: :math:`\delta = 1/(\lceil n/m\rceil + 1)`.
 
@@ -267,6 +329,38 @@ class PrivateProjection(RecordMechanism):
 
     KIND: ClassVar[str] = "projection"
     LABEL: ClassVar[str] = "Private projection (Algorithm 1)"
+    TAGS: ClassVar[MechanismTags] = MechanismTags(
+        budgeted=True,
+        sweep_options=("k", "output_scale", "covariance", "partitions"),
+        preselected=True,
+        samplers=("numpy",),
+        opendp_reason="its noise is correlated through a data-dependent covariance step",
+        partition_modes=("global", "partitioned"),
+    )
+    FORM: ClassVar[tuple[FormField, ...]] = (
+        FormField("b", "Target distance B", "Two records whose prepared rows are within L2 distance B cannot be "
+                  "told apart beyond (ε, δ); B = 2 is classic DP.", format="%.4f", step=0.01),
+        FormField("k", "Projection dimension k", "Columns of the random projection (the paper: 10,000). The noise "
+                  "per coordinate barely depends on k once k ≫ d.", step=1000),
+        FormField("rank", "Rank kept (0 = all d)", "Singular vectors of the noisy covariance kept. At full rank "
+                  "(0 = d, the paper) the covariance step does not change the output: (ε2, δ2) buys nothing.",
+                  zero_is_none=True, high_is_d=True),
+        FormField("epsilon1", "ε1 (projection step)", "Privacy loss spent on the noisy projection. Algorithm 1 "
+                  "spends its budget in two steps; the total guarantee is (ε1 + ε2, δ1 + δ2). Default split: "
+                  "ε2 = min(ε/4, 0.9999), ε1 = ε − ε2, δ1 = 2δ/3, δ2 = δ/3 (the paper's δ split).",
+                  format="%.4f", step=0.05),
+        FormField("delta1", "δ1 (projection step)", "Also covers the chance (≤ δ1/2) that the random projection "
+                  "exceeds its sensitivity bound.", format="%.3e", step=1e-6),
+        FormField("epsilon2", "ε2 (covariance step, < 1)", "Privacy loss of the noisy covariance; the classical "
+                  "Gaussian bound it uses needs ε2 < 1.", format="%.4f", step=0.05, high=math.inf),
+        FormField("delta2", "δ2 (covariance step)", "δ of the noisy covariance step.", format="%.3e", step=1e-6),
+        FormField("implementation", "Implementation", "fast: draws the same output distribution directly in n × d "
+                  "(exact, milliseconds). reference: the paper's steps with n × k matrices (seconds; refused when "
+                  "it would need too much memory)."),
+        FormField("output_scale", "Output scale", "unbiased: the paper's output multiplied by k (free "
+                  "post-processing), so values are on the data's prepared scale. paper: as printed, X/k plus noise "
+                  "(to reproduce the authors)."),
+    )
 
     b: float
     epsilon1: float
@@ -334,14 +428,128 @@ class PrivateProjection(RecordMechanism):
         return projection_sigma2(self.b, self.epsilon2, self.delta2)
 
     @classmethod
-    def from_budget(cls, b: float, epsilon: float, delta: float, **options) -> PrivateProjection:
-        """Algorithm 1 spending the total (ε, δ) with the default split (:func:`engine.accounting.budget.split_budget`);
-        ``options`` are the other fields (``k``, ``rank``, ``output_scale``, …)."""
+    def examples(cls, d: int) -> dict[str, RecordMechanism]:
+        return {
+            "projection": cls(b=0.5, epsilon1=3.0, delta1=2e-4, epsilon2=0.5, delta2=1e-4, k=50),
+            "projection-parts-rank": cls(b=0.25, epsilon1=2.0, delta1=2e-4, epsilon2=0.9, delta2=1e-4, k=20,
+                                         partitions=2, rank=min(2, d), output_scale="paper"),
+        }
+
+    @classmethod
+    def from_budget(cls, b: float, epsilon: float, delta: float, *, d: int | None = None,
+                    split: BudgetSplit | None = None, **options: Any) -> PrivateProjection:
+        """Algorithm 1 spending the total (ε, δ): with ``split`` (ε1, δ1, ε2, δ2) when given (its totals are ε and
+        δ), else the default split (:func:`engine.accounting.budget.split_budget`); ``options`` are the other fields
+        (``k``, ``rank``, ``output_scale``, …)."""
         from engine.accounting.budget import split_budget
 
-        split = split_budget(epsilon, delta)
-        return cls(b=float(b), epsilon1=split.epsilon1, delta1=split.delta1, epsilon2=split.epsilon2,
-                   delta2=split.delta2, **options)
+        parts = split_budget(epsilon, delta) if split is None else split
+        return cls(b=float(b), epsilon1=float(parts.epsilon1), delta1=float(parts.delta1),
+                   epsilon2=float(parts.epsilon2), delta2=float(parts.delta2), **options)
+
+    # ------------------------------------------------------------------ what the attacks need
+    def distance_statements(self, distance: float) -> tuple[list[tuple[float, float]], str]:
+        """The basic composition of steps 3 and 4 each translated to ``distance``, and the whole guarantee
+        translated (switch lemma): both are valid, so the attack's bound is their pointwise maximum."""
+        whole, _ = super().distance_statements(distance)
+        e1, d1 = switch_loss(self.epsilon1, self.delta1, self.b, distance)
+        e2, d2 = switch_loss(self.epsilon2, self.delta2, self.b, distance)
+        return [(float(e1 + e2), float(min(1.0, d1 + d2))), *whole], (
+            f"pointwise max of the basic composition of steps 3 and 4 each translated to distance {distance:g} "
+            "and of the whole guarantee translated (switch lemma)"
+        )
+
+    def expected_loss(self, distance: float) -> tuple[float, str]:
+        """The paper's closed form for Algorithm 1 (:func:`projection_expected_loss`)."""
+        loss = float(projection_expected_loss(self.b, self.epsilon1, self.delta1, self.epsilon2, self.delta2,
+                                              distance))
+        return loss, "paper's closed form for Algorithm 1 (switch lemma per step; Kohli & Blumenstock, Methods)"
+
+    # ------------------------------------------------------------------ out of core
+    def partition_refusal(self, mode: str) -> str:
+        if self.partitions > 1:
+            return (
+                f"the projection's partitions = {self.partitions} splits the rows by a random permutation of the "
+                "whole table, which --engine dask does not do — set partitions to 1 and use --dask-mode partitioned "
+                "(disjoint row ranges, same guarantee), or the in-memory engine"
+            )
+        if self.implementation == "reference":
+            return (
+                "implementation='reference' materialises n × k matrices and is not available under --engine dask — "
+                "use implementation='fast' (exactly the same output distribution)"
+            )
+        return super().partition_refusal(mode)
+
+    def tags(self) -> MechanismTags:
+        if self.partitions > 1 or self.implementation == "reference":
+            return dataclasses.replace(self.TAGS, partition_modes=())
+        return self.TAGS
+
+    def partition_plan(self, mode: str, d: int, rng: np.random.Generator,
+                       covariance: Callable[[str], np.ndarray]) -> tuple[PartitionPlan, dict[str, Any]]:
+        """Global mode: R drawn once (from ``rng``), the covariance of the whole table privatized once (rank < d),
+        the operators (A, F) formed once; every partition draws its own noise rows σ1·z F — the rows of the fast
+        path are i.i.d. given (R, V), so the output has the in-memory fast path's distribution. Partitioned mode:
+        Algorithm 1 in full on each partition (its own R, covariance and noise; parallel composition, Lemma 3)."""
+        self.partition_mode(mode)
+        rank = d if self.rank is None else int(self.rank)
+        if rank > d:
+            raise InvalidParameterError(f"rank must be at most the number of features d = {d}; got {rank}")
+        sigma1, sigma2 = self.sigma1(d), self.sigma2
+        details: dict[str, Any] = {
+            "implementation": "fast",
+            "output_scale": 1.0 if self.output_scale == "unbiased" else 1.0 / self.k,
+            "noise_sd_expected": _expected_sd(sigma1, self.k, d),
+            "sigma1": float(sigma1),
+            "sigma2": float(sigma2),
+            "rank": rank,
+            "k": int(self.k),
+            "partitions": 1,
+            "covariance": self.covariance,
+            "covariance_step_changes_output": "no (full rank)" if rank == d else "yes",
+        }
+        if mode == "partitioned":
+            return _PartitionedPlan(self), details
+        r_mat = _draw_projection(d, self.k, rng)
+        full_row_rank = bool(np.linalg.matrix_rank(r_mat) == d)
+        v = None if rank == d else noisy_covariance_basis(covariance(self.covariance), rank, sigma2, rng)
+        a, f = _projection_operators(r_mat, v)
+        multiplier = float(self.k) if self.output_scale == "unbiased" else 1.0
+        unit_var = np.einsum("ij,ij->j", f, f)
+        details["noise_sd_per_coordinate"] = float(self.k * sigma1 * np.sqrt(unit_var.mean()))
+        details["expectation"] = (
+            "X (times output_scale)"
+            if rank == d and full_row_rank
+            else f"X projected onto a subspace of dimension < {d} (rank-deficient R or rank < d)"
+        )
+        return _GlobalPlan(self, a, f, float(sigma1), multiplier, self.guarantee()), details
+
+    # ------------------------------------------------------------------ what a reviewer reads
+    def report(self, details: Any) -> MechanismReport:
+        total = self.guarantee()  # the total is Theorem 2's composition
+        notes: tuple[tuple[str, str], ...] = ()
+        full_rank = details.get("covariance_step_changes_output", "no (full rank)" if self.rank is None else "")
+        if full_rank == "no (full rank)":
+            notes = (("info", (
+                "At full rank the covariance step (ε2, δ2) does not change the output at all: the release is in fact "
+                f"(B = {self.b:.4g}, ε1 = {self.epsilon1:.4g}, δ1 = {self.delta1:.4g})-TDP. Spend ε2 only when "
+                "keeping fewer singular vectors (rank < d).")),)
+        return MechanismReport(
+            metrics=(
+                ReportMetric("σ1 (projection noise, paper scale)", details.get("sigma1"),
+                             "Noise sd of step 3 on the paper's scale."),
+                ReportMetric("σ2 (covariance noise)", details.get("sigma2"), "Noise sd of step 4."),
+                ReportMetric("Output scale", details.get("output_scale"),
+                             "E[release] = scale × X. 1 = unbiased; 1/k = the paper's as-printed output."),
+            ),
+            tables=(ReportTable("split", (
+                ("step", ("1–3: noisy projection (k⁻¹XR + G)", "4: noisy covariance (XᵀX + G')", "total (Theorem 2)")),
+                ("ε", (self.epsilon1, self.epsilon2, total.epsilon)),
+                ("δ", (self.delta1, self.delta2, total.delta)),
+                ("noise sd", (details.get("sigma1"), details.get("sigma2"), None)),
+            )),),
+            notes=notes,
+        )
 
     def guarantee(self) -> Guarantee:
         """(B, ε1 + ε2, δ1 + δ2)-TDP (Theorem 2), with the caveats a reviewer must read.
@@ -402,7 +610,8 @@ class PrivateProjection(RecordMechanism):
 
     # ------------------------------------------------------------------ the release
     def release(
-        self, x: np.ndarray, *, rng: np.random.Generator, memory_limit_bytes: int | None = None
+        self, x: np.ndarray, *, rng: np.random.Generator | None = None, sampler: NoiseSampler | None = None,
+        memory_limit_bytes: int | None = None,
     ) -> Release:
         """Privatize ``x`` (n × d, rows in the unit L2 ball).
 
@@ -412,6 +621,9 @@ class PrivateProjection(RecordMechanism):
             Prepared data; every row must have L2 norm ≤ 1.
         rng : numpy.random.Generator
             Source of all randomness (R, the noises and the partition).
+        sampler : NoiseSampler, optional
+            Only numpy's on ``rng`` expresses Algorithm 1 (its noise is correlated through a data-dependent
+            covariance step; ``tags.samplers``), so another sampler is refused.
         memory_limit_bytes : int, optional
             Limit for the reference implementation's n × k matrices; default
             :data:`REFERENCE_MEMORY_LIMIT_BYTES` (2 GiB). Ignored by the fast path.
@@ -428,6 +640,9 @@ class PrivateProjection(RecordMechanism):
             The reference implementation would exceed the memory limit.
         """
         check_rng(rng)
+        assert rng is not None
+        if sampler is not None and sampler.name not in self.TAGS.samplers:
+            raise InvalidParameterError(f"Algorithm 1 draws its noise with numpy only; got the {sampler.name} sampler")
         try:
             x = check_unit_ball(x, mechanism="Algorithm 1")
         except InvalidParameterError as exc:
@@ -507,6 +722,46 @@ class PrivateProjection(RecordMechanism):
             "covariance_step_changes_output": "no (full rank)" if rank == d else "yes",
         }
         return Release(value=out, guarantee=self.guarantee(), details=details)
+
+
+class _GlobalPlan(PartitionPlan):
+    """Algorithm 1's fast path with R, V and the operators (A, F) drawn once: out = multiplier·(X A/k + σ1 Z F)."""
+
+    def __init__(self, mechanism: PrivateProjection, a: np.ndarray | None, f: np.ndarray, sigma1: float,
+                 multiplier: float, guarantee: Guarantee) -> None:
+        super().__init__(mechanism)
+        self.a, self.f, self.sigma1, self.multiplier, self.guarantee = a, f, sigma1, multiplier, guarantee
+        self.k = int(mechanism.k)
+
+    def release(self, x: np.ndarray, *, rng: np.random.Generator | None = None,
+                sampler: NoiseSampler | None = None) -> Release:
+        check_rng(rng)
+        assert rng is not None
+        out = np.empty_like(x)
+        fast_release_with_operators(x, self.a, self.f, self.k, self.sigma1, self.multiplier, rng, out=out)
+        return Release(value=out, guarantee=self.guarantee)
+
+    def finish(self, details: dict[str, Any], parts: list[tuple[int, dict[str, Any]]], d: int) -> dict[str, Any]:
+        return dict(details)  # every detail was drawn on the driver
+
+
+class _PartitionedPlan(PartitionPlan):
+    """The partitioned mode: Algorithm 1 in full on each partition (its own R, covariance and noise)."""
+
+    def finish(self, details: dict[str, Any], parts: list[tuple[int, dict[str, Any]]], d: int) -> dict[str, Any]:
+        rows = sum(n for n, _ in parts)
+        sds = [(n, float(part["noise_sd_per_coordinate"])) for n, part in parts if n]
+        total = sum(n * sd * sd for n, sd in sds)
+        full = all(str(part["expectation"]).startswith("X (") for n, part in parts if n)
+        return {
+            **details,
+            "noise_sd_per_coordinate": float(math.sqrt(total / rows)) if rows else math.nan,
+            "partitions": len(parts),
+            "expectation": (
+                "X (times output_scale)" if full
+                else f"X projected onto a subspace of dimension < {d} in some parts (rank-deficient R or rank < d)"
+            ),
+        }
 
 
 # ---------------------------------------------------------------------- private helpers (assume valid input)

@@ -208,6 +208,9 @@ class SumMechanism(Serializable):
     def _sample(self, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must define _sample")
 
+    def _variance(self, q: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must define _variance")
+
     def sample(self, q, *, rng: np.random.Generator):
         """Raw noisy output for true total(s) ``q`` ≥ 0 (vectorised; one independent draw per entry).
 
@@ -257,7 +260,7 @@ class SumMechanism(Serializable):
         return ret(_finite_where_defined(out, y, "variance estimate", self))
 
     def _variance_estimate(self, y: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(self._variance(np.zeros(1))[0], y.shape).astype(float)  # type: ignore[attr-defined]
+        return np.broadcast_to(self._variance(np.zeros(1))[0], y.shape).astype(float)
 
     def interval(self, output, beta: float = 0.05):
         """Exact (1−β) confidence interval for q from a raw output: ``(low, high)``, with ``low ≥ 0``; an infinite

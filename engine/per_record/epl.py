@@ -100,6 +100,19 @@ class _EPLBase(SumMechanism):
     FAMILY: ClassVar[str] = "additive"
     UNIT: ClassVar[Unit] = "epsilon"
 
+    # The law of |Z|, which each EPL mechanism defines (abstract here).
+    def _abs_sample(self, shape, rng):  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must define _abs_sample")
+
+    def _abs_logpdf(self, c):  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must define _abs_logpdf")
+
+    def _abs_cdf(self, c):  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must define _abs_cdf")
+
+    def _abs_quantile(self, level):  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must define _abs_quantile")
+
     def noise_cdf(self, z):
         """CDF of the noise Z at z (vectorised)."""
         zz = np.asarray(z, dtype=float)

@@ -4,7 +4,9 @@ Implements Seeman, Reimherr & Slavković, "Formal Privacy for Partially Private 
 ``shared/spec/001-partially-private-data.md``): one module per concept.
 
 * :mod:`~engine.public_info.guarantee` — :class:`TPGuarantee` (ε-TP subject to Z);
-* :mod:`~engine.public_info.composition` — Lemmas 6–8 with the G5/G6 caveats, per-period vs whole-study ε;
+* composition — Lemmas 6–8 with the G5/G6 caveats, per-period vs whole-study ε: in the one composition module,
+  :mod:`engine.accounting.composition` (``sequential_composition``, ``parallel_composition``,
+  ``study_budget``), generic over the guarantee's standard;
 * :mod:`~engine.public_info.sensitivity` — Δ_z calculators (Examples 1–2, Figure 4) and exact W∞;
 * :mod:`~engine.public_info.discrete_laplace`, :mod:`~engine.public_info.knorm` — noise;
 * :mod:`~engine.public_info.projection` — the post-processing baseline's two-stage projection;
@@ -18,13 +20,6 @@ Implements Seeman, Reimherr & Slavković, "Formal Privacy for Partially Private 
 * :mod:`~engine.public_info.results` — the study builder behind the dashboard page (Figures 1–3).
 """
 
-from engine.public_info.composition import (
-    StudyBudget,
-    compose_parallel,
-    compose_sequential,
-    condition_on_public,
-    study_budget,
-)
 from engine.public_info.count_release import CountRelease, CountReleaseConfig, release_counts
 from engine.public_info.count_table import CountTable, count_table_from_frame, counties_demo, load_count_table
 from engine.public_info.guarantee import PUBLIC_STATISTICS, IncompatibleGuaranteeError, TPGuarantee
@@ -44,19 +39,14 @@ __all__ = [
     "CountStudyResults",
     "CountTable",
     "IncompatibleGuaranteeError",
-    "StudyBudget",
     "TPGuarantee",
     "binary_sdl_sensitivity",
     "build_count_study",
-    "compose_parallel",
-    "compose_sequential",
-    "condition_on_public",
     "correlated_counts_sensitivity",
     "count_table_from_frame",
     "counties_demo",
     "gaussian_sensitivity",
     "load_count_table",
     "release_counts",
-    "study_budget",
     "w_infinity",
 ]

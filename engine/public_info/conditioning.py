@@ -10,12 +10,27 @@ from __future__ import annotations
 import numpy as np
 
 from engine.errors import InvalidParameterError, ResourceLimitError
-from engine.public_info.composition import condition_on_public
 from engine.public_info.discrete_laplace import sample_discrete_laplace
-from engine.public_info.guarantee import TPGuarantee
+from engine.public_info.guarantee import IncompatibleGuaranteeError, TPGuarantee
 from engine.validation import check_integer, check_interval, check_rng
 
-__all__ = ["conditioning_privacy_loss", "conditioned_discrete_laplace"]
+__all__ = ["condition_on_public", "conditioning_privacy_loss", "conditioned_discrete_laplace"]
+
+
+def condition_on_public(guarantee: object) -> TPGuarantee:
+    """Seeman et al.'s Lemma 8: an ε-DP output conditioned on agreeing with Z is 2ε-TP for the class renormalised on
+    Z."""
+    if not isinstance(guarantee, TPGuarantee):
+        raise IncompatibleGuaranteeError(
+            f"guarantees[0] is a {type(guarantee).__name__}, not an ε-TP guarantee — ε-TP (Pufferfish subject to Z) "
+            "does not compose with (B, ε, δ)-TDP or ρ-zCDP statements; account for them separately"
+        )
+    g = guarantee
+    note = "Lemma 8: conditioning an ε-DP output on its agreement with Z doubles ε (attained, digest O7)."
+    return TPGuarantee(
+        epsilon=2 * g.epsilon, sensitivity=g.sensitivity, public=g.public, mechanism=g.mechanism, unit=g.unit,
+        exact=g.exact, composition="conditioned", periods=g.periods, notes=g.notes + (note,), basis=g.basis,
+    )
 
 
 def _allowed_mask(allowed, lo: int, hi: int) -> np.ndarray:

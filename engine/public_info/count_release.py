@@ -9,8 +9,8 @@ public it is 2 per count, 4 for count + sub-count, for independent people). A re
 refused with the reason, under every model.
 
 Replicates: R releases of the same table are R draws of one mechanism on the same data. Published together they
-spend R·ε per period (:func:`~engine.public_info.composition.compose_replicates`), which
-:attr:`CountRelease.published_guarantee` states; a seeded run is a simulation and is labelled not private.
+spend R·ε per period (:func:`engine.accounting.composition.compose_replicates`, which the ``counts`` command states);
+a seeded run is a simulation and is labelled not private.
 
 Methods (per period t, with Z_t = the declared public statistics):
 
@@ -30,7 +30,6 @@ import numpy as np
 
 from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
-from engine.public_info.composition import compose_replicates
 from engine.public_info.count_table import CountTable
 from engine.public_info.dependence import DependenceModel, SensitivityDerivation, derive_sensitivity
 from engine.public_info.discrete_laplace import sample_discrete_laplace
@@ -159,7 +158,7 @@ keep its ε. Leave Δ_z to be derived, or choose at least 4
 class CountRelease:
     """Released replicates: ``counts`` (R × J × T), ``subcounts`` (same or None), stage-1 ``regions`` codes of the
     post-processing method (R × J × T, see :data:`engine.public_info.projection.REGION_CODES`; None otherwise).
-    ``guarantee`` is that of one replicate; :attr:`published_guarantee` that of all R published together."""
+    ``guarantee`` is that of one replicate (all R published together: ``compose_replicates``)."""
 
     config: CountReleaseConfig
     counts: np.ndarray
@@ -167,11 +166,6 @@ class CountRelease:
     guarantee: TPGuarantee
     regions: np.ndarray | None = None
     notes: tuple[str, ...] = field(default=())
-
-    @property
-    def published_guarantee(self) -> TPGuarantee:
-        """The guarantee of every replicate published together: R·ε per period (one replicate: ``guarantee``)."""
-        return compose_replicates(self.guarantee, self.counts.shape[0])
 
 
 def release_guarantee(config: CountReleaseConfig, periods: int, subcounts: bool) -> TPGuarantee:

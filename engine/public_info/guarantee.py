@@ -5,7 +5,7 @@ A :class:`TPGuarantee` states the five building blocks every guarantee of the St
 neighbouring relation (the secret pairs), the standard (ε-TP, a family of Pufferfish guarantees, one per released
 z) and the intensity ε. It is a frozen dataclass that round-trips through JSON (:class:`engine.serialization.
 Serializable`). It never composes silently with (B, ε, δ)-TDP or ρ-zCDP statements: see
-:mod:`engine.public_info.composition`.
+:mod:`engine.accounting.composition`.
 
 References
 ----------

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.errors import InvalidParameterError
 from engine.progress import CancelToken, Progress, ProgressCallback
-from engine.public_info.composition import condition_on_public
+from engine.public_info.conditioning import condition_on_public
 from engine.public_info.count_release import CountReleaseConfig, release_counts, release_guarantee
 from engine.public_info.count_table import CountTable
 from engine.public_info.dependence import DependenceModel, SensitivityDerivation

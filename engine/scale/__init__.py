@@ -7,7 +7,7 @@
 * :mod:`engine.scale.partition_mechanisms` — mechanisms applied per partition with shared pieces drawn once;
 * :mod:`engine.scale.atomic_output` — partitioned Parquet written atomically, with a sidecar JSON;
 * :mod:`engine.scale.out_of_core` — :func:`run_out_of_core_release`, the whole release;
-* :mod:`engine.scale.command` — ``python -m engine privatize --engine dask``.
+* :mod:`engine.cli.privatize_dask` — ``python -m engine privatize --engine dask`` (the command line).
 
 Nothing here imports ``dask`` at module import time except inside the functions that need it, so the rest of the
 engine works without it.

@@ -8,9 +8,13 @@ dask``) and meant for any other engine computation that runs on Dask (e.g. a swe
     with dask_client("tcp://10.0.0.5:8786") as client:     # a running cluster (validated, bounded wait)
         ...
 
-A scheduler address is validated first (:func:`validate_scheduler_address`: ``tcp://HOST:PORT``); a cluster that
-cannot be reached within the timeout raises :class:`ClusterUnreachableError` with one line saying which address
-failed and what to check. :func:`cluster_summary` describes the cluster for a run's metadata and for a UI (worker
+A scheduler address is validated first (:func:`validate_scheduler_address`: ``tcp://HOST:PORT``); then the address
+is probed (:func:`check_scheduler_handshake`): a Dask scheduler speaks first, sending its handshake as soon as a
+connection is accepted, so the probe reads that message with a timeout and checks it before any Dask client is
+built. Something that is not a Dask scheduler — an HTTP server (whose reply Dask's client read as a frame length and
+tried to allocate 3 EiB for), a port that accepts and stays silent (on which the client waited forever), a port
+nobody listens on — raises :class:`ClusterUnreachableError` with one line saying which address failed and what to
+check, within the timeout. :func:`cluster_summary` describes the cluster for a run's metadata and for a UI (worker
 count, threads, memory, dashboard link).
 """
 
@@ -21,6 +25,9 @@ import importlib.util
 import ipaddress
 import os
 import re
+import socket
+import struct
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +36,8 @@ from engine.validation import check_integer
 
 #: Seconds to wait for a scheduler to answer before giving up.
 CONNECT_TIMEOUT_SECONDS = 10.0
+#: Largest handshake message accepted from a scheduler (Dask's is about 100 bytes).
+MAX_HANDSHAKE_BYTES = 64 * 1024
 
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 
@@ -169,15 +178,98 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
 
     canonical = validate_scheduler_address(address)
     timeout = CONNECT_TIMEOUT_SECONDS if timeout is None else timeout
+    check_scheduler_handshake(canonical, timeout=timeout)
     try:
         return Client(canonical, timeout=f"{float(timeout)}s", set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ClusterUnreachableError(
-            f"cannot reach a Dask scheduler at {canonical} within {timeout:g} s ({reason}) — check that "
-            f"'dask scheduler' runs there and that the port is open, or compute on this machine instead (leave out "
-            "--scheduler; in the dashboard, choose 'this machine')"
+    except Exception as exc:  # an answer that is not what a scheduler says: one line, never a traceback
+        reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise _unreachable(canonical, timeout, reason) from None
+
+
+def _unreachable(canonical: str, timeout: float, reason: str) -> ClusterUnreachableError:
+    return ClusterUnreachableError(
+        f"cannot reach a Dask scheduler at {canonical} within {timeout:g} s ({reason}) — check that "
+        f"'dask scheduler' runs there and that the port is open, or compute on this machine instead (leave out "
+        "--scheduler; in the dashboard, choose 'this machine')"
+    )
+
+
+def check_scheduler_handshake(address: str, *, timeout: float | None = None) -> None:
+    """Check that a Dask scheduler answers at ``address``, within ``timeout`` seconds in all, before connecting.
+
+    A Dask scheduler writes its handshake as soon as it accepts a connection: an 8-byte frame length, then
+    msgpack frames holding a mapping with ``compression``, ``python`` and ``pickle-protocol``. This reads that
+    message with a deadline (never more than :data:`MAX_HANDSHAKE_BYTES`) and decodes it; nothing is sent.
+
+    Raises
+    ------
+    InvalidParameterError
+        Malformed address.
+    ClusterUnreachableError
+        Nothing listens; the peer stays silent until the deadline; closes the connection; or answers with
+        something that is not a Dask handshake (e.g. an HTTP server).
+    """
+    canonical = validate_scheduler_address(address)
+    timeout = CONNECT_TIMEOUT_SECONDS if timeout is None else float(timeout)
+    host, _, port = canonical[len("tcp://"):].rpartition(":")
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        return remaining
+
+    received = b""
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+
+            def read(n: int) -> bytes:
+                nonlocal received
+                data = b""
+                while len(data) < n:
+                    sock.settimeout(left())
+                    chunk = sock.recv(min(n - len(data), 65536))
+                    if not chunk:
+                        raise ConnectionAbortedError
+                    data += chunk
+                    received += chunk
+                return data
+
+            (length,) = struct.unpack("Q", read(8))  # as distributed.comm.tcp reads it
+            if not 0 < length <= MAX_HANDSHAKE_BYTES:
+                raise _not_dask(canonical, received)
+            payload = read(length)
+    except TimeoutError:
+        if received:
+            raise _not_dask(canonical, received) from None
+        raise _unreachable(
+            canonical, timeout, "the port accepted the connection but sent no Dask handshake: it is not a Dask "
+            "scheduler, or it is busy"
         ) from None
+    except ConnectionAbortedError:
+        raise _unreachable(canonical, timeout, "the connection was closed without a Dask handshake") from None
+    except OSError as exc:
+        raise _unreachable(canonical, timeout, exc.strerror or type(exc).__name__) from None
+    try:
+        from distributed.protocol.core import loads
+        from distributed.protocol.utils import unpack_frames
+
+        message = loads(unpack_frames(payload), deserialize=False)
+    except Exception:  # whatever the bytes are, they are no handshake
+        raise _not_dask(canonical, received) from None
+    if not isinstance(message, dict) or not {"compression", "python"} <= set(message):
+        raise _not_dask(canonical, received)
+
+
+def _not_dask(canonical: str, received: bytes) -> ClusterUnreachableError:
+    start = received[:16].decode("ascii", "replace")
+    shown = "".join(c if c.isprintable() else "?" for c in start)
+    return ClusterUnreachableError(
+        f"the server at {canonical} is not a Dask scheduler (it answered {shown!r}… instead of a Dask handshake) — "
+        "give the address of the scheduler (the tcp:// address 'dask scheduler' prints, usually port 8786), not "
+        "that of its dashboard or another service"
+    )
 
 
 def cluster_summary(client: Any) -> dict[str, Any]:
@@ -212,6 +304,7 @@ def _accepts_n_workers(client: Any) -> bool:
 __all__ = [
     "CONNECT_TIMEOUT_SECONDS",
     "ClusterUnreachableError",
+    "check_scheduler_handshake",
     "cluster_summary",
     "connect",
     "dask_client",

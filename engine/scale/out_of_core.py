@@ -10,8 +10,14 @@ Passes (each a set of Dask tasks, one per partition):
    column statistics and, for ``maxnorm``, the largest row norm, by reduction
    (:mod:`engine.scale.partition_preparation`). Public bounds need no pass. The partitions are checked here.
 2. Only for the projection at rank < d (global mode): XᵀX of the whole prepared table, by reduction.
-3. The release: every partition is read, prepared with the fixed map, privatized with the shared pieces
-   (:mod:`engine.scale.partition_mechanisms`) and its OWN random stream, and written as one Parquet file.
+3. The release: every partition is read, prepared with the fixed map, released by the one release function
+   (:func:`engine.release.privatize`) with the mechanism's partition plan (the shared pieces, drawn once on the
+   driver: :meth:`~engine.mechanisms.base.RecordMechanism.partition_plan`), the sampler the release uses and its OWN
+   random stream, and written as one Parquet file.
+
+Sampler: resolved here, where the release is made (:func:`engine.release.release_sampler`): the one asked for, or by
+default OpenDP's vetted sampler for an unseeded release of a mechanism it can express (the Gaussian mechanism) and
+numpy otherwise — as in memory. Every partition draws with it, and ``_release.json`` names it.
 
 Randomness: one ``numpy.random.SeedSequence`` (the configuration's seed, or OS entropy) is split into a driver
 stream (R, the covariance noise, JL's P) and a parent of the partition streams; partition j uses the parent's
@@ -31,23 +37,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.data.preparation import TableProblem, TooFewRowsError, privacy_note, table_problems
+from engine.data.preparation import SCALED_SPREAD, TableProblem, TooFewRowsError, privacy_note, table_problems
 from engine.errors import InvalidParameterError
 from engine.fingerprint import FINGERPRINT_TEXT, keyed_hasher
-from engine.mechanisms.gaussian import GaussianMechanism
+from engine.mechanisms.base import PartitionPlan
 from engine.progress import Progress, ProgressCallback
-from engine.release import ReleaseConfig
+from engine.release import ReleaseConfig, privatize, release_sampler, sampler_note
 from engine.rng import SEEDED_WARNING
 from engine.scale.atomic_output import check_output_directory, commit, staging_directory, write_partition
-from engine.scale.partition_mechanisms import (
-    MODES,
-    JLPieces,
-    Pieces,
-    check_supported,
-    finish_details,
-    plan_pieces,
-    stated_guarantee,
-)
+from engine.scale.partition_mechanisms import MODES, check_supported, stated_guarantee
 from engine.scale.partition_preparation import (
     PreparationMap,
     canonical_digest,
@@ -116,7 +114,9 @@ class PartitionJob:
     columns: tuple[str, ...]
     spec: Any
     prep: PreparationMap | None  # None: public map computed from the spec (see public_map)
-    pieces: Pieces
+    plan: PartitionPlan
+    sampler: str
+    seeded: bool
     stream_entropy: Any
     stream_key: tuple[int, ...]
     stream_pool: int
@@ -149,8 +149,10 @@ def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, An
     assert prep is not None, "the driver fits the map first when it needs the data's statistics"
     x, report["clipped_rows"], report["clipped_values"] = prepare_rows(raw, prep)
     del raw
-    value, report["mechanism"] = job.pieces.privatize(x, job.rng(index))
-    del x
+    release = privatize(job.plan, x, sampler=job.sampler, rng=job.rng(index), seeded=job.seeded)
+    value = np.asarray(release.value)
+    report["details"], report["guarantee"] = dict(release.details), release.guarantee
+    del x, release
     try:
         report["file"] = write_partition(value, job.output_columns, job.directory, index)
     except OSError as exc:
@@ -243,6 +245,8 @@ def fit_preparation(
         )
     if norm.method == "clip":
         return PreparationMap(norm, centre, scale, 1.0), reports
+    if norm.method == "scaled":  # numeric features only here: m = d
+        return PreparationMap(norm, centre, scale, 1.0 / (SCALED_SPREAD * math.sqrt(d))), reports
     task = dask.delayed(_max_norm_task, pure=True)
     norms = _run(
         client, [task(p, plan.columns, spec, centre, scale) for p in plan.partitions], "pass 1b: largest row norm",
@@ -280,9 +284,11 @@ def run_out_of_core_release(
     config: ReleaseConfig,
     *,
     mode: str = "global",
+    sampler: str | None = None,
     partition_rows: int | None = None,
     progress: ProgressCallback | None = None,
     cluster: dict[str, Any] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Prepare and privatize the table at ``source`` on the cluster of ``client``; write ``output`` atomically.
 
@@ -298,12 +304,18 @@ def run_out_of_core_release(
         Data spec, mechanism and seed (None = OS entropy).
     mode : {"global", "partitioned"}
         :data:`engine.scale.partition_mechanisms.MODES`.
+    sampler : {"opendp", "numpy"}, optional
+        The noise sampler; default :func:`engine.release.release_sampler` (OpenDP for an unseeded release of a
+        mechanism it can express, numpy otherwise). A sampler the mechanism cannot use is refused.
     partition_rows : int, optional
         Rows per partition (Parquet input).
     progress : callable, optional
         Called with :class:`engine.progress.Progress` after every finished partition of every pass.
     cluster : dict, optional
         :func:`engine.scale.cluster.cluster_summary`, recorded in the metadata.
+    overwrite : bool
+        Replace an existing release folder under ``output`` once the new release is complete
+        (:func:`engine.scale.atomic_output.check_output_directory`).
 
     Returns
     -------
@@ -323,12 +335,11 @@ def run_out_of_core_release(
         raise InvalidParameterError(f"config must be a ReleaseConfig; got {type(config).__name__}")
     started = time.perf_counter()
     mechanism = config.build_mechanism()
-    requested = mode
-    if isinstance(mechanism, GaussianMechanism):
-        mode = "global" if mode in MODES else mode  # independent noise per entry: both modes are one and the same
-    check_supported(mechanism, mode)
-    out = check_output_directory(output)
+    mode, mode_note = check_supported(mechanism, mode)
+    chosen = release_sampler(config, sampler)
+    check_output_directory(output, overwrite=overwrite)
     plan = source if isinstance(source, PartitionedInput) else open_partitioned_input(source, partition_rows=partition_rows)
+    out, _ = check_output_directory(output, overwrite=overwrite, inputs=[("--input", p) for p in plan.paths])
     spec = config.data
     _check_columns(plan, spec)
     d = len(spec.features)
@@ -361,17 +372,17 @@ def run_out_of_core_release(
         mean = sums / n
         return np.atleast_2d((gram - n * np.outer(mean, mean)) / (n - 1))
 
-    pieces, details = plan_pieces(mechanism, mode, d, np.random.default_rng(driver_seq), covariance)
+    partition_plan, details = mechanism.partition_plan(mode, d, np.random.default_rng(driver_seq), covariance)
     # As release_frame: the features' names, or z1 … zk when the mechanism changes the dimension (JL + Laplace).
-    output_columns = (
-        tuple(f"z{i + 1}" for i in range(pieces.p.shape[1])) if isinstance(pieces, JLPieces)
-        else tuple(spec.features)
-    )
+    k = partition_plan.output_dimension(d)
+    output_columns = tuple(spec.features) if k == d and not mechanism.tags().projects else tuple(
+        f"z{i + 1}" for i in range(k))
 
     t2 = time.perf_counter()
     with staging_directory(out) as staging:
         job = PartitionJob(
-            columns=plan.columns, spec=spec, prep=prep, pieces=pieces, stream_entropy=parent.entropy,
+            columns=plan.columns, spec=spec, prep=prep, plan=partition_plan, sampler=chosen, seeded=config.seeded,
+            stream_entropy=parent.entropy,
             stream_key=tuple(parent.spawn_key), stream_pool=parent.pool_size, directory=str(staging),
             checked=stats_reports is not None, output_columns=output_columns,
         )
@@ -387,22 +398,23 @@ def run_out_of_core_release(
         if stats_reports is None:
             check_whole_table(rows, *_ranges(reports, d), spec)
         timings["pass 3 (release)"] = time.perf_counter() - t2
-        finish_details(details, pieces, [r["mechanism"] for r in reports], rows, d)
+        details = partition_plan.finish(details, [(int(r["n"]), r["details"]) for r in reports], d)
+        details["sampler"] = chosen
+        released = next((r["guarantee"] for r in reports if r["n"]), None)
+        guarantee = released if released is not None else mechanism.guarantee()
         summary = _summary(
-            config, mechanism, mode, plan, pieces, details, reports, rows, output_columns, out, timings,
+            config, mechanism, chosen, guarantee, mode, plan, details, reports, rows, output_columns, out, timings,
             time.perf_counter() - started, cluster,
         )
-        if requested != mode:
-            summary["execution"]["mode_note"] = (
-                f"--dask-mode {requested} was asked for; for the Gaussian mechanism (independent noise on every entry) "
-                "it is the same release as the global mode, which is what ran"
-            )
-        commit(staging, out, summary)
+        if mode_note is not None:
+            summary["execution"]["mode_note"] = mode_note
+        commit(staging, out, summary, overwrite=overwrite)
     return summary
 
 
-def _summary(config, mechanism, mode, plan, pieces, details, reports, rows, columns, out, timings, seconds, cluster):
-    guarantee = stated_guarantee(mechanism, mode, plan.npartitions)
+def _summary(config, mechanism, sampler, released, mode, plan, details, reports, rows, columns, out, timings,
+             seconds, cluster):
+    guarantee = stated_guarantee(released, mode, plan.npartitions)
     implied = guarantee.implied_dp()
     noise = details.get("noise_sd_per_coordinate")
     norm = config.data.normalization
@@ -413,6 +425,10 @@ def _summary(config, mechanism, mode, plan, pieces, details, reports, rows, colu
         "rows": rows,
         "columns": list(columns),
         "mechanism": config.kind,
+        "sampler": {
+            "name": sampler,
+            "note": sampler_note(sampler, kind=mechanism.KIND, tags=mechanism.tags(), seeded=config.seeded),
+        },
         "guarantee": {
             "headline": guarantee.headline(),
             "describe": list(guarantee.describe()),

@@ -35,6 +35,7 @@ import pandas as pd
 from engine.data.preparation import (
     MAX_ABS_VALUE,
     MIN_ROWS,
+    SCALED_SPREAD,
     DataSpec,
     Normalization,
     TableProblem,
@@ -78,6 +79,8 @@ def public_map(normalization: Normalization, d: int) -> PreparationMap | None:
         return PreparationMap(normalization, centre, scale, 1.0 / math.sqrt(d))
     if normalization.method == "clip" and not normalization.standardize:
         return PreparationMap(normalization, np.zeros(d), np.ones(d), 1.0)
+    if normalization.method == "scaled" and not normalization.standardize:  # numeric features only: m = d
+        return PreparationMap(normalization, np.zeros(d), np.ones(d), 1.0 / (SCALED_SPREAD * math.sqrt(d)))
     return None
 
 
@@ -257,7 +260,10 @@ def prepare_rows(raw: np.ndarray, prep: PreparationMap) -> tuple[np.ndarray, int
     else:
         x, norms = _input_norms(raw, prep.centre, prep.scale)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if norm.method == "clip":
+            if norm.method in ("clip", "scaled"):  # 'scaled': the rows divided by 2√m first (row_factor)
+                if norm.method == "scaled":
+                    norms = norms * prep.row_factor
+                    x *= prep.row_factor
                 clipped_rows = int((norms > 1.0).sum())
                 x /= np.maximum(norms, 1.0)[:, None]
             else:

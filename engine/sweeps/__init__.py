@@ -66,15 +66,13 @@ from engine.sweeps.grid import (
     paper_budgets,
     preset,
     released_rows,
+    sweep_mechanisms,
 )
 from engine.sweeps.grid import DESCRIPTOR_COLUMNS as DESCRIPTOR_COLUMNS
-from engine.sweeps.grid import JL_DEFAULT_K as JL_DEFAULT_K
 from engine.sweeps.grid import MAX_CELLS as MAX_CELLS
 from engine.sweeps.grid import REFERENCES as REFERENCES
-from engine.sweeps.grid import SWEEP_MECHANISMS as SWEEP_MECHANISMS
 from engine.sweeps.grid import AttackName as AttackName
 from engine.sweeps.grid import GridPoint as GridPoint
-from engine.sweeps.grid import SweepMechanism as SweepMechanism
 from engine.sweeps.results import SweepResult, TrivialRule, combined_summary, pareto_mask
 from engine.sweeps.runner import _CACHE as _CACHE
 from engine.sweeps.runner import _WORKER_MODULES as _WORKER_MODULES
@@ -107,4 +105,5 @@ __all__ = [
     "preset",
     "released_rows",
     "run_sweep",
+    "sweep_mechanisms",
 ]

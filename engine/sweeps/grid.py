@@ -21,14 +21,16 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from engine.accounting.budget import default_delta, split_delta
+from engine.accounting.budget import BudgetSplit, default_delta, split_delta
 from engine.analysis import (
     AnalysisConfig,
 )
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary
 from engine.constraints import Choice, Constraint, Each, Flag, Integer, Real, check_declared
 from engine.errors import InvalidParameterError
+from engine.evaluation.metrics import ATTACK_CELL_PREFIX
 from engine.evaluation.programs import ProgramConfig
+from engine.mechanisms import MECHANISMS, RecordMechanism, budgeted_kinds
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_integer, check_interval
 
@@ -36,37 +38,35 @@ __all__ = [
     "AI_CELL_PREFIX",
     "ATTACKS",
     "DESCRIPTOR_COLUMNS",
-    "JL_DEFAULT_K",
     "MAX_CELLS",
     "PAPER_B_VALUES",
     "PROTECTION_COLUMNS",
     "REFERENCES",
-    "SWEEP_MECHANISMS",
     "AttackName",
     "Budget",
     "GridPoint",
     "SweepConfig",
-    "SweepMechanism",
     "paper_budgets",
     "preset",
     "released_rows",
+    "sweep_mechanisms",
 ]
 
-SweepMechanism = Literal["projection", "gaussian", "jl-laplace"]
 AttackName = Literal["singling_out", "attribute_inference", "distinguishing"]
 
 #: Attacks a sweep can run, in the order of the table's columns.
 ATTACKS: tuple[AttackName, ...] = ("singling_out", "attribute_inference", "distinguishing")
 #: Attack → protection column of the tidy table (all in [0, 1], higher = more protection).
 PROTECTION_COLUMNS: dict[str, str] = {a: f"protection_{a}" for a in ATTACKS}
-#: Mechanisms a sweep can run (``SweepConfig.mechanism``).
-SWEEP_MECHANISMS: tuple[str, ...] = ("projection", "gaussian", "jl-laplace")
 #: Prefix of the table's per-(adversary, secret column) attribute-inference columns: ``<prefix><knowledge>:<j>``
 #: holds that cell's relative protection in one run. :meth:`SweepResult.summary` averages each cell over the runs
-#: BEFORE taking the worst cell.
-AI_CELL_PREFIX = "attribute_inference_cell:"
-#: Default projection dimension of a JL sweep (the paper's settings use k from 2 to 20, k ≪ d).
-JL_DEFAULT_K = 5
+#: BEFORE taking the worst cell (:func:`engine.analysis.worst_cell`).
+AI_CELL_PREFIX = ATTACK_CELL_PREFIX
+
+
+def sweep_mechanisms() -> tuple[str, ...]:
+    """Mechanisms a sweep can run (``SweepConfig.mechanism``): every registered one configurable from a budget."""
+    return budgeted_kinds()
 #: The paper's grid of target distances B.
 PAPER_B_VALUES: tuple[float, ...] = (0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0)
 #: Reference labels of the ``reference`` column.
@@ -130,6 +130,11 @@ class Budget(Serializable):
     def label(self) -> str:
         return f"ε1={self.epsilon1:g}, δ1={self.delta1:.3g}, ε2={self.epsilon2:g}, δ2={self.delta2:.3g}"
 
+    def split(self) -> BudgetSplit:
+        """The budget as a split of its total between a mechanism's two steps (Algorithm 1's projection and
+        covariance steps; a one-step mechanism spends the total)."""
+        return BudgetSplit(float(self.epsilon1), float(self.delta1), float(self.epsilon2), float(self.delta2))
+
 
 def paper_budgets(n: int, epsilon1: Sequence[float] = (2.0, 3.0), epsilon2: Sequence[float] = (0.5, 0.9999),
                   *, partitions: int = 1, delta: float | None = None) -> tuple[Budget, ...]:
@@ -170,10 +175,13 @@ class SweepConfig(Serializable):
         Privacy budgets of the grid (at least one).
     b_values : tuple of float
         Target distances B in (0, 2], distinct (default: the paper's 8 values).
-    mechanism : {"projection", "gaussian", "jl-laplace"}
-        Algorithm 1 (private projection), the Gaussian mechanism at the same total (ε, δ), or the secure-release
-        paper's JL projection + Laplace noise (:class:`~engine.mechanisms.jl_laplace.JLLaplace`) at ε = ε1 + ε2
-        with δ_fail ≤ the budget's δ1 + δ2 (or ``target_delta``). For ``jl-laplace`` see "JL sweeps" below.
+    mechanism : str
+        Any registered mechanism configurable from a budget (:func:`sweep_mechanisms`), configured at each grid
+        point by its own ``from_budget`` with the budget's split and the options its tags name
+        (``MechanismTags.sweep_options``): Algorithm 1 (``projection``) spends the split, the Gaussian mechanism the
+        same total (ε, δ), the secure-release paper's JL projection + Laplace noise
+        (:class:`~engine.mechanisms.jl_laplace.JLLaplace`) ε = ε1 + ε2 with δ_fail ≤ the budget's δ1 + δ2 (or
+        ``target_delta``). For ``jl-laplace`` see "JL sweeps" below. Default: the first registered one.
     repetitions : int
         Independent runs per grid point, in [1, 10000].
     seed : int
@@ -227,7 +235,7 @@ class SweepConfig(Serializable):
 
     budgets: tuple[Budget, ...]
     b_values: tuple[float, ...] = PAPER_B_VALUES
-    mechanism: SweepMechanism = "projection"
+    mechanism: str = field(default_factory=lambda: budgeted_kinds()[0])
     repetitions: int = 10
     seed: int = 0
     program: ProgramConfig = field(default_factory=ProgramConfig)
@@ -245,7 +253,6 @@ class SweepConfig(Serializable):
     known_records: int | None = None
 
     PARAMETER_CONSTRAINTS: ClassVar[dict[str, Constraint]] = {
-        "mechanism": Choice(tuple(SWEEP_MECHANISMS)),
         "relation": Choice(("row", "element")),
         "target_delta": Real(0, 1, closed="neither", optional=True,
                              hint="leave it empty for each budget's δ (1/(n+1) in the presets)"),
@@ -264,6 +271,8 @@ class SweepConfig(Serializable):
     }
 
     def __post_init__(self) -> None:
+        check_choice("mechanism", self.mechanism, sweep_mechanisms(),
+                     hint="a registered mechanism configurable from a (B, ε, δ) budget")
         check_declared(self)
         if not self.budgets:
             raise InvalidParameterError("budgets must list at least one (ε1, δ1, ε2, δ2) budget; got none")
@@ -292,9 +301,15 @@ class SweepConfig(Serializable):
 
     # ---------------------------------------------------------------- grid
     @property
+    def mechanism_class(self) -> type[RecordMechanism]:
+        """The swept mechanism's class (from the registry)."""
+        return MECHANISMS[self.mechanism]
+
+    @property
     def _has_classic(self) -> bool:
-        """Whether B = 2 means classic DP (not for the JL element-wise relation, which protects one entry)."""
-        return not (self.mechanism == "jl-laplace" and self.relation == "element")
+        """Whether B = 2 means classic DP: not when the mechanism takes the sweep's neighbouring relation and it is
+        element-wise (one entry, never a whole record)."""
+        return not ("relation" in self.mechanism_class.TAGS.sweep_options and self.relation == "element")
 
     def points(self) -> list[GridPoint]:
         """Grid points in cell order: non-private, then budget × B, then extra classic-DP points."""
@@ -318,50 +333,26 @@ class SweepConfig(Serializable):
             per_rep += 1 + extra
         return per_rep * int(self.repetitions)
 
-    def mechanism_for(self, b: float, budget: Budget, *, d: int | None = None):
-        """The mechanism configuration of one grid point.
+    def mechanism_for(self, b: float, budget: Budget, *, d: int | None = None) -> RecordMechanism:
+        """The mechanism configuration of one grid point: the mechanism's own ``from_budget`` at (B, the budget's
+        total ε and δ) with the budget's split and the sweep's options its tags name.
 
-        ``d`` (the number of feature columns) is needed by ``jl-laplace`` only (its element-wise failure
-        probability grows with d, and its release checks it).
+        ``d`` (the number of feature columns) is needed by mechanisms tagged ``needs_d`` (the JL release: its
+        element-wise failure probability grows with d, and its release checks it).
         """
-        if self.mechanism == "jl-laplace":
-            from engine.mechanisms.jl_laplace import JLLaplace
-
-            if d is None:
-                raise InvalidParameterError("a JL grid point needs d, the number of feature columns — pass d=")
-            target = self.target_delta if self.target_delta is not None else budget.delta
-            if not target > 0:
-                raise InvalidParameterError(
-                    f"the JL release needs δ_fail > 0; the budget {budget.label()} has δ = 0 — set target_delta"
-                )
-            row = self.relation == "row"
-            return JLLaplace(k=self.k, epsilon=budget.epsilon, d=int(d), relation=self.relation,
-                             b=float(b) if row else 2.0, element_bound=1.0 if row else float(b),
-                             target_delta=float(target))
-        if self.mechanism == "projection":
-            from engine.mechanisms.private_projection import PrivateProjection
-
-            return PrivateProjection(
-                b=float(b),
-                epsilon1=float(budget.epsilon1),
-                delta1=float(budget.delta1),
-                epsilon2=float(budget.epsilon2),
-                delta2=float(budget.delta2),
-                k=self.k,
-                output_scale=self.output_scale,
-                covariance=self.covariance,
-                partitions=self.partitions,
+        cls = self.mechanism_class
+        if cls.TAGS.needs_d and d is None:
+            raise InvalidParameterError(
+                f"a {self.mechanism} grid point needs d, the number of feature columns — pass d="
             )
-        from engine.mechanisms.gaussian import GaussianMechanism
-
-        return GaussianMechanism(b=float(b), epsilon=budget.epsilon, delta=budget.delta,
-                                 calibration=self.calibration)
+        options = {name: getattr(self, name) for name in cls.TAGS.sweep_options}
+        return cls.from_budget(float(b), budget.epsilon, budget.delta, d=d, split=budget.split(), **options)
 
     def analysis_config(self) -> AnalysisConfig:
         """How every cell is evaluated (:class:`engine.analysis.AnalysisConfig`)."""
         return AnalysisConfig(program=self.program, attacks=self.attacks, adversary=self.adversary,
                               holdout=self.holdout, known_records=self.known_records,
-                              clustering=self.mechanism == "jl-laplace")
+                              clustering=self.mechanism_class.TAGS.projects)
 
     def attack_configs(self):
         """(SinglingOutConfig, AttributeInferenceConfig) for the chosen adversary."""
@@ -414,7 +405,7 @@ def preset(
     name: str,
     n: int,
     *,
-    mechanism: SweepMechanism = "projection",
+    mechanism: str | None = None,
     program: ProgramConfig | None = None,
     seed: int = 0,
     repetitions: int | None = None,
@@ -429,7 +420,8 @@ def preset(
     ``quick``: the same 8 B values, one budget (ε1 = 3, ε2 = 0.9999 — the paper's Togo headline, ε ≈ 4),
     10 repetitions.
     With ``mechanism="jl-laplace"`` the same budgets give ε = ε1 + ε2 and δ_fail ≤ 1/(n + 1), and k defaults to
-    :data:`JL_DEFAULT_K` (pass ``k=`` to change it).
+    the JL release's default (its tags' ``sweep_defaults``; pass ``k=`` to change it). ``mechanism`` defaults to
+    the first registered budget-configurable mechanism (the private projection).
 
     Parameters
     ----------
@@ -459,11 +451,13 @@ def preset(
     else:
         budgets = paper_budgets(n_priv, (3.0,), (0.9999,), partitions=partitions, delta=delta)
         reps = 10
+    kind = sweep_mechanisms()[0] if mechanism is None else check_choice("mechanism", mechanism, sweep_mechanisms())
     overrides.setdefault("b_values", PAPER_B_VALUES)
-    overrides.setdefault("k", JL_DEFAULT_K if mechanism == "jl-laplace" else 10_000)
+    for name, value in MECHANISMS[kind].TAGS.sweep_defaults:
+        overrides.setdefault(name, value)
     return SweepConfig(
         budgets=budgets,
-        mechanism=mechanism,
+        mechanism=kind,
         repetitions=reps if repetitions is None else repetitions,
         seed=seed,
         program=ProgramConfig() if program is None else program,

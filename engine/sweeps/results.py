@@ -15,14 +15,18 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from engine.analysis import (
-    BASELINE_PREFIX,
-    baseline_column,
-    mean_interval,
-)
+from engine.analysis import Metrics, mean_interval, worst_cell
 from engine.errors import InvalidParameterError
+from engine.evaluation.metrics import (
+    ROUNDING_NOISE,
+    attack_cell_columns,
+    attack_cell_name,
+    baseline_column,
+    baseline_rules,
+)
 from engine.evaluation.programs import higher_is_better
-from engine.sweeps.grid import AI_CELL_PREFIX, DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, Budget, SweepConfig
+from engine.mechanisms import RecordMechanism
+from engine.sweeps.grid import DESCRIPTOR_COLUMNS, PROTECTION_COLUMNS, Budget, SweepConfig
 from engine.validation import check_choice, check_interval
 
 __all__ = ["SweepResult", "TrivialRule", "combined_summary", "pareto_mask"]
@@ -138,7 +142,7 @@ class SweepResult:
         if self.table.empty or "point" not in self.table.columns:  # e.g. cancelled before the first cell
             return pd.DataFrame(columns=[*descriptors, "runs"])
         metrics = self.metric_columns
-        cells = [m for m in metrics if m.startswith(AI_CELL_PREFIX)]
+        cells = attack_cell_columns(metrics)
         ai = PROTECTION_COLUMNS["attribute_inference"]
         stats = ("mean", "sd", "lo", "hi")
         rows = []
@@ -162,14 +166,14 @@ class SweepResult:
                 row[f"{m}_lo"] = lo
                 row[f"{m}_hi"] = hi
             if cells and ai in metrics:
-                means = np.array([row[f"{c}_mean"] for c in cells], dtype=float)
                 for st in stats:
                     row[f"{ai}_per_run_min_{st}"] = row[f"{ai}_{st}"]
-                if np.isfinite(means).any():
-                    worst = cells[int(np.nanargmin(means))]
+                # the aggregation rule (engine.analysis.worst_cell): each cell averaged over the runs first
+                worst = worst_cell({c: group[c].to_numpy(dtype=float) for c in cells}, level)
+                if worst is not None:
                     for st in stats:
-                        row[f"{ai}_{st}"] = row[f"{worst}_{st}"]
-                    row["attribute_inference_worst_cell"] = worst[len(AI_CELL_PREFIX):]
+                        row[f"{ai}_{st}"] = row[f"{worst[0]}_{st}"]
+                    row["attribute_inference_worst_cell"] = attack_cell_name(worst[0])
             rows.append(row)
         shown = [m for m in metrics if m not in cells]
         columns = descriptors + ["runs"] + [f"{m}_{st}" for m in shown for st in stats]
@@ -196,8 +200,10 @@ class SweepResult:
             found = ""
             for rule in rules:
                 b = row.get(f"{baseline_column(rule, name)}_mean")
+                # values that differ by floating-point rounding only tie (a mean of 5 equal profits ≠ that profit)
+                slack = ROUNDING_NOISE * max(abs(b), abs(best)) if b is not None and best is not None else 0.0
                 if b is not None and np.isfinite(b) and best is not None and np.isfinite(best) and (
-                        (up and b >= best) or (not up and b <= best)):
+                        (up and b >= best - slack) or (not up and b <= best + slack)):
                     found = rule
                     break
             out.append(found)
@@ -205,8 +211,13 @@ class SweepResult:
 
     def trivial_rules(self, metric: str) -> list[str]:
         """Names of the rules that use no data whose ``metric`` this sweep recorded (``baseline:<rule>:<metric>``)."""
-        return [c[len(BASELINE_PREFIX):-len(":" + metric)] for c in self.metric_columns
-                if c.startswith(BASELINE_PREFIX) and c.endswith(":" + metric)]
+        return baseline_rules(self.metric_columns, metric)
+
+    def metrics_at(self, point: int) -> list[Metrics]:
+        """The typed numbers of every run of grid point ``point`` (:meth:`engine.analysis.Metrics.from_row`)."""
+        rows = self.table[self.table["point"] == int(point)].to_dict("records")
+        headline = self.config.program.headline_metric
+        return [Metrics.from_row(r, headline) for r in rows]
 
     def best_trivial(self, metric: str | None = None) -> TrivialRule | None:
         """The rule that uses no data scoring best on ``metric`` (default: the headline) on these data: each rule's
@@ -235,7 +246,7 @@ class SweepResult:
         """:meth:`summary` with ``no_better_than`` (:meth:`no_better_than_trivial` on ``metric``)."""
         return self.summary().assign(no_better_than=self.no_better_than_trivial(metric).to_numpy())
 
-    def mechanism_at(self, point: int, *, d: int | None = None) -> tuple[Any, Budget] | None:
+    def mechanism_at(self, point: int, *, d: int | None = None) -> tuple[RecordMechanism, Budget] | None:
         """The configured mechanism of grid point ``point`` (:meth:`SweepConfig.mechanism_for` at the point's B and
         budget) and that budget; None for the non-private reference or a point not in the table. ``d`` is the
         number of features (needed by the JL release)."""

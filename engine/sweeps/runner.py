@@ -10,6 +10,7 @@ import atexit
 import collections
 import concurrent.futures as cf
 import dataclasses
+import functools
 import hashlib
 import itertools
 import math
@@ -30,10 +31,12 @@ from engine.accounting.tdp import tdp_to_dp
 from engine.analysis import (
     AnalysisData,
     PointAnalysis,
+    PreparedRows,
     analyse,
     clear_analysis_cache,
 )
-from engine.errors import CancelledError, InsufficientDataError, InvalidParameterError, ResourceLimitError
+from engine.errors import CancelledError, InvalidParameterError, ResourceLimitError
+from engine.mechanisms import RecordMechanism
 from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.rng import spawn_seeds
 from engine.sweeps.grid import GridPoint, SweepConfig
@@ -100,14 +103,15 @@ def _cache_key(fingerprint: str, config: SweepConfig) -> str:
     return hashlib.sha256((fingerprint + "\x00" + config.to_json(sort_keys=True)).encode()).hexdigest()
 
 
-def _data_fingerprint(data: Any) -> str:
+def _data_fingerprint(data: PreparedRows) -> str:
     """The data's fingerprint (computed from the arrays when the object has none), checking it is prepared data."""
     from engine.analysis import _data_arrays
 
     return _data_arrays(data, need_outcome=True)[3]
 
 
-def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism=None) -> dict[str, Any]:
+def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism: RecordMechanism | None = None
+                       ) -> dict[str, Any]:
     if point.budget is None:
         return {
             "point": point.index, "reference": point.reference, "mechanism": "none", "b": math.nan,
@@ -115,18 +119,16 @@ def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism=None) ->
             "epsilon": math.nan, "delta": math.nan, "implied_epsilon": math.nan, "implied_delta": math.nan,
         }
     budget = point.budget
-    eps, dlt = budget.epsilon, budget.delta
-    # The Gaussian mechanism spends the totals; the budget's split is kept so that projection and Gaussian
-    # sweeps over the same budgets line up row for row.
+    assert mechanism is not None
+    # ε and δ are what the point's guarantee states: the budget's totals for a mechanism that spends it exactly,
+    # the achieved δ_fail (≤ the target) for the JL release. The budget's split is kept so that sweeps of every
+    # mechanism over the same budgets line up row for row. An element-wise guarantee covers one entry, so no
+    # whole-record (classic DP) statement is implied.
     e1, d1, e2, d2 = float(budget.epsilon1), float(budget.delta1), float(budget.epsilon2), float(budget.delta2)
-    if config.mechanism == "jl-laplace":
-        # δ is the per-pair bound on δ_fail the calibration achieved (≤ the target); element-wise protection
-        # covers one entry, so no whole-record (classic DP) statement is implied.
-        dlt = float(min(1.0, mechanism.delta_fail))
-        if config.relation == "element":
-            implied_eps, implied_delta = math.nan, math.nan
-        else:
-            implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
+    guarantee = _point_guarantee(mechanism)
+    eps, dlt = float(guarantee.epsilon), float(guarantee.delta)
+    if guarantee.relation == "element":
+        implied_eps, implied_delta = math.nan, math.nan
     else:
         implied_eps, implied_delta = tdp_to_dp(eps, dlt, point.b)
     return {
@@ -134,6 +136,12 @@ def _point_descriptors(point: GridPoint, config: SweepConfig, mechanism=None) ->
         "epsilon1": e1, "delta1": d1, "epsilon2": e2, "delta2": d2, "epsilon": eps, "delta": dlt,
         "implied_epsilon": float(implied_eps), "implied_delta": float(implied_delta),
     }
+
+
+@functools.lru_cache(maxsize=1024)
+def _point_guarantee(mechanism: RecordMechanism) -> Any:
+    """The grid point's guarantee (data-free; once per configuration and process, not per repetition)."""
+    return mechanism.guarantee()
 
 
 def _run_cell(ctx: _Context, cell: int, point_index: int, rep: int, seed: np.random.SeedSequence) -> dict:
@@ -158,11 +166,12 @@ def _init_worker() -> None:
     threadpool_limits(1)
 
 
-def _reference_cell(ctx: _Context, cell: int, mechanism: Any, seed: np.random.SeedSequence, whole: bool) -> dict:
+def _reference_cell(ctx: _Context, cell: int, mechanism: RecordMechanism, seed: np.random.SeedSequence,
+                    whole: bool) -> dict:
     """One release of :func:`analyse_reference`: its whole analysis when ``whole`` (the first release's, which the
-    caller keeps), else only its row (the release itself is not sent back)."""
+    caller keeps), else only its typed numbers (the release itself is not sent back)."""
     result = analyse(ctx.data, mechanism, seed=seed)
-    return {"cell": cell, "result": result if whole else None, "row": result.row()}
+    return {"cell": cell, "result": result if whole else None, "metrics": result.metrics}
 
 
 def _task(kind: str) -> Callable[..., dict]:
@@ -184,7 +193,7 @@ def _worker_cell(token: int, payload: bytes | None, kind: str, cell: int, *args:
     return _task(kind)(_WORKER_CONTEXT, cell, *args)
 
 
-def _analysis_data(data: Any, config: SweepConfig, use_cache: bool = True) -> AnalysisData:
+def _analysis_data(data: PreparedRows, config: SweepConfig, use_cache: bool = True) -> AnalysisData:
     """The sweep's analysis inputs (holdout split, non-private program and singling-out references):
     :meth:`AnalysisData.cached`, so a sweep, its time estimate, its reference markers and the Mechanisms page's runs
     on the same data build them once."""
@@ -192,21 +201,19 @@ def _analysis_data(data: Any, config: SweepConfig, use_cache: bool = True) -> An
     return AnalysisData.cached(data, analysis) if use_cache else AnalysisData.build(data, analysis)
 
 
-def _build_context(data: Any, config: SweepConfig, use_cache: bool) -> _Context:
+def _build_context(data: PreparedRows, config: SweepConfig, use_cache: bool) -> _Context:
     analysis_data = _analysis_data(data, config, use_cache)
-    if config.mechanism == "jl-laplace":
-        # Every grid point's JL mechanism has the sweep's k: check the adversary's known records once, up front.
-        known = 2 * config.k if config.known_records is None else config.known_records
-        if known >= analysis_data.n_released:
-            raise InsufficientDataError(
-                f"the JL adversary knows {known} records, but only {analysis_data.n_released} rows are released — "
-                "set known_records below the number of released rows (or a smaller k)"
-            )
-    return _Context(config, analysis_data, config.points())
+    points = config.points()
+    if config.mechanism_class.TAGS.projects:
+        # Every grid point of a projected release has the sweep's dimension: check the adversary's known records
+        # once, up front, on the first private point.
+        first = next((p.b, p.budget) for p in points if p.budget is not None)
+        analysis_data.check_mechanism(config.mechanism_for(first[0], first[1], d=analysis_data.x_rel.shape[1]))
+    return _Context(config, analysis_data, points)
 
 
 def run_sweep(
-    data: Any,
+    data: PreparedRows,
     config: SweepConfig,
     *,
     progress: ProgressCallback | None = None,
@@ -539,7 +546,7 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetitions: int | None = None,
+def analyse_reference(data: PreparedRows, config: SweepConfig, mechanism: RecordMechanism, *, repetitions: int | None = None,
                       workers: int = 1) -> PointAnalysis:
     """A mechanism outside the grid (e.g. k-anonymity, the paper's non-DP baseline) analysed on exactly the
     sweep's released rows and holdout, with ``repetitions`` (default: the sweep's) releases, so its marker sits on
@@ -555,12 +562,12 @@ def analyse_reference(data: Any, config: SweepConfig, mechanism: Any, *, repetit
     seeds = np.random.SeedSequence(config.seed, spawn_key=(2**31,)).spawn(reps)
     if n_workers == 1 or reps == 1:
         results = [analyse(built, mechanism, seed=s) for s in seeds]
-        return PointAnalysis(mechanism, results[0], tuple(r.row() for r in results))
+        return PointAnalysis(mechanism, results[0], tuple(r.metrics for r in results))
     found: dict[int, dict] = {}
     _run_pool(_Context(config, built, config.points()), list(range(reps)), "reference",
               lambda cell: (mechanism, seeds[cell], cell == 0), n_workers, None,
               lambda answer: found.__setitem__(int(answer["cell"]), answer))
-    return PointAnalysis(mechanism, found[0]["result"], tuple(found[r]["row"] for r in range(reps)))
+    return PointAnalysis(mechanism, found[0]["result"], tuple(found[r]["metrics"] for r in range(reps)))
 
 
 def default_workers() -> int:
@@ -578,7 +585,7 @@ def default_workers() -> int:
     return max(1, min(cores, MAX_WORKERS))
 
 
-def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1) -> float:
+def estimate_seconds(data: PreparedRows, configs: Sequence[SweepConfig], workers: int = 1) -> float:
     """Wall time the sweeps will take, from one timed cell of each (the middle one of the private grid points'
     first repetitions: a cell's cost falls as B grows, by 1.5-2.5× across the quick grid on 25,000 × 30, so the
     first point overstated the sweep by about 70 %), divided among ``workers``. A rough figure to show before a long
@@ -622,7 +629,7 @@ def estimate_seconds(data: Any, configs: Sequence[SweepConfig], workers: int = 1
     return total / min(n_workers, os.cpu_count() or 1)
 
 
-def plan_sweeps(data: Any, configs: Sequence[SweepConfig], workers: int) -> tuple[int, float]:
+def plan_sweeps(data: PreparedRows, configs: Sequence[SweepConfig], workers: int) -> tuple[int, float]:
     """The worker processes to run ``configs`` on and the wall time that will take: ``(workers, seconds)``.
 
     ``workers`` as asked, except 1 (inline) when the sweeps would take under :data:`INLINE_BELOW_SECONDS` in one

@@ -19,15 +19,18 @@ from engine.data.preparation import (
 from engine.errors import EngineError
 from ui.cached import (
     MAX_UPLOAD_MB,
+    column_levels,
     data_key,
-    default_upload_spec,
     demo_dataset,
     observed_bounds,
     raw_table,
+    rows_kept,
     table_profile,
+    upload_suggestion,
 )
 from ui.common import DATA_DEPENDENT_NOTE, HELP, field_error, plain, show_notices, user_errors
 from ui.data_controls import (
+    COLUMN_KEY_PREFIXES,
     build_spec,
     categorical_controls,
     feature_picker,
@@ -37,15 +40,22 @@ from ui.data_controls import (
     reset_column_widgets,
     role_controls,
 )
+from ui.room import ROWS_HIDDEN, may_see_rows, shared_upload
+from ui.sections.data_choices import draw_left_out, draw_rows_kept
 from ui.sections.data_preview import draw_preview
 from ui.sections.data_upload import handle_upload
-from ui.state import editor_table, forget_widget, get_state, seed_widget, widget
+from ui.state import editor_table, forget_widget, forget_widgets_with_prefix, get_state, seed_widget, widget
 
 state = get_state()
+if state.entered_page:
+    # Streamlit may hand back a widget's first value after a visit to another page (a text box of typed levels came
+    # back empty): the per-column controls start again from the session's spec, which holds what they describe.
+    forget_widgets_with_prefix(*COLUMN_KEY_PREFIXES)
 
 DEMO, UPLOAD = "Built-in demo", "Upload a file"
 METHOD_LABELS = {
-    "clip": "clip — standardise, shrink rows longer than 1 (default)",
+    "scaled": "scaled — standardise, divide rows by 2√m, shrink the few longer than 1 (suggested for uploads)",
+    "clip": "clip — standardise, shrink rows longer than 1 (the demos' default)",
     "maxnorm": "maxnorm — divide by the largest row norm (the paper's case studies)",
     "bounds": "bounds — public bounds per feature (data-independent)",
 }
@@ -127,6 +137,9 @@ else:
             f"In memory for this session only: **{plain(state.upload_name)}** ({len(state.upload_bytes) / 1024:,.0f} KB, "
             f"fingerprint {(state.upload_fingerprint or '')[:12]}…). Nothing is written to disk."
         )
+    elif shared_upload(state.upload_fingerprint) is not None:
+        st.info(f"The workshop's facilitator shares **{plain(state.upload_name)}** with the room: it stays in the "
+                "server's memory, and you explore it without uploading anything.", icon=":material/groups:")
     elif state.upload_fingerprint:
         st.info(
             f"The shared link was made on an uploaded file (fingerprint {state.upload_fingerprint[:12]}…). Upload "
@@ -144,16 +157,30 @@ if table is None:
 else:
     frame, demo = table
     key = data_key(state)
-    active_spec = state.spec if state.spec is not None else (demo.spec if demo is not None
-                                                             else default_upload_spec(key, frame))
+    suggestion = upload_suggestion(key, frame) if demo is None else None
+    if state.spec is not None:
+        active_spec = state.spec
+    elif demo is not None:
+        active_spec = demo.spec
+    else:
+        assert suggestion is not None  # an upload always has a suggestion
+        active_spec = suggestion.spec
+
+    def levels_of(column: str) -> dict[str, int]:
+        return column_levels(key, column, frame)
+
     profile = table_profile(key, frame)
     columns = list(profile["column"])
     label = demo.title if demo is not None else state.upload_name
     st.subheader(f"Columns of {plain(label)}")
     st.caption(f"{len(frame):,} rows × {len(columns)} columns.")
     with st.expander("What each column holds", icon=":material/table_rows:"):
-        st.dataframe(profile.assign(examples=profile["examples"].map(lambda v: " | ".join(map(str, v)))),
-                     hide_index=True, width="stretch", key="data.profile")
+        if not may_see_rows():  # a workshop participant: no example values (ui.room)
+            profile = profile.drop(columns="examples")
+            st.caption(ROWS_HIDDEN)
+        else:
+            profile = profile.assign(examples=profile["examples"].map(lambda v: " | ".join(map(str, v))))
+        st.dataframe(profile, hide_index=True, width="stretch", key="data.profile")
 
     left, right = st.columns(2, gap="large")
     spec = None
@@ -163,15 +190,18 @@ else:
         target_box = st.container()
         features, target = feature_picker(profile, active_spec, target_box)
         features_box = st.container()
-        positive = positive_class_control(profile, active_spec, target, st.container())
+        if suggestion is not None:
+            draw_left_out(suggestion.left_out, features, st.container())
+        positive = positive_class_control(profile, active_spec, target, st.container(), levels_of)
         prep_box = st.container()
         try:
-            categorical = categorical_controls(profile, active_spec, features, prep_box)
+            categorical = categorical_controls(profile, active_spec, features, prep_box, levels_of, len(frame))
             missing, categorical = missing_controls(profile, active_spec, [*features, *([target] if target else [])],
                                                     categorical, target, prep_box)
         except EngineError as exc:
             field_error(str(exc), prep_box)
             categorical, missing = None, None
+        rows_box = prep_box.container()
         st.markdown("**The program**")
         program = None
         with user_errors():
@@ -181,9 +211,12 @@ else:
         role_boxes = {}
         with st.expander("Program columns (loan amount, revenue, interest)",
                          expanded=st.session_state["data.program"] == "lending"):
-            st.caption(HELP["roles"] + " Without them the lending program uses its default amounts.")
+            st.caption(HELP["roles"] + " Without them the lending program uses the assumed values above.")
             roles = role_controls(columns, active_spec, features, st.container())
             role_boxes = {f"role:{r}": st.container() for r in roles}
+        if program is not None and target is not None:
+            st.markdown("**What the program's score assumes**")
+            st.caption("\n".join(f"- {plain(line)}" for line in program.assumptions(roles)))
     with right:
         seed_widget("data.norm_method", active_spec.normalization.method)
         st.radio("Normalisation into the unit ball", list(METHOD_LABELS), key="data.norm_method",
@@ -249,10 +282,16 @@ else:
     problems = table_problems(frame, spec) if spec is not None else []
     for problem in problems:
         field_error(str(problem), boxes.get(problem.control, table_box))
+    if spec is not None:
+        draw_rows_kept(rows_kept(key, spec.to_json(), frame), spec.target, rows_box)
     with norm_box:
         chosen = spec if spec is not None else active_spec
         if not bounds_from_data:  # otherwise the warning under the bounds says what matters
-            notes = [plain(note) for note in preparation_notes(chosen)] or [plain(privacy_note(chosen.normalization))]
+            read = {c: tuple(sorted(v for v, n in levels_of(c).items() if n >= max(cat.min_count, 1)))
+                    for c, cat in (chosen.categorical or {}).items()
+                    if cat.levels_from_data and not cat.levels and c in columns}
+            notes = ([plain(note) for note in preparation_notes(chosen, read)]
+                     or [plain(privacy_note(chosen.normalization))])
             (st.success if chosen.data_independent else st.warning)(  # one point per column or rule, data escaped
                 notes[0] if len(notes) == 1 else "\n".join(f"- {note}" for note in notes))
         if not chosen.normalization.data_independent:

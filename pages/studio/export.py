@@ -11,6 +11,7 @@ from engine.decision_record import load_decision_record
 from engine.errors import EngineError
 from engine.export_csv import safe_csv_bytes
 from engine.mechanisms import mechanism_from_dict
+from engine.notebook import notebook_json, script_text
 from engine.public_info.count_release import CountReleaseConfig
 from engine.release import cli_command
 from ui.cached import CEILING_BS, current_data, feasibility_surface, gamma_ceiling
@@ -183,7 +184,7 @@ if record is not None:
             from engine.workshop import comparison_frame
             from ui.cached import workshop_comparison
 
-            comparison = comparison_frame(workshop_comparison(loaded.prepared.fingerprint, record.workshop.to_json(),
+            comparison = comparison_frame(workshop_comparison(loaded.prepared.fingerprint, record.workshop,
                                                               int(loaded.prepared.d), loaded.prepared.x))
         return html_report(record, figures, tables, workshop=comparison)
 
@@ -210,6 +211,16 @@ if record is not None:
                            help="Every cell of the last sweep (all mechanisms), one row per release.")
     else:
         d4.caption("Run a sweep on the Tradeoffs page to export its table.")
+    n1, n2, _, _ = st.columns(4)
+    n1.download_button("Notebook (.ipynb)", lambda: notebook_json(record), file_name="reproduce-decision.ipynb",
+                       mime="application/x-ipynb+json", key="export.download_notebook", on_click="ignore",
+                       icon=":material/code_blocks:",
+                       help="A Jupyter notebook that prints the guarantee first, then reproduces the data check, "
+                       "Theorem 1's verdicts and the release with the engine's Python API, checking each number "
+                       "against this record.")
+    n2.download_button("Script (.py)", lambda: script_text(record), file_name="reproduce_decision.py",
+                       mime="text/x-python", key="export.download_script", on_click="ignore", icon=":material/code:",
+                       help="The notebook's code as one Python script: python reproduce_decision.py")
 
     st.subheader("Make the release")
     st.markdown("The data holder saves the decision record next to the data and runs:")

@@ -15,13 +15,14 @@ from engine.workshop import candidate_from_run
 from ui.cached import current_data
 from ui.common import plain, seed_badge, stale_block, stop_page, user_errors
 from ui.figures.theme import fmt, fmt_param
-from ui.runs import release_run
+from ui.runs import release_estimate, release_run
 from ui.sections.mechanisms_form import (
-    HELP_KIND,
     KIND_LABELS,
-    KINDS,
     draw_form,
+    draw_run_estimate,
     form_config,
+    help_kind,
+    kinds,
     on_draw_again,
     starting_config,
 )
@@ -33,7 +34,7 @@ from ui.sections.mechanisms_results import (
     draw_program_and_protection,
 )
 from ui.sections.workshop_pin import draw_pin
-from ui.state import RunContext, get_state, seed_widget, widget
+from ui.state import RunContext, get_state, seed_widget, set_widget, widget
 
 state = get_state()
 
@@ -60,10 +61,13 @@ st.caption(
     f"δ = {fmt(candidate.delta)}" + ("" if state.candidate is not None else " (default: the paper's Example 1)")
 )
 
-stored_kind = state.mechanism.KIND if state.mechanism is not None else "projection"
-seed_widget("mechanisms.kind", stored_kind if stored_kind in KINDS else "projection")
+offered = kinds()
+stored_kind = state.mechanism.KIND if state.mechanism is not None else offered[0]
+seed_widget("mechanisms.kind", stored_kind if stored_kind in offered else offered[0])
+if widget("mechanisms.kind") not in offered:  # a mechanism no longer registered
+    set_widget("mechanisms.kind", offered[0])
 kind = st.radio(
-    "Mechanism", KINDS, key="mechanisms.kind", format_func=KIND_LABELS.get, help=HELP_KIND,
+    "Mechanism", offered, key="mechanisms.kind", format_func=KIND_LABELS.get, help=help_kind(),
     horizontal=True,
 )
 
@@ -86,6 +90,14 @@ if widget("mechanisms.stop") and state.run_request is not None:  # the Stop butt
             icon=":material/stop_circle:")
 
 request = state.run_request
+if request is not None and state.remembered_run(request) is None:
+    # A run that will take long (a wide table: the attack grows with the square of the columns) is announced first.
+    estimate = None
+    with user_errors():
+        estimate = release_estimate(request, loaded.spec, n=prepared.n, d=prepared.d)
+    if estimate is not None and estimate.needs_confirmation and state.run_confirmed != request.confirm_key():
+        draw_run_estimate(estimate, request.confirm_key())
+        stop_page()
 if request is not None:
     with user_errors():
         release_run(state, request, loaded.frame, loaded.spec)
@@ -116,10 +128,10 @@ with stale_block(stale, "mechanisms"):
     if config.user_seed:
         st.warning(SEEDED_WARNING, icon=":material/warning:")
     draw_pin("mechanisms.pin", state.pin_label("Mechanisms run", run.mechanism),
-             lambda label: candidate_from_run(run, label),
+             lambda label: candidate_from_run(run, label, program=config.program),
              help="Pin this run — its own mechanism, guarantee and measured evidence — for the Workshop's comparison.")
     draw_guarantee(run, prepared)
     draw_data_effect(run, prepared, config.program, int(config.seed))
-    draw_program_and_protection(run, state.gammas, config.candidate)
+    draw_program_and_protection(run, state.gammas, config.candidate, config.program, dict(loaded.spec.roles or {}))
     draw_comparison(run)
     draw_download(run, prepared)

@@ -21,7 +21,7 @@ from engine.public_info.guarantee import PUBLIC_STATISTICS
 from engine.public_info.results import STUDY_METHODS, CountStudyConfig, run_count_study
 from engine.rng import SEEDED_WARNING, make_rng
 from ui import cached, runs
-from ui.common import Labels, field_error, seed_badge, stop_page, user_errors
+from ui.common import Labels, field_error, plain, seed_badge, stop_page, user_errors
 from ui.figures import public_info as figs
 from ui.figures.theme import fmt
 from ui.records import check_studio_range
@@ -88,7 +88,7 @@ else:
         field_error(f"{name}: {exc}")
         st.caption("Nothing else changed: fix the file or the column choice and the page continues.")
         stop_page()
-    st.success(f"{name}: {len(table.regions)} regions × {len(table.periods)} periods.", icon=":material/check:")
+    st.success(f"{plain(name)}: {len(table.regions)} regions × {len(table.periods)} periods.", icon=":material/check:")
 
 # ---- 2. what is public ------------------------------------------------------------------------------------------
 st.header("2. What is already public (Z)")

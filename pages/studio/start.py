@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui.cached import current_data
 from ui.common import plain, user_errors
-from ui.state import DEFAULT_DEMO, get_state
+from ui.state import get_state, starting_demo
 
 state = get_state()
 
@@ -53,7 +53,7 @@ with user_errors():
 
 if st.button("Open the demo", key="start.open_demo", type="primary", icon=":material/play_arrow:"):
     state.source = "demo"
-    state.demo_name = DEFAULT_DEMO
+    state.demo_name = starting_demo()
     state.spec = None
     state.switch_data()
     st.switch_page("pages/studio/data.py")

@@ -19,8 +19,9 @@ from ui.sections.tradeoffs_results import (
     draw_distinguishing,
     draw_figure2,
     draw_figure3,
-    draw_jl_curve,
+    draw_noise_profiles,
     draw_privacy_privacy,
+    draw_program_basis,
     draw_table,
     sweep_view,
 )
@@ -74,6 +75,7 @@ with stale_block(stale, "tradeoffs"):
     view = sweep_view(results, state, prepared)
     if not all(r.complete for r in results):
         st.caption("Partial result (the sweep was stopped).")
+    draw_program_basis(view, dict(loaded.spec.roles or {}))
     draw_figure3(view)
     left, right = st.columns(2)
     with left:
@@ -81,7 +83,7 @@ with stale_block(stale, "tradeoffs"):
     with right:
         draw_figure2(view, state.selected_point.b if state.selected_point is not None else
                      state.candidate_or_default().b)
-    draw_jl_curve(view)
+    draw_noise_profiles(view)
     draw_choice(view, state)
     draw_distinguishing(state)
     draw_table(view)

@@ -63,7 +63,7 @@ with user_errors():
             if c.evidence is None or c.evidence.data not in (None, loaded.prepared.fingerprint):
                 measure(state, i, loaded, program)
     workshop = state.workshop
-rows = workshop_comparison(loaded.prepared.fingerprint if loaded is not None else "", workshop.to_json(),
+rows = workshop_comparison(loaded.prepared.fingerprint if loaded is not None else "", workshop,
                            int(loaded.prepared.d) if loaded is not None else None,
                            loaded.prepared.x if loaded is not None else None)
 

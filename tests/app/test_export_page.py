@@ -179,3 +179,9 @@ def test_sweep_results_survive_export_and_import():
     restored = studio(fresh).sweeps
     assert [r.config.mechanism for r in restored] == ["projection", "gaussian"]
     pd.testing.assert_frame_equal(restored[0].table, table)
+
+
+def test_the_export_page_offers_the_record_as_a_notebook_and_a_script():
+    at = start_on("export")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Notebook (.ipynb)" in labels and "Script (.py)" in labels, labels

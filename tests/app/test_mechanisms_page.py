@@ -87,7 +87,7 @@ def test_draw_again_increments_a_user_seed(projection_run):
 def test_gaussian_run_shows_sigma():
     at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("gaussian").run()
-    at.number_input(key="mechanisms.epsilon").set_value(2.0)
+    at.number_input(key="mechanisms.gaussian.epsilon").set_value(2.0)
     run_with_seed(at, "3")
     state = studio(at)
     c = state.candidate_or_default()
@@ -97,11 +97,27 @@ def test_gaussian_run_shows_sigma():
     assert state.mechanism.to_dict() == GaussianMechanism(b=c.b, epsilon=2.0, delta=c.delta).to_dict()
 
 
+def test_a_release_no_better_than_a_rule_without_data_gets_advice_read_from_the_mechanism():
+    """Issue 30 §4: the advice was "raise ε or B", but a larger B adds noise. It now follows the mechanism's own
+    monotonicity (engine.comparison.less_noise_advice): a larger ε or a smaller B."""
+    at = start_on("mechanisms")
+    at.radio(key="mechanisms.kind").set_value("gaussian").run()
+    at.number_input(key="mechanisms.gaussian.epsilon").set_value(0.01)
+    run_with_seed(at, "3")
+    errors = " ".join(e.value for e in at.error)
+    assert "No better than a rule that uses no data" in errors
+    assert "raise ε or B" not in errors and "a larger ε (2 × ε" in errors and "a smaller B (B / 2" in errors
+    assert "a larger B" not in errors
+    # the γ check names the decision agreement and the rules that use no data, not a "measured γ"
+    texts = " ".join(w.value for w in at.warning)
+    assert "decision agreement on these data" in texts
+
+
 def test_invalid_split_shows_message_and_keeps_the_previous_run():
     at = start_on("mechanisms")
     run_with_seed(at, "1")
     before = studio(at).last_run.config
-    at.number_input(key="mechanisms.epsilon2").set_value(1.5)
+    at.number_input(key="mechanisms.projection.epsilon2").set_value(1.5)
     at.button(key="mechanisms.run").click().run()
     assert_clean(at)
     assert any("epsilon2 must be in (0, 1)" in e.value for e in at.error)
@@ -125,10 +141,10 @@ def test_jl_laplace_run_shows_the_guarantee_vacuity_and_projected_release():
     at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
     assert_clean(at)
-    at.number_input(key="mechanisms.jl_k").set_value(3)
-    at.number_input(key="mechanisms.jl_epsilon").set_value(4.0)
-    at.radio(key="mechanisms.jl_relation").set_value("element")
-    at.radio(key="mechanisms.jl_rule").set_value("paper")
+    at.number_input(key="mechanisms.jl-laplace.k").set_value(3)
+    at.number_input(key="mechanisms.jl-laplace.epsilon").set_value(4.0)
+    at.radio(key="mechanisms.jl-laplace.relation").set_value("element")
+    at.number_input(key="mechanisms.jl-laplace.target_delta").set_value(0.0)  # 0 = the paper's rule
     run_with_seed(at, "5")
     state = studio(at)
     mech = state.mechanism.to_dict()
@@ -158,8 +174,8 @@ def test_jl_laplace_row_wise_target_delta_calibrates_to_the_target():
 
     at = start_on("mechanisms")
     at.radio(key="mechanisms.kind").set_value("jl-laplace").run()
-    at.number_input(key="mechanisms.b").set_value(1.0)
-    at.number_input(key="mechanisms.jl_target_delta").set_value(1e-4)
+    at.number_input(key="mechanisms.jl-laplace.b").set_value(1.0)
+    at.number_input(key="mechanisms.jl-laplace.target_delta").set_value(1e-4)
     run_with_seed(at, "2")
     mech = studio(at).mechanism.to_dict()
     assert mech["relation"] == "row" and mech["target_delta"] == 1e-4 and mech["b"] == 1.0
@@ -188,3 +204,31 @@ def test_stop_returns_to_the_last_run_without_computing_the_stopped_one():
     assert studio(at).run_request is None and studio(at).last_run.config == finished
     assert len(studio(at).runs) == 1  # the stopped run was not computed
     assert metric(at, "Noise sd per coordinate")  # the last run is still shown
+
+
+def test_a_long_run_is_announced_first_and_runs_or_is_cancelled_as_the_user_says(monkeypatch):
+    """Issue 35: a run estimated over ``CONFIRM_SECONDS`` (a wide table; here every run, the threshold set to 0)
+    first says how long it will take and why, and computes nothing until "Run it"; the same inputs with another
+    seed ("Draw again") are not asked again; "Cancel" goes back to the last run without computing."""
+    import engine.release_analysis as release_analysis
+
+    monkeypatch.setattr(release_analysis, "CONFIRM_SECONDS", 0.0)
+    at = start_on("mechanisms")
+    run_with_seed(at, "5")
+    assert any("This run will take about" in w.value and "attribute-inference attack" in w.value for w in at.warning)
+    assert studio(at).runs == ()  # nothing computed yet
+    at.button(key="mechanisms.confirm").click().run()
+    assert_clean(at)
+    assert len(studio(at).runs) == 1 and metric(at, "Noise sd per coordinate")
+    at.button(key="mechanisms.draw_again").click().run()  # the same inputs, seed 6: no second question
+    assert_clean(at)
+    assert not any("This run will take about" in w.value for w in at.warning)
+    assert last_run(at).summary["seed"] == 6
+    finished = studio(at).last_run.config
+    at.radio(key="mechanisms.kind").set_value("gaussian").run()
+    run_with_seed(at, "6")  # other inputs: asked again
+    assert any("This run will take about" in w.value for w in at.warning)
+    at.button(key="mechanisms.cancel_run").click().run()
+    assert_clean(at)
+    assert studio(at).run_request is None and studio(at).last_run.config == finished  # nothing computed
+    assert len(studio(at).runs) == 2 and metric(at, "Noise sd per coordinate")

@@ -59,6 +59,28 @@ def test_a_link_with_delta_above_the_studio_range_is_refused_not_zeroed():
     assert studio(at).delta is None and studio(at).effective_delta() > 0
 
 
+@pytest.mark.parametrize(("key", "value", "why"), [
+    ("cdelta", "1e-400", "double precision cannot hold (it would become 0)"),
+    ("cdelta", "1e-310", "must be 0 or at least 1e-300"),
+    ("delta", "1e-400", "double precision cannot hold (it would become 0)"),
+])
+def test_a_link_with_a_delta_too_small_for_double_precision_is_refused_not_zeroed(key, value, why):
+    """Issue 35 item 9: ``cdelta=1e-400`` used to become δ = 0 (pure DP: another guarantee) without a word."""
+    params = {"data": "togo-demo", "B": "0.4", "eps": "1", key: value}
+    at = open_link(params)
+    assert_clean(at)
+    text = warnings(at)
+    assert value in text and why in text, text
+    state = studio(at)
+    assert state.delta is None  # nothing applied: neither δ = 0 …
+    if key == "cdelta":
+        assert state.candidate is None  # … nor a chosen point with δ = 0
+    else:
+        assert state.candidate.delta > 0
+    open_page(at, "feasibility")
+    assert studio(at).candidate.delta > 0
+
+
 def test_a_link_with_deeply_nested_json_is_refused_without_a_crash():
     at = open_link({"data": "togo-demo", "mech": "[" * 5_000 + "]" * 5_000, "program": "{\"a\":" * 5_000, "spec": "[" * 3_000})
     assert_clean(at)
@@ -131,6 +153,23 @@ def test_record_with_epsilon_60_is_refused_with_the_range(exported):
     assert "ε = 60" in message and "[0.001, 50]" in message
 
 
+def test_record_whose_specification_states_epsilon_60_is_refused(exported):
+    """Issue 35 item 9: the specification's ε used to be ignored on import, so a record claiming ε = 60 beside a
+    release at another ε was accepted."""
+    assert exported["specification"]["epsilon"] != 60.0
+    at, snapshot = _import(_tampered(exported, ("specification", "epsilon"), 60.0))
+    message = _refused(at, snapshot)
+    assert "specification states epsilon = 60.0" in message and "guarantees epsilon = " in message
+
+
+def test_record_with_a_utf8_byte_order_mark_is_imported(exported):
+    """Issue 35 item 9: a record saved by an editor that adds a byte-order mark is the same record."""
+    at, _ = _import(b"\xef\xbb\xbf" + json.dumps(exported).encode(), "bom.json")
+    assert_clean(at)
+    assert not [e.value for e in at.error], [e.value for e in at.error]
+    assert studio(at).candidate.epsilon == exported["candidate"]["epsilon"] != 3.0  # the record's, not the session's
+
+
 def test_record_with_per_record_mechanisms_5_is_refused_and_the_page_works(exported):
     at, snapshot = _import(_tampered(exported, ("studio", "per_record"), {"mechanisms": 5}))
     message = _refused(at, snapshot)
@@ -153,6 +192,8 @@ TAMPERED = [
     ("per-record-target-negative", ("studio", "per_record"), {"target": -1}),
     ("per-record-unit-unknown", ("studio", "per_record"), {"unit": "furlongs"}),
     ("targets-delta-0.9", ("targets", "delta"), 0.9),
+    ("specification-epsilon-60", ("specification", "epsilon"), 60.0),
+    ("specification-delta-changed", ("specification", "delta"), 0.25),
 ]
 
 
@@ -178,7 +219,7 @@ def test_tampered_records_are_refused_and_the_session_kept(exported):
         assert not at.exception, (name, [e.value for e in at.exception])
         _refused(at, snapshot)
         refused += 1
-    assert refused == len(cases) >= 18
+    assert refused == len(cases) >= 20
 
 
 def test_bounds_read_from_the_data_stay_out_of_the_shareable_link():

@@ -118,8 +118,8 @@ def test_choosing_a_point_makes_it_the_candidate(swept):
     assert any(check.text == w.value for w in (*at.warning, *at.success))
     # The Mechanisms page opens on exactly that configuration.
     open_page(at, "mechanisms")
-    assert at.number_input(key="mechanisms.epsilon1").value == 3.0
-    assert at.number_input(key="mechanisms.b").value == 0.25
+    assert at.number_input(key="mechanisms.projection.epsilon1").value == 3.0
+    assert at.number_input(key="mechanisms.projection.b").value == 0.25
 
 
 def test_invalid_grid_shows_the_message_and_keeps_results(swept):
@@ -193,8 +193,8 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     at.text_input(key="tradeoffs.epsilon1").set_value("3")
     at.text_input(key="tradeoffs.epsilon2").set_value("0.9999")
     at.number_input(key="tradeoffs.reps").set_value(1)
-    at.number_input(key="tradeoffs.jl_k").set_value(3)
-    at.number_input(key="tradeoffs.jl_known").set_value(9)
+    at.number_input(key="tradeoffs.jl-laplace.k").set_value(3)
+    at.number_input(key="tradeoffs.jl-laplace.known_records").set_value(9)
     at.button(key="tradeoffs.run").click().run()
     assert_clean(at)
     (result,) = studio(at).sweeps
@@ -220,12 +220,13 @@ def test_jl_laplace_sweep_and_its_delta_fail_curve():
     assert state.mechanism.to_dict() == mech.to_dict()
     assert state.candidate.b == 0.5 and state.candidate.delta == pytest.approx(mech.delta_fail)
     # the distinguishing attacker's view includes the configured JL release
-    assert any("JL projection + Laplace, as configured: smallest total error" in c.value for c in at.caption)
+    assert any(f"{JLLaplace.LABEL}, as configured: smallest total error" in c.value for c in at.caption)
     # the Mechanisms page opens on exactly that JL configuration
     open_page(at, "mechanisms")
     assert at.radio(key="mechanisms.kind").value == "jl-laplace"
-    assert at.number_input(key="mechanisms.jl_k").value == 3 and at.number_input(key="mechanisms.b").value == 0.5
-    assert at.radio(key="mechanisms.jl_rule").value == "target"
+    assert at.number_input(key="mechanisms.jl-laplace.k").value == 3
+    assert at.number_input(key="mechanisms.jl-laplace.b").value == 0.5
+    assert at.number_input(key="mechanisms.jl-laplace.target_delta").value == pytest.approx(mech.target_delta)
 
 
 def test_compute_on_a_dask_cluster_gives_the_local_table_and_a_bad_address_is_a_message(monkeypatch):

@@ -51,8 +51,13 @@ def prepare_classification(page) -> None:
     if selected(page, "Target (the outcome") != TARGET:
         choose(page, "Target (the outcome", TARGET)
     positive = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Which value(s) of").first
-    if POSITIVE not in positive.inner_text().split("\n"):
-        choose(page, "Which value(s) of", POSITIVE)
+    if not any(line.startswith(f"{POSITIVE} (") for line in positive.inner_text().split("\n")):
+        field = positive.locator("input")
+        field.click()
+        field.fill(POSITIVE)
+        # every label is offered with its count ("male (168)")
+        page.get_by_role("option", name=re.compile("^" + re.escape(POSITIVE) + r" \(\d")).first.click(timeout=15_000)
+        idle(page)
         page.keyboard.press("Escape")
     program = "classification — predict a yes/no label"
     if selected(page, "Program") != program:

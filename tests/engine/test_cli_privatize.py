@@ -56,6 +56,7 @@ def test_demo_round_trip_writes_features_and_a_complete_summary(tmp_path, capsys
     expected_keys = {
         "output", "rows", "columns", "mechanism", "guarantee", "noise_sd_per_coordinate", "details", "seconds",
         "seeded", "seed", "warning", "data", "preparation", "config", "seconds_total", "notes", "sampler",
+        "guarantee_file",
     }
     assert set(summary) == expected_keys
     assert summary["guarantee"]["headline"] == "(B = 0.5, ε = 1, δ = 1e-05)-targeted DP for one record"
@@ -194,7 +195,7 @@ def test_target_missing_from_the_input_is_dropped_with_a_note(phones, tmp_path, 
         (["--dataset", "togo-demo", "--mechanism", "gaussian", "--epsilon1", "3"],
          "error: --epsilon1 does not apply to the gaussian mechanism; its parameters are: b, calibration, delta, epsilon"),
         (["--dataset", "togo-demo", *GAUSS[:4], "--epsilon", "1", "--delta", "2"], "error: delta must be in"),
-        (["--dataset", "togo-demo", "--mechanism", "mondrian", "--k", "3"], "error: --k is the projection dimension; for mondrian's class size use --anonymity-k"),
+        (["--dataset", "togo-demo", "--mechanism", "mondrian", "--k", "3"], "error: --k is the projection dimension k; for the mondrian mechanism's k use --anonymity-k"),
         (["--dataset", "togo-demo", "--mechanism", "laplace"], "error: --mechanism must be one of"),
         (["--dataset", "togo-demo"], "error: choose a mechanism with --mechanism"),
         (["--dataset", "togo", *GAUSS], "error: unknown demo dataset 'togo'"),
@@ -257,3 +258,35 @@ def test_module_entry_point_prints_one_line_without_traceback(tmp_path):
     assert result.stderr.strip().splitlines() == [
         "error: b must be in (0, 2]; got 5.0 — B is an L2 distance in the unit ball"
     ]
+
+
+def test_the_guarantee_is_written_beside_the_release_and_never_over_an_existing_file(tmp_path, capsys):
+    """Issue 34 §4: the release and its guarantee travel together (``<output>.guarantee.json``), written atomically
+    and never over an existing file; the internal counts of the data stay out of it."""
+    out = tmp_path / "private.csv"
+    code, summary, _ = _run(capsys, "privatize", "--dataset", "togo-demo", *GAUSS, "--seed", "5", "--output", str(out))
+    assert code == 0
+    beside = tmp_path / "private.csv.guarantee.json"
+    assert summary["guarantee_file"] == str(beside)
+    document = json.loads(beside.read_text(encoding="utf-8"))
+    assert document["guarantee"] == summary["guarantee"] and document["config"] == summary["config"]
+    assert document["output"] == str(out) and document["rows"] == 4201
+    assert document["preparation"]["privacy_note"] == summary["preparation"]["privacy_note"]
+    assert "internal_not_private" not in document["preparation"] and "details" not in document
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+    released = out.read_bytes()
+    code = main(["privatize", "--dataset", "togo-demo", *GAUSS, "--seed", "6", "--output", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "exists already" in err and "--overwrite" in err
+    assert out.read_bytes() == released and json.loads(beside.read_text(encoding="utf-8")) == document
+    # the release gone, its guarantee still there: refused for the guarantee file, nothing written
+    moved = tmp_path / "moved.csv"
+    out.rename(moved)
+    code = main(["privatize", "--dataset", "togo-demo", *GAUSS, "--seed", "6", "--output", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "guarantee file" in err and "exists already" in err
+    assert not out.exists() and json.loads(beside.read_text(encoding="utf-8")) == document
+    # --overwrite replaces both together
+    code = main(["privatize", "--dataset", "togo-demo", *GAUSS, "--seed", "6", "--output", str(out), "--overwrite"])
+    capsys.readouterr()
+    assert code == 0 and json.loads(beside.read_text(encoding="utf-8"))["seed"] == 6

@@ -12,13 +12,12 @@ from engine.guarantee import Guarantee
 from engine.mechanisms.private_projection import PrivateProjection
 
 
-def test_tdp_keeps_the_composition_lemmas_importable():
-    from engine.accounting.tdp import parallel_composition, sequential_composition
-
-    assert sequential_composition is composition.sequential_composition
-    assert parallel_composition is composition.parallel_composition
+def test_composition_has_one_home_and_tdp_does_not_reexport_it():
+    """One composition module (issue 32): the calculus module below the guarantee does not import it back."""
+    assert not hasattr(tdp, "sequential_composition") and not hasattr(tdp, "parallel_composition")
     with pytest.raises(AttributeError):
         tdp.no_such_name  # noqa: B018
+    assert {"sequential_composition", "parallel_composition"} <= set(composition.__all__)
 
 
 def test_tdp_does_not_import_the_guarantee_module():

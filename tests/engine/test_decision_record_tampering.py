@@ -123,3 +123,44 @@ def test_privatize_config_validates_schema_version_and_fields_in_one_line(record
     stdout, err = capsys.readouterr()
     assert code == 2 and stdout == "" and err.count("\n") == 1 and needle in err, err
     assert not out.exists()
+
+
+# ---- issue 35 item 9 ------------------------------------------------------------------------------------------
+
+def test_a_record_with_a_utf8_byte_order_mark_is_accepted(record_text, tmp_path, capsys):
+    """Windows editors save JSON with a byte-order mark: the record is the same record."""
+    plain = load_decision_record(record_text)
+    assert load_decision_record(b"\xef\xbb\xbf" + record_text.encode()) == plain
+    assert load_decision_record("\ufeff" + record_text) == plain
+    path = tmp_path / "record.json"
+    path.write_bytes(b"\xef\xbb\xbf" + record_text.encode())
+    code = main(["privatize", "--config", str(path), "--seed", "1", "--sampler", "numpy", "--output",
+                 str(tmp_path / "o.csv")])
+    assert code == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("field", "value"), [("epsilon", 60.0), ("epsilon", 1.5), ("delta", 0.01), ("b", 2.0),
+                                              ("epsilon", None)])
+def test_a_specification_that_disagrees_with_its_release_is_refused(record_text, field, value):
+    """The specification states the claim a reviewer reads; the release is what runs. ε = 60 in the specification
+    of a release at another ε used to be accepted and ignored."""
+    stated = json.loads(record_text)["specification"][field]
+    assert stated != value
+    message = _refused(_edit(record_text, ["specification", field], value), f"specification states {field} = ",
+                       f"guarantees {field} = {stated!r}", "export it again")
+    assert repr(value) in message
+
+
+def test_a_specification_that_agrees_is_accepted_to_the_last_bit(record_text):
+    data = json.loads(record_text)
+    assert load_decision_record(json.dumps(data)).specification.epsilon == data["specification"]["epsilon"]
+
+
+@pytest.mark.parametrize("literal", ["1e-400", "-2.5e-999", "1e400"])
+def test_a_number_double_precision_cannot_hold_is_refused_not_rounded(record_text, literal):
+    """``1e-400`` used to be read as 0 (δ = 0: pure DP, another guarantee) and ``1e400`` as infinity."""
+    data = json.loads(record_text)
+    data["targets"]["delta"] = 0.123456789
+    text = json.dumps(data).replace("0.123456789", literal)
+    becomes = "infinite" if literal == "1e400" else "0"
+    _refused(text, f"holds the number {literal}", f"it would become {becomes}")

@@ -15,7 +15,9 @@ from hypothesis.extra import numpy as hnp
 
 from engine.data.preparation import (
     MIN_ROWS,
+    Categorical,
     DataSpec,
+    MissingRule,
     Normalization,
     TableProblem,
     bounds_from_frame,
@@ -267,6 +269,8 @@ def _bounds_norm(standardize: bool = True) -> Normalization:
 ALL_NORMALIZATIONS = [
     Normalization(),
     Normalization(standardize=False),
+    Normalization("scaled"),
+    Normalization("scaled", standardize=False),
     Normalization("maxnorm"),
     Normalization("maxnorm", standardize=False),
     _bounds_norm(),
@@ -295,6 +299,35 @@ def test_maxnorm_divides_every_row_by_the_largest_norm(standardize):
     assert abs(prepared.row_norms().max() - 1.0) <= 1e-15
     np.testing.assert_allclose(prepared.x, z / biggest, rtol=1e-12, atol=1e-15)
     assert prepared.row_factor == pytest.approx(1 / biggest, rel=1e-12)
+
+
+def test_scaled_divides_by_twice_root_m_then_clips_only_unusually_long_rows():
+    """Issue 34: 'clip' clips every row of a mixed numeric/one-hot table; 'scaled' divides the standardised rows by
+    2√m (m = features, a one-hot group and an indicator counted once each) and clips only the rows still longer."""
+    frame = _frame(n=300).assign(region=["north", "south", "east"] * 100)
+    frame.loc[::7, "calls"] = np.nan
+    spec = DataSpec((*FEATURES, "region"), categorical={"region": Categorical(("east", "north", "south"))},
+                    missing={"calls": MissingRule("fill", 0, indicator=True)}, normalization=Normalization("scaled"))
+    prepared = prepare(frame, spec)
+    raw = prepared.feature_kinds
+    assert raw == ("numeric", "indicator", "numeric", "numeric", "one-hot", "one-hot", "one-hot", "one-hot")
+    m = len(FEATURES) + 1 + 1  # three numeric features, the region group, the indicator
+    values = frame[list(FEATURES)].to_numpy().copy()
+    values[np.isnan(values)] = 0.0
+    z_numeric = (values - values.mean(0)) / values.std(0)
+    one_hot = np.column_stack([(frame["region"] == level).to_numpy(float) for level in ("east", "north", "south")])
+    z = np.column_stack([z_numeric[:, 0], np.isnan(frame["calls"].to_numpy()), z_numeric[:, 1:], one_hot,
+                         np.zeros(300)])
+    u = z / (2 * math.sqrt(m))
+    expected = u / np.maximum(1.0, np.linalg.norm(u, axis=1))[:, None]
+    np.testing.assert_allclose(prepared.x, expected, rtol=1e-12, atol=1e-15)
+    assert prepared.row_factor == pytest.approx(1 / (2 * math.sqrt(m)), rel=1e-15)
+    assert prepared.clipped_rows == int((np.linalg.norm(u, axis=1) > 1).sum()) < 0.05 * 300
+    clip = prepare(frame, DataSpec(**{**spec.__dict__, "normalization": Normalization("clip")}))
+    assert clip.clipped_rows == 300 and clip.warnings and "consider 'scaled'" in clip.warnings[0]
+    assert prepared.warnings == ()
+    assert "2√m" in Normalization("scaled").describe() and "m = 5 features" in prepared.describe_b(0.5)
+    assert prepared.b_in_standardized_units(0.5) == pytest.approx(0.5 * 2 * math.sqrt(m))
 
 
 def test_clip_standardises_then_clips_only_long_rows():
@@ -331,7 +364,8 @@ def test_bounds_map_is_the_documented_formula(standardize):
 @pytest.mark.parametrize(
     ("norm", "independent"),
     [(_bounds_norm(), True), (_bounds_norm(False), True), (Normalization(standardize=False), True),
-     (Normalization(), False), (Normalization("maxnorm", False), False)],
+     (Normalization(), False), (Normalization("maxnorm", False), False),
+     (Normalization("scaled", False), True), (Normalization("scaled"), False)],
 )
 def test_changing_one_row_changes_no_other_row_only_for_data_independent_maps(norm, independent):
     frame = _frame(n=200)

@@ -431,7 +431,7 @@ def test_suggest_spec_never_proposes_the_target_and_flags_levels_from_data():
     assert "income" not in spec.features and "id" not in spec.features
     assert spec.features == ("size", "region", "outcome", "y")
     assert spec.categorical["region"] == Categorical(("east", "north", "south"), levels_from_data=True)
-    assert spec.drop_missing and spec.normalization == Normalization()
+    assert spec.drop_missing and spec.normalization == Normalization("scaled")
     assert any(n.startswith("Not private by itself: the levels of 'region'") for n in preparation_notes(spec))
     assert prepare(frame, spec).d == 1 + 3 + 2 + 1
 

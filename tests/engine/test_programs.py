@@ -204,6 +204,56 @@ def test_lending_profit_end_to_end_exact_cases():
     assert rel["accuracy_change"] == pytest.approx(-np.mean(good))  # accuracy falls to the high-risk share
 
 
+def test_ordinary_profit_and_loss_counts_a_rejected_good_applicant_as_zero():
+    """Issue 34 §3: the paper scores rejecting an applicant who would have repaid as −r_j; ordinary P&L as 0. Both
+    totals are reported whatever the convention; ``profit`` is the chosen one. The two differ by exactly the revenue
+    of the rejected good applicants."""
+    x, y = _lending_data(400, seed=3)
+    x = x + np.random.default_rng(9).normal(scale=0.6, size=x.shape)  # mistakes in both directions
+    good = y == 1
+    loan = np.linspace(5.0, 15.0, y.size)
+    extras = {"loan_amount": loan}
+    paper = evaluate_program(x, y, ProgramConfig(kind="lending", revenue_rate=0.2), extras=extras)
+    ordinary = evaluate_program(x, y, ProgramConfig(kind="lending", revenue_rate=0.2, profit_convention="ordinary"),
+                                extras=extras)
+    rejected_good = ~paper.decisions & good
+    assert rejected_good.sum() > 0 and np.array_equal(paper.decisions, ordinary.decisions)
+    assert paper.metrics["profit"] == paper.metrics["profit_paper"]
+    assert ordinary.metrics["profit"] == ordinary.metrics["profit_ordinary"] == paper.metrics["profit_ordinary"]
+    assert paper.metrics["profit_ordinary"] - paper.metrics["profit_paper"] == pytest.approx(
+        np.sum(0.2 * loan[rejected_good]), rel=1e-12)
+    approved = paper.decisions
+    expected = np.sum(0.2 * loan[approved & good]) - np.sum(1.15 * loan[approved & ~good])
+    assert ordinary.metrics["profit"] == pytest.approx(expected, rel=1e-12)
+    # the rules that use no data, in both conventions: approve no one earns 0 in ordinary P&L
+    assert ordinary.baselines["approve no one"]["profit"] == 0.0
+    assert paper.baselines["approve no one"]["profit"] == pytest.approx(-np.sum(0.2 * loan[good]))
+    assert ordinary.baselines["approve everyone"]["profit"] == paper.baselines["approve everyone"]["profit"]
+    with pytest.raises(InvalidParameterError, match="profit convention"):
+        ProgramConfig(kind="lending", profit_convention="cash")
+
+
+def test_every_assumed_program_value_is_stated():
+    """Issue 34 §3: without revenue or interest columns the lending program assumes 15 % rates and, without a loan
+    amount column, a loan of 10 — each stated, with the convention and the scoring."""
+    lines = ProgramConfig(kind="lending").assumptions(None, n=9500, holdout=500)
+    text = "\n".join(lines)
+    assert "Loan amount: 10 for every applicant (assumed — no loan amount column)." in lines
+    assert "Interest owed on a loan that is not repaid: 15 % of the loan (assumed — no interest column)." in lines
+    assert "Revenue of a repaid loan: 15 % of the loan (assumed — no revenue or interest column)." in lines
+    assert "ordinary profit and loss (0 for a rejection) is reported beside it" in text
+    assert lines[-1].startswith("Scored on 9,500 rows (the 10,000 prepared rows minus the 500 held out")
+    custom = ProgramConfig(kind="lending", loan_amount=2500, interest_rate=0.12, revenue_rate=0.08,
+                           interest_unit="percent").assumptions({"interest": "rate"})
+    assert custom[0] == "Loan amount: 2500 for every applicant (assumed — no loan amount column)."
+    assert custom[1] == "Interest owed on a loan that is not repaid: the column 'rate' (a percentage of the loan)."
+    assert custom[2] == "Revenue of a repaid loan: its interest, the column 'rate'."
+    assert ProgramConfig(quantile=0.3, population=4.95e6).assumptions()[:2] == (
+        "Share targeted (and counted as eligible): 30% of people.",
+        "Population the counts are scaled to: 4,950,000 people.",
+    )
+
+
 def test_classification_auc_and_regression_r2_match_sklearn():
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.metrics import r2_score, roc_auc_score
@@ -421,3 +471,28 @@ def test_auc_equals_sklearn_with_tied_scores_and_other_labels(decimals):
     assert _auc(y, score) == pytest.approx(roc_auc_score(y == 9, score), rel=1e-12)
     assert _auc(y, -score) == pytest.approx(1.0 - roc_auc_score(y == 9, score), rel=1e-12)
     assert np.isnan(_auc(np.zeros(5), score[:5]))
+
+
+def test_the_evaluation_looks_at_a_cancel_token_before_each_fold():
+    """A Stop during a run on a wide table must not wait for every fold's fit (0.1 s each at 2,000 × 500, more on a
+    loaded machine): the folds are handed out only while the token is not set; an unset token changes nothing."""
+    from engine.errors import CancelledError
+    from engine.progress import CancelToken
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(200, 3)), rng.normal(size=200)
+    config = ProgramConfig(kind="regression")
+    assert evaluate_program(x, y, config, cancel=CancelToken()).metrics == evaluate_program(x, y, config).metrics
+
+    class AfterTwoFolds(CancelToken):
+        looks = 0
+
+        @property
+        def cancelled(self):
+            self.looks += 1
+            return self.looks > 2
+
+    token = AfterTwoFolds()
+    with pytest.raises(CancelledError, match="program"):
+        evaluate_program(x, y, config, cancel=token)
+    assert token.looks == 3  # two folds fitted, the third refused

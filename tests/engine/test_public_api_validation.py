@@ -50,7 +50,7 @@ import pandas as pd
 import pytest
 
 import engine.theory.feasibility as feasibility
-from engine.accounting import tdp
+from engine.accounting import composition, tdp
 from engine.attacks import attribute_inference as ai
 from engine.attacks import distinguishing as dist
 from engine.attacks import singling_out as so
@@ -591,9 +591,9 @@ CALLS: list[Call] = [
     ),
     Call("tdp_to_dp", tdp.tdp_to_dp, lambda: dict(epsilon=1.0, delta=1e-5, b=0.5),
          {"epsilon": POS, "delta": PROB_CLOSED, "b": (0.0, -0.5, NAN, "x", True, None)}),
-    Call("sequential_composition", tdp.sequential_composition, lambda: dict(guarantees=[Guarantee(1.0, 0.0)]),
+    Call("sequential_composition", composition.sequential_composition, lambda: dict(guarantees=[Guarantee(1.0, 0.0)]),
          {"guarantees": ([], [1.0], [Guarantee(1.0, 0.0), Guarantee(1.0, 0.0, relation="element")])}),
-    Call("parallel_composition", tdp.parallel_composition, lambda: dict(guarantees=[Guarantee(1.0, 0.0)]),
+    Call("parallel_composition", composition.parallel_composition, lambda: dict(guarantees=[Guarantee(1.0, 0.0)]),
          {"guarantees": ([], ["x"])}),
     # mechanisms
     Call("gaussian_sigma", gauss.gaussian_sigma,
@@ -778,7 +778,7 @@ CALLS: list[Call] = [
     Call("released_rows", released_rows, lambda: dict(n=100, holdout=10),
          {"n": INT(2), "holdout": (0, 100, 2.5, "3", True), "attacks": (("nope",),)}),
     Call("preset", preset, lambda: dict(name="quick", n=200, mechanism="projection", seed=0, partitions=1),
-         {"name": CHOICE, "n": INT(1), "mechanism": CHOICE, "seed": (-1, 2.5, "3", True),
+         {"name": CHOICE, "n": INT(1), "mechanism": ("nope", 3), "seed": (-1, 2.5, "3", True),
           "partitions": (0, 2.5, True)}),
     Call("make_rng", make_rng, lambda: dict(seed=3), {"seed": (-1, 2.5, "3", True)}),
     Call("spawn_seeds", spawn_seeds, lambda: dict(seed=3, n=2), {"seed": (-1, 2.5, "3", True), "n": INT(0)}),

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from engine.accounting.composition import parallel_composition as compose_parallel
+from engine.accounting.composition import sequential_composition as compose_sequential
+from engine.accounting.composition import study_budget
 from engine.guarantee import Guarantee
-from engine.public_info.composition import (
-    compose_parallel,
-    compose_sequential,
-    condition_on_public,
-    study_budget,
-)
+from engine.public_info.conditioning import condition_on_public
 from engine.public_info.guarantee import IncompatibleGuaranteeError, TPGuarantee
 
 

@@ -167,6 +167,90 @@ def test_penguins_with_target_moves_species_out_of_the_suggested_features():
 @pytest.mark.parametrize("name", sorted(real_data.TABLES))
 def test_real_tables_load_as_documented(name):
     frame = real_data.TABLES[name]()
-    rows = {"slid": real_data.SLID_ROWS, "hmda": real_data.HMDA_ROWS, "penguins": real_data.PENGUIN_ROWS}[name]
+    rows = {"slid": real_data.SLID_ROWS, "hmda": real_data.HMDA_ROWS, "penguins": real_data.PENGUIN_ROWS,
+            "loans": real_data.LOANS_ROWS, "happiness": real_data.HAPPINESS_ROWS}[name]
     assert len(frame) == rows
     assert frame is not real_data.TABLES[name]()  # a fresh copy each call
+
+
+# ------------------------------------------------------------------ openintro::loans_full_schema (issue 34 §1)
+
+
+def test_loans_every_usable_column_with_gaps_dropped_is_what_refused_the_upload():
+    """Issue 34's failure, reproduced: every numeric and few-level text column as a feature (the suggestion before
+    issue 34) with rows with gaps dropped keeps 201 of 10,000 rows, on which two near-constant columns are
+    constant. The suggestion must never produce such a spec (next test)."""
+    loans = real_data.loans()
+    assert loans.shape == (real_data.LOANS_ROWS, real_data.LOANS_COLUMNS)
+    profile = column_profile(loans)
+    usable = profile[(profile["distinct"] >= 2) & ~profile["identifier"] & (
+        profile["kind"].isin(["numeric", "boolean"]) | ((profile["kind"] == "text") & (profile["distinct"] <= 20)))]
+    features = tuple(usable["column"])
+    text = [c for c in features if profile.set_index("column").loc[c, "kind"] == "text"]
+    spec = DataSpec(features, drop_missing=True, categorical={c: Categorical() for c in text})
+    assert len(features) == 50 and len(loans.dropna(subset=list(features))) == 201
+    messages = [str(p) for p in table_problems(loans, spec)]
+    assert messages == [
+        "feature column 'current_accounts_delinq' has the same value (0) in every row, so it carries no "
+        "information and cannot be standardised — remove it from the features",
+        "feature column 'num_accounts_30d_past_due' has the same value (0) in every row, so it carries no "
+        "information and cannot be standardised — remove it from the features",
+    ]
+
+
+def test_loans_suggestion_leaves_out_mostly_missing_and_near_constant_columns_and_prepares():
+    from engine.data.profile import suggestion
+
+    loans = real_data.loans()
+    s = suggestion(loans)
+    assert table_problems(loans, s.spec) == []
+    gaps = [c for c in s.spec.features if loans[c].isna().any()]
+    assert gaps == ["emp_length", "debt_to_income", "months_since_last_credit_inquiry"]
+    assert s.kept == len(loans.dropna(subset=gaps)) == 8059 and s.rows == 10_000
+    for column in ("annual_income_joint", "verification_income_joint", "debt_to_income_joint",
+                   "months_since_last_delinq", "months_since_90d_late"):
+        assert s.left_out[column].startswith("mostly missing ("), column
+        assert f"{int(loans[column].isna().sum()):,} of 10,000 rows" in s.left_out[column]
+    assert s.left_out["current_accounts_delinq"].startswith("near-constant: 9,999 of 10,000 rows hold '0'")
+    assert s.left_out["paid_late_fees"].startswith("near-constant: 9,948 of 10,000 rows hold '0' (99.5%)")
+    assert s.left_out["emp_title"].startswith("text with 4,411 levels")  # 4,741 before stripping the blanks
+    assert s.left_out["issue_month"].startswith("a date column")
+    assert "loan_purpose" in s.spec.features and len(s.spec.categorical["loan_purpose"].levels) == 12
+    p = prepare(loans, s.spec)
+    assert p.n == 8059 and s.spec.normalization.method == "scaled"
+    # 'scaled' keeps the rows' lengths: few rows are clipped where 'clip' clips every row.
+    clip = prepare(loans, DataSpec(**{**s.spec.__dict__, "normalization": Normalization("clip")}))
+    assert clip.clipped_rows == clip.n and p.clipped_rows < 0.02 * p.n
+
+
+def test_drop_impact_counts_match_pandas_on_the_loan_book():
+    from engine.data.checks import drop_impact
+
+    loans = real_data.loans()
+    columns = ("emp_length", "debt_to_income", "months_since_last_credit_inquiry", "annual_income")
+    impact = drop_impact(loans, DataSpec(columns, drop_missing=True))
+    gaps = loans[list(columns)].isna()
+    assert impact.rows == 10_000 and impact.kept == int((~gaps.any(axis=1)).sum())
+    assert impact.missing == {c: int(gaps[c].sum()) for c in columns if gaps[c].any()}
+    alone = gaps.sum(axis=1) == 1
+    assert impact.only == {c: int((gaps[c] & alone).sum()) for c in columns if gaps[c].any()}
+    # A column filled with a public constant no longer drops rows.
+    filled = drop_impact(loans, DataSpec(columns, drop_missing=True,
+                                          missing={"emp_length": MissingRule("fill", 0, indicator=True)}))
+    assert filled.kept == impact.kept + impact.only["emp_length"] and "emp_length" not in filled.missing
+
+
+# ------------------------------------------------------------------------ wooldridge::happiness (issue 34 §1)
+
+
+def test_happiness_suggestion_keeps_at_least_half_the_rows():
+    from engine.data.profile import KEEP_SHARE, suggestion
+
+    happiness = real_data.happiness()
+    s = suggestion(happiness)
+    gaps = [c for c in s.spec.features if happiness[c].isna().any()]
+    assert s.kept == len(happiness.dropna(subset=gaps)) >= KEEP_SHARE * len(happiness)
+    assert s.kept == 9723
+    for column in ("divorce", "widowed", "owngun", "unem10"):  # asked in some survey years only
+        assert column not in s.spec.features and "dropping the rows with a gap would keep only" in s.left_out[column]
+    assert table_problems(happiness, s.spec) == []

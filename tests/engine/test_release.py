@@ -32,7 +32,7 @@ class _Identity(RecordMechanism):
     def guarantee(self) -> Guarantee:
         return Guarantee(epsilon=1.0, delta=1.0, b=self.b, mechanism=self.LABEL)
 
-    def release(self, x: np.ndarray, *, rng: np.random.Generator) -> Release:
+    def release(self, x: np.ndarray, *, rng: np.random.Generator | None = None, sampler=None) -> Release:
         return Release(value=np.array(x), guarantee=self.guarantee(), details={"noise_sd_per_coordinate": 0.0})
 
 
@@ -128,9 +128,12 @@ def test_release_summary_states_guarantee_noise_data_and_seed():
     assert summary["config"] == config.to_dict() and summary["seconds"] == 0.5
     assert "largest row norm" in summary["preparation"]["privacy_note"]
     unseeded = ReleaseConfig(config.data, {**GAUSS, "b": 2.0})
-    _, classic = run_release(demo.frame, unseeded, rng=make_rng(None))
+    _, classic = run_release(demo.frame, unseeded, rng=make_rng(None), sampler="numpy")
     plain = release_summary(prepared, classic, unseeded)
     assert plain["warning"] is None and plain["guarantee"]["implied_dp"] is None  # B = 2 is already DP
+    # every summary names the sampler that ran, and says what follows from it
+    assert summary["sampler"]["name"] == "numpy" and "simulation — not private" in summary["sampler"]["note"]
+    assert plain["sampler"]["name"] == "numpy" and "not a vetted sampler" in plain["sampler"]["note"]
 
 
 def test_cli_command_quotes_paths():

@@ -53,14 +53,18 @@ def test_run_is_the_cli_release_and_the_one_analysis_for_the_same_seed(togo):
     data, points = analyse_mechanisms(prepared, [mechanism, *others], analysis, seed=13, repetitions=2)
     assert [type(p.mechanism).KIND for p in run.points] == [type(p.mechanism).KIND for p in points]
     for mine, theirs in zip(run.points, points, strict=True):
-        for row_a, row_b in zip(mine.runs, theirs.runs, strict=True):
+        for run_a, run_b in zip(mine.runs, theirs.runs, strict=True):
+            row_a, row_b = run_a.row(), run_b.row()
             assert row_a.keys() == row_b.keys()
             assert all(_same(row_a[k], row_b[k]) for k in row_a), type(mine.mechanism).KIND
     assert (run.n_released, run.n_holdout) == (data.n_released, data.n_holdout)
     # the summary states the typed seed, the guarantee and the scores shown on the page
     assert run.summary["seed"] == 13 and run.summary["guarantee"]["headline"] == run.headline
-    assert run.summary["protection"]["singling_out"] == run.singling_out.protection
-    assert run.summary["program"]["measured_gamma"]["repetitions"] == 2
+    assert run.summary["protection"]["singling_out"] == run.protection("singling_out")[0]
+    assert run.summary["protection"]["singling_out_interval"] == list(run.protection("singling_out")[2:])
+    assert run.summary["sampler"]["name"] == run.sampler == "numpy" and "numpy" in run.download_note
+    assert run.summary["program"]["decision_agreement"]["repetitions"] == 2
+    assert run.summary["program"]["decision_agreement"]["no_data_rules"]
     assert run.kind == "gaussian" and run.label == GaussianMechanism.LABEL and run.is_dp
 
 

@@ -19,17 +19,21 @@ from engine.cli import main
 from engine.errors import InvalidParameterError
 from engine.mechanisms.gaussian import GaussianMechanism
 from engine.mechanisms.private_projection import PrivateProjection
-from engine.mechanisms.samplers import (
-    opendp_gaussian_noise,
-    opendp_gaussian_release,
-    opendp_version,
-    release_with_sampler,
-    resolve_sampler,
-    sampler_note,
-)
+from engine.mechanisms.samplers import opendp_gaussian_noise, opendp_version
+from engine.release import privatize, resolve_sampler, sampler_note
 
 N = 8_000
 MECH = GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-5)
+GAUSS_TAGS = GaussianMechanism.TAGS
+PROJ_TAGS = PrivateProjection.TAGS
+
+
+def opendp_gaussian_release(mechanism, x):
+    return privatize(mechanism, x, sampler="opendp")
+
+
+def release_with_sampler(mechanism, x, *, sampler, rng, seeded=False):
+    return privatize(mechanism, x, sampler=sampler, rng=rng, seeded=seeded)
 
 
 def test_opendp_is_pinned_in_requirements():
@@ -80,23 +84,29 @@ def test_opendp_release_adds_noise_to_the_data():
 
 
 def test_resolve_sampler_defaults_and_refusals():
-    assert resolve_sampler(None, seed=None, kind="gaussian") == "opendp"
-    assert resolve_sampler(None, seed=0, kind="gaussian") == "numpy"
-    assert resolve_sampler(None, seed=None, kind="projection") == "numpy"
-    assert resolve_sampler("numpy", seed=None, kind="gaussian") == "numpy"
+    assert resolve_sampler(None, seed=None, kind="gaussian", tags=GAUSS_TAGS) == "opendp"
+    assert resolve_sampler(None, seed=0, kind="gaussian", tags=GAUSS_TAGS) == "numpy"
+    assert resolve_sampler(None, seed=None, kind="projection", tags=PROJ_TAGS) == "numpy"
+    assert resolve_sampler("numpy", seed=None, kind="gaussian", tags=GAUSS_TAGS) == "numpy"
     with pytest.raises(InvalidParameterError, match="cannot be seeded.*--sampler numpy"):
-        resolve_sampler("opendp", seed=3, kind="gaussian")
+        resolve_sampler("opendp", seed=3, kind="gaussian", tags=GAUSS_TAGS)
     with pytest.raises(InvalidParameterError, match="cannot express the projection mechanism.*--mechanism gaussian"):
-        resolve_sampler("opendp", seed=None, kind="projection")
+        resolve_sampler("opendp", seed=None, kind="projection", tags=PROJ_TAGS)
     with pytest.raises(InvalidParameterError, match="sampler"):
-        resolve_sampler("torch", seed=None, kind="gaussian")
+        resolve_sampler("torch", seed=None, kind="gaussian", tags=GAUSS_TAGS)
+    # the one release function refuses the same, and OpenDP on a seeded stream
+    with pytest.raises(InvalidParameterError, match="cannot express the projection mechanism"):
+        privatize(PrivateProjection(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-5, k=20),
+                  np.zeros((3, 2)), sampler="opendp", rng=np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="cannot be seeded"):
+        privatize(MECH, np.zeros((3, 2)), sampler="opendp", rng=np.random.default_rng(0), seeded=True)
 
 
 def test_sampler_notes_say_what_follows():
-    assert "simulation — not private" in sampler_note("numpy", kind="gaussian", seeded=True)
-    proj = sampler_note("numpy", kind="projection", seeded=False)
-    assert "OpenDP cannot express the projection mechanism exactly" in proj and "Gaussian TDP" in proj
-    assert "vetted" in sampler_note("opendp", kind="gaussian", seeded=False)
+    assert "simulation — not private" in sampler_note("numpy", kind="gaussian", tags=GAUSS_TAGS, seeded=True)
+    proj = sampler_note("numpy", kind="projection", tags=PROJ_TAGS, seeded=False)
+    assert "OpenDP cannot express the projection mechanism exactly" in proj and "--mechanism gaussian" in proj
+    assert "vetted" in sampler_note("opendp", kind="gaussian", tags=GAUSS_TAGS, seeded=False)
     proj_mech = PrivateProjection(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-5, k=20)
     rel = release_with_sampler(proj_mech, np.eye(3)[[0, 1, 2] * 10] * 0.5, sampler="numpy",
                                rng=np.random.default_rng(1), seeded=False)

@@ -29,7 +29,6 @@ from engine.rng import SEEDED_WARNING
 from engine.scale.atomic_output import SIDECAR_NAME
 from engine.scale.cluster import dask_client
 from engine.scale.out_of_core import fit_preparation, run_out_of_core_release
-from engine.scale.partition_mechanisms import ProjectionPieces, plan_pieces
 from engine.scale.partition_preparation import prepare_rows, public_map
 from engine.scale.partitioned_input import open_partitioned_input
 
@@ -62,7 +61,7 @@ def _read_output(folder: Path) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------------ preparation
-@pytest.mark.parametrize("method", ["clip", "maxnorm"])
+@pytest.mark.parametrize("method", ["clip", "scaled", "maxnorm"])
 def test_pass_one_statistics_and_prepared_rows_equal_the_in_memory_prepare(tmp_path, client, method):
     frame = _table(1500, seed=1)
     source = _write_parquet(frame, tmp_path / "in", files=4)
@@ -158,8 +157,7 @@ def test_projection_shared_pieces_at_reduced_rank_equal_the_in_memory_ones(tmp_p
             mean = sum(p.sum(axis=0) for p in parts) / len(x)
             return (gram - len(x) * np.outer(mean, mean)) / (len(x) - 1)
 
-        pieces, details = plan_pieces(mech, "global", 3, np.random.default_rng(5), reduce)
-        assert isinstance(pieces, ProjectionPieces)
+        pieces, details = mech.partition_plan("global", 3, np.random.default_rng(5), reduce)
         rng = np.random.default_rng(5)
         r_mat = _draw_projection(3, 30, rng)
         a, f = _projection_operators(r_mat, _covariance_basis(x, 2, mech.sigma2, covariance, rng))
@@ -191,6 +189,31 @@ def test_gaussian_and_jl_releases_have_the_in_memory_distribution(tmp_path, clie
     p_mem = np.random.default_rng(32).normal(0.0, 1.0 / np.sqrt(6), size=(3, 6))
     assert stats.ks_2samp(noise, (mem.value - x @ p_mem).ravel()).pvalue > 1e-3
     assert summary["details"]["laplace_scale"] == pytest.approx(jl.laplace_scale)
+    assert summary["sampler"]["name"] == "numpy" and summary["details"]["sampler"] == "numpy"
+
+
+def test_an_unseeded_gaussian_release_uses_opendp_in_every_partition_and_says_so(tmp_path, client):
+    """Issue 30 §3: the out-of-core release draws with the sampler the release uses — OpenDP's vetted sampler by
+    default for an unseeded Gaussian release, as in memory — and every output names it; a seeded one is numpy's and
+    OpenDP with a seed is refused before any work."""
+    frame = _table(300, seed=8)
+    gauss = GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-5)
+    summary, released, x = _release(client, tmp_path, frame, gauss, seed=None, name="vetted", partition_rows=100)
+    assert summary["sampler"]["name"] == "opendp" and "vetted" in summary["sampler"]["note"]
+    assert summary["details"]["sampler"] == summary["details"]["implementation"] == "opendp"
+    assert summary["details"]["opendp_rho"] == pytest.approx(0.5**2 / (2 * gauss.sigma**2), rel=1e-12)
+    assert any("OpenDP" in line and "make_gaussian" in line for line in summary["guarantee"]["describe"])
+    sidecar = json.loads((tmp_path / "vetted" / SIDECAR_NAME).read_text())
+    assert sidecar["sampler"]["name"] == "opendp"
+    z = ((released.to_numpy() - x) / gauss.sigma).ravel()  # noise on every entry, of the calibrated scale
+    assert np.all(z != 0) and abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
+    asked, _, _ = _release(client, tmp_path, frame, gauss, seed=None, name="asked", sampler="numpy")
+    assert asked["sampler"]["name"] == "numpy" and "not a vetted sampler" in asked["sampler"]["note"]
+    seeded, _, _ = _release(client, tmp_path, frame, gauss, seed=4, name="seeded")
+    assert seeded["sampler"]["name"] == "numpy" and "not private" in seeded["sampler"]["note"]
+    with pytest.raises(InvalidParameterError, match="cannot be seeded"):
+        _release(client, tmp_path, frame, gauss, seed=4, name="refused", sampler="opendp")
+    assert not (tmp_path / "refused").exists()
 
 
 # ------------------------------------------------------------------------------------------------ determinism
@@ -364,8 +387,8 @@ def prepare_problem(frame: pd.DataFrame, spec: DataSpec) -> str:
 def test_progress_bar_on_a_stream():
     import io
 
+    from engine.cli.privatize_dask import StderrProgress
     from engine.progress import Progress
-    from engine.scale.command import StderrProgress
 
     stream = io.StringIO()
     bar = StderrProgress(stream, width=10)

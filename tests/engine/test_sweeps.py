@@ -311,9 +311,10 @@ def test_reference_point_is_the_same_on_worker_processes():
         with threadpool_limits(1):  # as in the workers
             alone = analyse_reference(data, cfg, mechanism, repetitions=4)
         pooled = analyse_reference(data, cfg, mechanism, repetitions=4, workers=2)
-        assert pd.DataFrame(pooled.runs).equals(pd.DataFrame(alone.runs)) and len(alone.runs) == 4
+        assert pd.DataFrame([m.row() for m in pooled.runs]).equals(pd.DataFrame([m.row() for m in alone.runs]))
+        assert len(alone.runs) == 4
         assert pd.DataFrame([pooled.first.row()]).equals(pd.DataFrame([alone.first.row()]))
-    assert pd.DataFrame(alone.runs)["accuracy"].nunique() > 1  # the Gaussian releases differ
+    assert pd.DataFrame([m.row() for m in alone.runs])["accuracy"].nunique() > 1  # the Gaussian releases differ
     with pytest.raises(InvalidParameterError, match="workers"):
         analyse_reference(data, cfg, MondrianKAnonymity(k=2), workers=0)
 
@@ -534,6 +535,23 @@ def test_best_trivial_rule_by_hand_follows_the_metrics_direction():
     # the tdp point (mean 0.65, interval [0.0147, 1.285]) clears 0.7 at its favourable end; flags are per point
     assert list(result.flagged_summary("accuracy")["no_better_than"]) == ["", ""]
     assert list(result.flagged_summary("exclusion_errors")["no_better_than"]) == ["target everybody"] * 2
+
+
+def test_points_that_tie_with_a_rule_to_rounding_are_flagged():
+    """Issue 34 §5: on a loan book where 98 % of loans are good every approach approves everyone, so every bar ties
+    with 'approve everyone' — but the mean of five equal profits (15,502,106.789999997) differs from the profit by
+    one unit in the last place, and its interval (sd 2e-9) then 'cleared' the rule: only one bar was hatched."""
+    cfg = _config(b_values=(0.5,))
+    profit = 15502106.79
+    table = pd.DataFrame({"point": [0] + [1] * 5, "reference": ["non-private"] + ["tdp"] * 5, "rep": [0, 0, 1, 2, 3, 4],
+                          "profit": [profit] * 6, "baseline:approve everyone:profit": [profit] * 6,
+                          "baseline:approve no one:profit": [-1e6] * 6})
+    summary = SweepResult(cfg, table).flagged_summary("profit")
+    rule = summary["baseline:approve everyone:profit_mean"].iloc[1]
+    assert summary["profit_mean"].iloc[1] != profit and summary["profit_hi"].iloc[1] > rule  # by rounding only
+    assert list(summary["no_better_than"]) == ["approve everyone"] * 2
+    table.loc[table["point"] == 1, "profit"] = profit + 1.0  # one unit of money better: not a tie
+    assert list(SweepResult(cfg, table).flagged_summary("profit")["no_better_than"]) == ["approve everyone", ""]
 
 
 def test_cancel_in_worker_pool_keeps_finished_rows_identical_to_full_run():

@@ -1,4 +1,5 @@
-"""The TDP calculus (engine.accounting.tdp): rounding of step counts, switch lemma and composition lemmas."""
+"""The TDP calculus (engine.accounting.tdp) — rounding of step counts, switch lemma — and the composition lemmas
+(engine.accounting.composition)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.accounting.composition import parallel_composition, sequential_composition
 from engine.accounting.tdp import (
     MAX_STEPS,
-    parallel_composition,
-    sequential_composition,
     steps,
     switch_loss,
     tdp_to_dp,

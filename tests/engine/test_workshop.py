@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.accounting.tdp import tdp_to_dp
-from engine.analysis import AnalysisConfig
+from engine.analysis import AnalysisConfig, Metrics
 from engine.data.demos import load_demo
 from engine.errors import InvalidParameterError
 from engine.guarantee import Guarantee
@@ -123,7 +123,7 @@ def test_evidence_from_runs_is_the_mean_and_interval_of_the_rows():
              "distinguishing_exact": 0.0},
             {"accuracy": 0.72, "decision_agreement": 0.92, "noise_sd": 0.2},
             {"accuracy": 0.74, "decision_agreement": 0.94, "noise_sd": 0.2}]
-    ev = evidence_from_runs(rows, "accuracy", seed=None)
+    ev = evidence_from_runs([Metrics.from_row(r, "accuracy") for r in rows], "accuracy", seed=None)
     # mean 0.72, sd 0.02, t(0.975, 2) = 4.302653 → half-width 4.302653 · 0.02/√3 = 0.049683
     assert ev.value is not None and ev.value.mean == pytest.approx(0.72, abs=1e-12)
     assert ev.value.high - ev.value.mean == pytest.approx(0.049683, abs=1e-6)
@@ -140,14 +140,15 @@ def test_a_candidate_no_better_than_a_rule_that_uses_no_data_is_flagged_in_the_c
     # The rows carry the trivial rules' values as the analysis writes them (baseline:<rule>:<metric>).
     rows = [{"accuracy": a, "baseline:target nobody:accuracy": 0.70, "baseline:target everybody:accuracy": 0.30}
             for a in (0.66, 0.67, 0.68)]
-    ev = evidence_from_runs(rows, "accuracy", seed=None)
+    ev = evidence_from_runs([Metrics.from_row(r, "accuracy") for r in rows], "accuracy", seed=None)
     assert ev.baselines == pytest.approx({"target nobody": 0.70, "target everybody": 0.30}, abs=1e-12)
     # interval 0.67 ± 4.302653 · 0.01/√3 = [0.6452, 0.6948]: even its top is below target nobody's 0.70
     assert ev.no_better_than == ["target nobody"]
     row = comparison_rows((Candidate.of("weak", "mechanisms", GaussianMechanism(0.5, 1.0, 1e-4), ev),))[0]
     assert comparison_cells(row)["Program metric [95 % interval]"].endswith(
         "— NO BETTER than 'target nobody' (0.7), a rule that uses no data")
-    good = evidence_from_runs([{**r, "accuracy": r["accuracy"] + 0.1} for r in rows], "accuracy", seed=None)
+    good = evidence_from_runs([Metrics.from_row({**r, "accuracy": r["accuracy"] + 0.1}, "accuracy") for r in rows],
+                              "accuracy", seed=None)
     assert good.no_better_than == []
     assert Evidence.from_json(ev.to_json()) == ev  # the baselines travel with the record
 

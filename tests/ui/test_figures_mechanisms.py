@@ -81,8 +81,9 @@ def test_projected_columns_figure_colours_by_class_and_handles_k_1():
 
 
 def test_distance_recovery_figure_diagonal_and_error_bars():
-    fig = fm.distance_recovery_figure(np.array([0.5, 1.0, 2.0]), np.array([0.7, 0.8, 2.5]), np.array([0.1, 0.2, 0.3]))
+    fig = fm.distance_recovery_figure(np.array([0.5, 1.0, 2.0]), np.array([0.7, 0.8, 2.5]), np.array([0.1, 0.2, 0.3]),
+                                      color=MECHANISM_COLORS["jl-laplace"])
     diagonal, pairs = fig.data
     assert list(diagonal.x) == [0.0, 2.0] and list(diagonal.y) == [0.0, 2.0]
     assert list(pairs.y) == [0.7, 0.8, 2.5] and list(pairs.error_y.array) == [0.1, 0.2, 0.3]
-    assert pairs.marker.color == MECHANISM_COLORS["jl-laplace"]
+    assert pairs.marker.color == MECHANISM_COLORS["jl-laplace"] == "#CC79A7"  # the JL release's colour, as before

@@ -210,3 +210,18 @@ def test_the_reports_sweep_charts_carry_the_trivial_line_and_the_flags():
     assert fig.layout.shapes[0].y0 == pytest.approx(0.7, abs=1e-12)
     flagged = next(t for t in fig.data if t.name == ft.FLAGGED_NAME)
     assert list(flagged.y) == [0.5]
+
+
+def test_a_figure_whose_values_tie_to_rounding_gets_a_readable_axis():
+    """Issue 34 §5: every approach approving everyone ties at one profit up to rounding; plotly zoomed into the last
+    bits and labelled a tick "15.50210678999999203M". The axis now spans the value ± 5 % with 4-digit ticks."""
+    profit = 15502106.79
+    points = pd.DataFrame({"point_id": ["g:1", "g:2"], "series": ["Gaussian"] * 2, "kind": ["gaussian"] * 2,
+                           "b": [0.5, 2.0], "x": [0.2, 0.9], "y": [profit, 15502106.789999997],
+                           "no_better_than": ["approve everyone"] * 2})
+    fig = ft.tradeoff_figure(points, x_label="protection", y_label="profit", title="t",
+                             markers=[ft.Marker("non-private", 0.1, profit)], trivial=("approve everyone", profit))
+    assert list(fig.layout.yaxis.range) == pytest.approx([0.95 * profit, 1.05 * profit])
+    assert fig.layout.yaxis.tickformat == ".4~s" and fig.layout.xaxis.range is None  # x varies: plotly's own
+    spread = points.assign(y=[profit, profit * 1.01])
+    assert ft.tradeoff_figure(spread, x_label="p", y_label="y", title="t").layout.yaxis.range is None

@@ -93,3 +93,78 @@ def test_live_curves_redraw_about_twelve_times_a_sweep_every_one_to_three_second
     assert live_redraw_seconds(24.0) == pytest.approx(2.0)
     assert live_redraw_seconds(600.0) == LIVE_REDRAW_SECONDS == 3.0
     assert live_redraw_seconds(float("nan")) == LIVE_REDRAW_SECONDS  # no estimate (it failed): the longest
+
+
+def test_work_in_the_background_returns_its_value_and_its_progress_is_drawn_by_the_page():
+    """``in_background``: the work runs in another thread; its progress is drawn by the calling (page) thread, and
+    a look with nothing new to draw is a Streamlit yield point (``check``)."""
+    import threading
+
+    from engine.progress import Progress
+    from ui.runs import in_background
+
+    drawn, checks = [], []
+    page = threading.current_thread()
+
+    def work(cancel, progress):
+        assert threading.current_thread() is not page
+        for i in range(3):
+            progress(Progress(i, 3))
+            threading.Event().wait(0.03)
+        return "result"
+
+    def on_progress(p):
+        assert threading.current_thread() is page
+        drawn.append(p.done)
+
+    assert in_background(work, on_progress, check=lambda: checks.append(1), poll=0.01) == "result"
+    assert drawn and drawn == sorted(drawn) and set(drawn) <= {0, 1, 2}
+    assert checks  # looks without new progress
+
+
+def test_a_stop_seen_by_the_page_cancels_the_work_which_ends_at_its_next_check():
+    """A Stop click, a closed tab or a server shutting down is an exception raised by a Streamlit call of the page's
+    thread (here ``check``): it propagates, and the work's cancel token is set, so the work ends at its next
+    cancellation point instead of computing on for nobody."""
+    import threading
+
+    from engine.errors import CancelledError
+    from ui.runs import in_background
+
+    class Stop(Exception):
+        pass
+
+    ended = threading.Event()
+    started = threading.Event()
+    seen = {}
+
+    def work(cancel, progress):
+        started.set()
+        try:
+            while True:  # a long computation with cancellation points
+                cancel.raise_if_cancelled("the work")
+                threading.Event().wait(0.005)
+        except CancelledError as exc:
+            seen["error"] = exc
+            raise
+        finally:
+            ended.set()
+
+    def check():
+        if started.is_set():
+            raise Stop
+
+    with pytest.raises(Stop):
+        in_background(work, lambda p: None, check=check, poll=0.01)
+    assert ended.wait(5) and isinstance(seen["error"], CancelledError)
+
+
+def test_an_error_of_the_work_is_raised_in_the_page_thread():
+    from engine.errors import InvalidParameterError
+    from ui.runs import in_background
+
+    def work(cancel, progress):
+        raise InvalidParameterError("bad input — fix it")
+
+    with pytest.raises(InvalidParameterError, match="bad input"):
+        in_background(work, lambda p: None, check=lambda: None, poll=0.01)

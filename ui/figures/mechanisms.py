@@ -251,7 +251,8 @@ def projected_columns_figure(
     )
 
 
-def distance_recovery_figure(true: np.ndarray, estimate: np.ndarray, sd: np.ndarray) -> go.Figure:
+def distance_recovery_figure(true: np.ndarray, estimate: np.ndarray, sd: np.ndarray,
+                             color: str | None = None) -> go.Figure:
     """Algorithm 2 (Recover Distance): the unbiased estimate of ‖x_i − x_j‖² from Z against the true value.
 
     Error bars: ± 1 sd of the estimator (the corrected variance). The diagonal is a perfect recovery; the
@@ -269,7 +270,7 @@ def distance_recovery_figure(true: np.ndarray, estimate: np.ndarray, sd: np.ndar
             y=estimate,
             mode="markers",
             name="pair of records",
-            marker={"color": MECHANISM_COLORS["jl-laplace"], "size": 6, "opacity": 0.6},
+            marker={"color": color or COLORS["private"], "size": 6, "opacity": 0.6},
             error_y={"type": "data", "array": sd.tolist(), "visible": True, "thickness": 0.6,
                      "color": "rgba(120,120,120,0.35)"},
             hovertemplate="true ‖x_i − x_j‖² = %{x:.4g}<br>estimate = %{y:.4g}<extra></extra>",

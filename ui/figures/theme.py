@@ -10,7 +10,9 @@ audience learns them once:
 * ``COLORS["nonprivate"]`` — the non-private baseline;
 * ``COLORS["trivial"]`` — the best rule that uses no data (target nobody, approve everyone, …) and the results no
   better than it;
-* ``MECHANISM_COLORS[kind]`` — one colour per mechanism ``KIND``;
+* ``MECHANISM_COLORS[kind]`` — one colour per mechanism ``KIND``, in registration order
+  (``engine.mechanisms.MECHANISMS``: a mechanism registered later gets the next colour), and the role
+  ``"classic-dp"``;
 * ``SEQUENCE`` — a colour-blind-safe qualitative sequence (Okabe–Ito) for anything else (e.g. one line per γ).
 """
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -50,13 +52,37 @@ COLORS: dict[str, str] = {
     "text": "#1f2a30",
 }
 
-MECHANISM_COLORS: dict[str, str] = {
-    "projection": "#0072B2",
-    "gaussian": "#E69F00",
-    "classic-dp": "#D55E00",
-    "mondrian": "#009E73",
-    "jl-laplace": "#CC79A7",
-}
+#: Colours of the mechanisms, in registration order (Okabe–Ito without vermillion, which means classic DP).
+MECHANISM_PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#CC79A7", "#009E73", "#56B4E9", "#F0E442", "#000000")
+
+
+class _MechanismColors(Mapping):
+    """KIND → colour: the registered mechanisms in order of registration (looked up when asked), and the
+    ``"classic-dp"`` role."""
+
+    ROLES = {"classic-dp": "#D55E00"}
+
+    def _kinds(self) -> list[str]:
+        from engine.mechanisms import MECHANISMS
+
+        return list(MECHANISMS)
+
+    def __getitem__(self, kind: str) -> str:
+        if kind in self.ROLES:
+            return self.ROLES[kind]
+        kinds = self._kinds()
+        if kind not in kinds:
+            raise KeyError(kind)
+        return MECHANISM_PALETTE[kinds.index(kind) % len(MECHANISM_PALETTE)]
+
+    def __iter__(self):
+        return iter([*self._kinds(), *self.ROLES])
+
+    def __len__(self) -> int:
+        return len(self._kinds()) + len(self.ROLES)
+
+
+MECHANISM_COLORS: Mapping[str, str] = _MechanismColors()
 
 FONT_FAMILY = "Inter, 'Source Sans Pro', 'Helvetica Neue', Arial, sans-serif"
 #: Base font size (px). 16 px axis labels stay readable from the back of a room on a 1080p projector.
@@ -247,6 +273,36 @@ def themed_figure(traces: Sequence[Any], *, height: int = 460, legend_title: str
     if labels:
         merged["annotations"] = labels
     return go.Figure(data=traces, layout=merged)
+
+
+#: Values whose spread is below this share of their size are one value to an axis (floating-point rounding).
+FLAT_SPREAD = 1e-9
+#: A flat axis shows its value ± this share of it (± 1 around 0).
+FLAT_PAD = 0.05
+
+
+def flat_axis(values: Sequence[float | None]) -> dict:
+    """Axis settings for values that are all equal up to rounding: an explicit range of the value ± 5 % and ticks
+    with at most 4 significant digits; ``{}`` otherwise (plotly's own autorange).
+
+    Without it plotly zooms into the rounding differences (15,502,106.79 against 15,502,106.789999997) and labels a
+    tick "15.50210678999999203M" (issue 34).
+
+    >>> flat_axis([15502106.79, 15502106.789999997])
+    {'range': [14727001.4505, 16277212.1295], 'tickformat': '.4~s'}
+    >>> flat_axis([0.0, 0.0]), flat_axis([1.0, 2.0]), flat_axis([])
+    ({'range': [-1.0, 1.0], 'tickformat': '.4~s'}, {}, {})
+    """
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not finite:
+        return {}
+    low, high = min(finite), max(finite)
+    size = max(abs(low), abs(high))
+    if high - low > FLAT_SPREAD * size:
+        return {}
+    centre = (low + high) / 2
+    pad = FLAT_PAD * abs(centre) if centre != 0 else 1.0
+    return {"range": [round(centre - pad, 6), round(centre + pad, 6)], "tickformat": ".4~s"}
 
 
 #: A reference line: plotly's layout shape and, when it is labelled, its annotation (``themed_figure(lines=…)``).

@@ -43,18 +43,27 @@ from ui.figures.theme import (
     MECHANISM_COLORS,
     SEQUENCE,
     Line,
+    flat_axis,
     fmt,
     hline,
     plain_label,
     themed_figure,
 )
 
+
+def _baseline_kind() -> str:
+    """KIND of the non-DP baseline the charts mark (the first registered mechanism without an (ε, δ) guarantee)."""
+    from engine.mechanisms import MECHANISMS
+
+    return next((kind for kind, cls in MECHANISMS.items() if not cls.TAGS.differentially_private), "")
+
+
 #: Marker role → (colour, symbol, legend text prefix).
 ROLE_STYLE: dict[str, tuple[str, str]] = {
     "nonprivate": (COLORS["nonprivate"], "star"),
     "classic_dp": (COLORS["classic_dp"], "star"),
     "chosen": (COLORS["candidate"], "star"),
-    "kanon": (MECHANISM_COLORS["mondrian"], "star-diamond"),
+    "kanon": (MECHANISM_COLORS.get(_baseline_kind(), COLORS["trivial"]), "star-diamond"),
 }
 
 
@@ -285,8 +294,14 @@ def tradeoff_figure(
                 )
             )
     traces += _marker_traces(markers)
-    return themed_figure(traces, height=height, title=title, xaxis={"title": x_label}, yaxis={"title": y_label},
-                         clickmode="event+select", lines=_trivial_lines(trivial))
+    # All values equal up to rounding (every approach approving everyone): a readable range, not a zoom into the
+    # last bits of the floats.
+    xs = [*points["x"].tolist(), *(m.x for m in markers)] if "x" in points else [m.x for m in markers]
+    ys = [*points["y"].tolist(), *(m.y for m in markers), *([trivial[1]] if trivial is not None else [])] if (
+        "y" in points) else [m.y for m in markers]
+    return themed_figure(traces, height=height, title=title, xaxis={"title": x_label, **flat_axis(xs)},
+                         yaxis={"title": y_label, **flat_axis(ys)}, clickmode="event+select",
+                         lines=_trivial_lines(trivial))
 
 
 def privacy_privacy_figure(

@@ -10,6 +10,7 @@ from ui.cached import current_data
 from ui.common import b_in_data_units, plain
 from ui.figures.data import row_norm_figure
 from ui.figures.theme import fmt
+from ui.room import ROWS_HIDDEN, may_see_rows
 from ui.state import StudioState
 
 
@@ -40,13 +41,16 @@ def draw_preview(state: StudioState, problems: list, spec) -> None:
         if prepared.rows_dropped:
             st.caption(f"{prepared.rows_dropped:,} of {prepared.rows_in_table:,} rows were dropped for missing "
                        "values (internal count; the released n reveals it).")
-        before, after = st.columns(2, gap="large")
-        with before:
-            st.markdown("**Before** (first rows, data units)")
-            st.dataframe(loaded.frame.loc[:, list(prepared.spec.features)].head(8), hide_index=True)
-        with after:
-            st.markdown("**After** (prepared: every row in the unit ball)")
-            st.dataframe(prepared.as_frame().head(8).round(4), hide_index=True)
+        if may_see_rows():
+            before, after = st.columns(2, gap="large")
+            with before:
+                st.markdown("**Before** (first rows, data units)")
+                st.dataframe(loaded.frame.loc[:, list(prepared.spec.features)].head(8), hide_index=True)
+            with after:
+                st.markdown("**After** (prepared: every row in the unit ball)")
+                st.dataframe(prepared.as_frame().head(8).round(4), hide_index=True)
+        else:  # a workshop participant: the rows are the facilitator's only (ui.room)
+            st.caption(ROWS_HIDDEN)
         st.plotly_chart(
             row_norm_figure(prepared.row_norms("input"), np.asarray(prepared.row_norms()),
                             method=prepared.spec.normalization.method),

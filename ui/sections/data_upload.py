@@ -1,13 +1,18 @@
 """Taking an uploaded file into the session (memory only), or refusing it with one message and nothing changed.
 
+A file is refused only for what no choice on the Data page can fix (issue 34): it cannot be read, it is too large or
+too wide for the app, it has too few rows, or no column could be a feature (``engine.data.profile.unusable``).
+Everything else — a suggestion that keeps few rows, a constant column, text, gaps — is shown next to the control
+that fixes it once the file is taken.
+
 The size limits are read from :mod:`ui.cached` at each upload (tests lower them there)."""
 
 from __future__ import annotations
 
-from engine.data.preparation import table_problems
+from engine.data.checks import table_problems
 from engine.errors import EngineError
 from ui import cached
-from ui.cached import default_upload_spec, prepared_data, sha256_bytes, uploaded_table
+from ui.cached import default_upload_spec, prepared_data, sha256_bytes, unusable_upload, uploaded_table
 from ui.data_controls import reset_column_widgets
 from ui.state import StudioState
 
@@ -26,58 +31,45 @@ def handle_upload(state: StudioState, file: object) -> str | None:
             f"sample of the rows here, or run the full release with 'python -m engine privatize'. {kept}"
         )
     fingerprint = sha256_bytes(content)
-    try:
+    try:  # columns, values and decoded size are bounded before the file is decoded (nothing cached if refused)
         frame = uploaded_table(fingerprint, name, content)
     except EngineError as exc:
         return f"{exc}. {kept}"
-    if frame.shape[1] > cached.MAX_UPLOAD_COLUMNS:
-        return (
-            f"'{name}' has {frame.shape[1]:,} columns; this app works with at most {cached.MAX_UPLOAD_COLUMNS:,} (the attacks "
-            "and the profile grow with every column) — keep only the columns you need (features, target, program "
-            f"columns), or run the release on the full table with 'python -m engine privatize'. {kept}"
-        )
+    key = f"upload:{fingerprint}"
+    try:
+        why = unusable_upload(key, frame)  # only what no choice on the Data page can fix
+    except EngineError as exc:
+        why = str(exc)
+    if why is not None:
+        rows, columns = frame.shape
+        del frame
+        cached.forget_uploaded_table(fingerprint, name, content)  # a refused table does not stay in memory
+        return (f"'{name}' ({rows:,} rows × {columns:,} columns) was read but cannot be used: {why}. "
+                f"Fix the file and upload it again. {kept}")
     linked = state.source == "upload" and state.upload_bytes is None and state.upload_fingerprint == fingerprint
     replacing = state.source == "upload" and state.upload_bytes is not None
     same_file = replacing and state.upload_fingerprint == fingerprint
     # A new file for the same table (a re-upload, a newer extract): the settings made for the previous upload are
-    # kept when they apply to it; what changed in the columns is said either way.
+    # kept when they still prepare it without a problem; what changed in the columns is said either way.
     previous = _previous_columns(state) if replacing and not same_file else None
     columns = [str(c) for c in frame.columns]
     keep = state.spec if (linked or same_file or previous is not None) and state.spec is not None else None
-    # Check the new file can be used before it replaces anything: the settings to keep, or its suggested ones (or
-    # the link's), must prepare. A readable but unusable file (too few rows, only infinite values, constant or text
-    # columns …) leaves the session exactly as it was.
     candidate_spec = keep
     kept_settings = keep is not None
     if keep is not None and previous is not None:
         try:
             if table_problems(frame, keep):
                 raise EngineError("the previous settings do not apply")
-            prepared_data(f"upload:{fingerprint}", keep.to_json(), frame)
+            prepared_data(key, keep, frame)
         except EngineError:
             candidate_spec, kept_settings = None, False
-    try:
-        if candidate_spec is None:
-            candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
-        problems = table_problems(frame, candidate_spec)
-        if not problems:
-            prepared_data(f"upload:{fingerprint}", candidate_spec.to_json(), frame)
-    except EngineError as exc:
-        problems = [exc]  # type: ignore[list-item]  # an engine refusal reads like a table problem here
-    if problems:
-        found = "; ".join(str(p) for p in problems[:3])
-        if any("choose at least one feature column" in str(p) for p in problems):
-            found += (" (no column is numeric with more than one value, a yes/no column, or a text column with few "
-                      "levels — such columns are what the release privatizes)")
-        return (f"'{name}' ({len(frame):,} rows × {frame.shape[1]:,} columns) was read but cannot be used: {found}. "
-                f"Fix the file and upload it again. {kept}")
     if state.upload_fingerprint is not None and state.upload_bytes is None and not linked:
         state.notices.append(
             f"This file's fingerprint ({fingerprint[:12]}…) differs from the one in the shared link "
             f"({state.upload_fingerprint[:12]}…): the link's data settings were not applied."
         )
         kept_settings = False
-        candidate_spec = default_upload_spec(f"upload:{fingerprint}", frame)
+        candidate_spec = None
     elif previous is not None:
         state.notices.append(_columns_note(name, previous, columns, kept_settings))
     elif same_file:
@@ -88,7 +80,9 @@ def handle_upload(state: StudioState, file: object) -> str | None:
     state.upload_name = name
     state.upload_fingerprint = fingerprint
     if not linked and not same_file:
-        state.spec = candidate_spec
+        # The kept settings, else the suggestion (every problem it leaves is shown next to the control that fixes it
+        # on the Data page).
+        state.spec = candidate_spec if candidate_spec is not None else default_upload_spec(key, frame)
         if not kept_settings:
             state.program = None
     state.switch_data()

@@ -1,25 +1,32 @@
 """The Mechanisms page's form: the mechanism to run, prefilled from the candidate (B, ε, δ), and its seed.
 
-:func:`draw_form` draws the inputs of one mechanism kind; :func:`on_run` (the submit callback) builds the engine's
-mechanism object from them (:func:`build_from_widgets`, validated by its dataclass) and asks the page for a run of
-exactly that configuration (:class:`ui.state.RunConfig`, ``StudioState.run_request``); :func:`form_config` is the
-configuration the form holds now, which the page compares with the shown run's.
+Every registered mechanism (``engine.mechanisms.MECHANISMS``) is offered, in registration order, and its form is
+drawn from what the mechanism declares: its ``FORM`` fields (label, help, format), each drawn as its declared
+constraint says (a choice → radio buttons, a small whole-number range → a slider, a number otherwise; an optional
+field shown as a number where 0 means "not set"). Nothing here names a mechanism.
+
+:func:`draw_form` draws the inputs of one mechanism; :func:`on_run` (the submit callback) builds the engine's
+mechanism object from them (:func:`build_from_widgets`: the mechanism's own ``from_form``, validated by its dataclass)
+and asks the page for a run of exactly that configuration (:class:`ui.state.RunConfig`, ``StudioState.run_request``);
+:func:`form_config` is the configuration the form holds now, which the page compares with the shown run's. Widget keys
+are ``mechanisms.<kind>.<field>``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from engine.constraints import Integer
+from engine.constraints import Choice, Integer, Real, declared_constraints
 from engine.data.preparation import PreparedData
 from engine.errors import EngineError
 from engine.guarantee import Guarantee
-from engine.mechanisms import MECHANISMS, RecordMechanism, mechanism_from_dict
-from engine.mechanisms.jl_laplace import JLLaplace
+from engine.mechanisms import MECHANISMS, RecordMechanism
+from engine.mechanisms.base import FormField
+from engine.progress import format_seconds
+from engine.release_analysis import RunEstimate
 from engine.rng import fresh_seed
 from ui.common import HELP, b_in_data_units
 from ui.state import (
@@ -34,50 +41,56 @@ from ui.state import (
     widget,
 )
 
-KINDS = ("projection", "gaussian", "mondrian", "jl-laplace")
-#: Default projection dimension of the JL release (the secure-release paper uses k from 2 to 20, k ≪ d).
-JL_DEFAULT_K = 5
-JL_RELATIONS = {"row": "row-wise (one record changes by at most B in L2)",
-                "element": "element-wise (one entry changes by at most the element bound)"}
-JL_RULES = {"target": "target δ_fail (least noise; ours)", "paper": "the paper's rule (c = 2√k, or c = k·t)"}
-#: A dict's bound ``get`` pickles (AppTest and enforceSerializableSessionState need picklable format_func).
-KIND_LABELS = {k: MECHANISMS[k].LABEL for k in KINDS}
 
-HELP_KIND = (
-    "Private projection: Algorithm 1 of the targeted-DP paper (random projection + Gaussian noise; the paper's "
-    "method). Gaussian: add Gaussian noise calibrated to the target distance B directly — the simplest mechanism "
-    "with the same kind of guarantee. k-anonymity: Mondrian grouping into classes of at least k, released as class "
-    "means — the paper's non-DP baseline. JL projection + Laplace: the secure-release paper — a SECRET random "
-    "projection to k columns plus Laplace noise, released for general machine learning; its guarantee holds "
-    "except with a failure probability δ_fail over the secret projection."
-)
-HELP_JL = (
-    "Z = XP + Laplace noise, with P (d × k, entries N(0, 1/k)) drawn fresh and kept secret: the release has k "
-    "projected columns, not your features. The Laplace scale is c/ε, where c bounds how much one neighbour can move "
-    "XP; that bound fails with probability δ_fail over P, so the guarantee is (ε, δ_fail)-DP. Row-wise protects a "
-    "whole record moving by at most B (B = 2: any substitution); element-wise protects only one entry changing by "
-    "at most the element bound."
-)
-HELP_SPLIT = (
-    "Algorithm 1 spends its budget in two steps: (ε1, δ1) on the noisy random projection and (ε2, δ2) on the noisy "
-    "covariance; the total guarantee is (ε1 + ε2, δ1 + δ2). Default: ε2 = min(ε/4, 0.9999), ε1 = ε − ε2, "
-    "δ1 = 2δ/3, δ2 = δ/3 (the paper's δ split)."
-)
+class _Labels(dict):
+    """KIND → LABEL of the registered mechanisms, read when asked (a dict's bound ``get`` pickles, as AppTest and
+    enforceSerializableSessionState need of a ``format_func``)."""
+
+    def __getitem__(self, kind):
+        return self.get(kind)
+
+    def get(self, kind, default=None):
+        cls = MECHANISMS.get(kind)
+        return cls.LABEL if cls is not None else default
 
 
-#: The largest projection dimension the JL + Laplace mechanism accepts (its declared constraint, read not retyped).
-_JL_K = JLLaplace.PARAMETER_CONSTRAINTS["k"]
-assert isinstance(_JL_K, Integer) and _JL_K.high is not None
-JL_K_MAX: int = _JL_K.high
+KIND_LABELS = _Labels()
+
+
+def kinds() -> tuple[str, ...]:
+    """Every registered mechanism, in registration order (the first is the page's default)."""
+    return tuple(MECHANISMS)
+
+
+def help_kind() -> str:
+    """The mechanism picker's help: each mechanism's label and what its tags say about it."""
+    lines = []
+    for cls in MECHANISMS.values():
+        tags = cls.TAGS
+        traits = [
+            "configured from the candidate (B, ε, δ)" if tags.budgeted else "not configured from a budget",
+            "no (ε, δ) guarantee — a non-DP baseline" if not tags.differentially_private else "",
+            "releases projected columns, not your features" if tags.projects else "",
+            "adds no noise" if tags.noiseless else "",
+        ]
+        lines.append(f"{cls.LABEL}: " + "; ".join(t for t in traits if t) + ".")
+    return " ".join(lines)
 
 
 def candidate_mechanisms(candidate: Guarantee, d: int) -> dict[str, dict]:
-    """Each mechanism configured from the candidate by its own ``from_budget`` (the defaults the form starts from)."""
-    out = {kind: MECHANISMS[kind].from_budget(candidate.b, candidate.epsilon, candidate.delta).to_dict()
-           for kind in ("projection", "gaussian")}
-    out["mondrian"] = {"kind": "mondrian", "k": 2}
-    out["jl-laplace"] = MECHANISMS["jl-laplace"].from_budget(candidate.b, candidate.epsilon, candidate.delta,
-                                                             d=d, k=JL_DEFAULT_K).to_dict()
+    """Each mechanism configured from the candidate by its own ``from_budget`` (its first example when it is not
+    configured from a budget, or refuses this one): the defaults the form starts from."""
+    out = {}
+    for kind, cls in MECHANISMS.items():
+        start: RecordMechanism | None = None
+        if cls.TAGS.budgeted:
+            try:
+                start = cls.from_budget(candidate.b, candidate.epsilon, candidate.delta, d=d)
+            except EngineError:
+                start = None
+        if start is None:
+            start = next(iter(cls.examples(d).values()))
+        out[kind] = start.to_dict()
     return out
 
 
@@ -86,12 +99,12 @@ def _close(a: float, b: float) -> bool:
 
 
 def matches_candidate(mechanism: RecordMechanism, candidate: Guarantee) -> bool:
-    """True when a stored mechanism gives exactly the candidate's (B, ε, δ) (or is k-anonymity)."""
+    """True when a stored mechanism gives exactly the candidate's (B, ε, δ) (or gives no (ε, δ) guarantee at all)."""
     try:
         g = mechanism.guarantee()
     except EngineError:
         return False
-    if mechanism.KIND == "mondrian":
+    if not mechanism.tags().differentially_private:
         return True
     return _close(g.b, candidate.b) and _close(g.epsilon, candidate.epsilon) and _close(g.delta, candidate.delta)
 
@@ -107,49 +120,30 @@ def starting_config(state: StudioState, kind: str, candidate: Guarantee, d: int)
     return candidate_mechanisms(candidate, d)[kind]
 
 
-def _projection_config(s: Any, d: int) -> dict:
-    rank = int(s["mechanisms.rank"])
-    return {
-        "kind": "projection", "b": s["mechanisms.b"], "epsilon1": s["mechanisms.epsilon1"],
-        "delta1": s["mechanisms.delta1"], "epsilon2": s["mechanisms.epsilon2"], "delta2": s["mechanisms.delta2"],
-        "k": int(s["mechanisms.k"]), "rank": None if rank == 0 else rank,
-        "implementation": s["mechanisms.implementation"], "output_scale": s["mechanisms.output_scale"],
-    }
+def widget_key(kind: str, name: str) -> str:
+    """The session-state key of a mechanism field's widget."""
+    return f"mechanisms.{kind}.{name}"
 
 
-def _gaussian_config(s: Any, d: int) -> dict:
-    return {"kind": "gaussian", "b": s["mechanisms.b"], "epsilon": s["mechanisms.epsilon"],
-            "delta": s["mechanisms.delta"], "calibration": s["mechanisms.calibration"]}
-
-
-def _jl_config(s: Any, d: int) -> dict:
-    row = s["mechanisms.jl_relation"] == "row"
-    target = s["mechanisms.jl_rule"] == "target"
-    t = float(s["mechanisms.jl_t"])
-    return {
-        "kind": "jl-laplace", "k": int(s["mechanisms.jl_k"]), "epsilon": s["mechanisms.jl_epsilon"],
-        "d": int(d), "relation": s["mechanisms.jl_relation"],
-        "b": s["mechanisms.b"] if row else 2.0,
-        "element_bound": 1.0 if row else s["mechanisms.jl_element_bound"],
-        "target_delta": s["mechanisms.jl_target_delta"] if target else None,
-        "t": t if (row and not target and t > 0) else None,
-    }
-
-
-def _mondrian_config(s: Any, d: int) -> dict:
-    return {"kind": "mondrian", "k": int(s["mechanisms.anon_k"])}
-
-
-#: Each kind's form values → its configuration dict (``mechanism_from_dict`` validates it).
-CONFIGS: dict[str, Callable[[Any, int], dict]] = {
-    "projection": _projection_config, "gaussian": _gaussian_config, "jl-laplace": _jl_config,
-    "mondrian": _mondrian_config,
-}
+def form_values(kind: str) -> dict[str, Any]:
+    """The form's values of mechanism ``kind`` as configuration fields (0 → None for an optional field)."""
+    cls = MECHANISMS[kind]
+    constraints = declared_constraints(cls)
+    out: dict[str, Any] = {}
+    for f in cls.form_fields():
+        value = widget(widget_key(kind, f.name))
+        constraint = constraints.get(f.name)
+        if f.zero_is_none and (value is None or float(value) == 0.0):
+            value = None
+        elif isinstance(constraint, Integer) and value is not None:
+            value = int(value)
+        out[f.name] = value
+    return out
 
 
 def build_from_widgets(kind: str, d: int) -> RecordMechanism:
-    """The mechanism configuration typed into the form (validated by the engine's dataclass)."""
-    return mechanism_from_dict(CONFIGS[kind](st.session_state, d))
+    """The mechanism configuration typed into the form (the mechanism's ``from_form``, validated by its dataclass)."""
+    return MECHANISMS[kind].from_form(form_values(kind), d=d)
 
 
 def form_config(kind: str, d: int, context: RunContext) -> RunConfig | None:
@@ -158,7 +152,7 @@ def form_config(kind: str, d: int, context: RunContext) -> RunConfig | None:
     try:
         mechanism = build_from_widgets(kind, d)
         seed = parse_seed(widget("mechanisms.seed", ""))
-    except (EngineError, KeyError):
+    except (EngineError, KeyError, TypeError, ValueError):
         return None
     return context.config(mechanism, seed if seed is not None else 0, user_seed=seed is not None)
 
@@ -175,11 +169,37 @@ def on_run(d: int, context: RunContext) -> None:
         return
     state.configure_mechanism(mechanism)
     state.seed = seed
-    state.request_run(context.config(mechanism, seed if seed is not None else fresh_seed(), user_seed=seed is not None))
+    state.request_run(context.config(mechanism, seed if seed is not None else fresh_seed(), user_seed=seed is not None),
+                      shareable=seed is None)
+
+
+def confirm_run(key: str) -> None:
+    """``on_click`` of "Run it" under a long run's estimate: runs with these inputs go ahead (any seed)."""
+    get_state().run_confirmed = key
+
+
+def cancel_run() -> None:
+    """``on_click`` of "Cancel" under a long run's estimate: nothing is computed; the last run is shown again."""
+    state = get_state()
+    state.run_request = None
+    state.run_confirmed = None
+
+
+def draw_run_estimate(estimate: RunEstimate, key: str) -> None:
+    """Say how long a run will take before it starts (a wide table's attack takes minutes: issue 35), and let the
+    user go on (:func:`confirm_run` with ``key``, the run's inputs without its seed) or cancel (:func:`cancel_run`)."""
+    st.warning(estimate.describe(), icon=":material/schedule:")
+    go, back = st.columns(2)
+    go.button(f"Run it (about {format_seconds(estimate.seconds)})", key="mechanisms.confirm", type="primary",
+              icon=":material/play_arrow:", on_click=confirm_run, args=(key,),
+              help="You can stop the run at any time with its Stop button.")
+    back.button("Cancel", key="mechanisms.cancel_run", icon=":material/close:", on_click=cancel_run,
+                help="Nothing is computed; the previous run (if any) is shown again.")
 
 
 def on_draw_again(config: RunConfig) -> None:
-    """The run ``config`` again with new noise: the next seed if the user fixed one, else fresh OS randomness."""
+    """The run ``config`` again with new noise: the next seed if the user fixed one, else fresh OS randomness (never
+    a run shared in a workshop room: the user asked for new noise)."""
     state = get_state()
     if config.user_seed:
         new = int(config.seed) + 1
@@ -190,127 +210,66 @@ def on_draw_again(config: RunConfig) -> None:
     state.request_run(config.with_seed(new))
 
 
-def _projection_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
-    c1, c2, c3 = st.columns(3)
-    seed_widget("mechanisms.b", float(start["b"]))
-    c1.number_input("Target distance B", key="mechanisms.b", min_value=STUDIO_B[0], max_value=STUDIO_B[1], step=0.01,
-                    format="%.4f", help=HELP["b"] + " " + b_in_data_units(prepared, start["b"]))
-    seed_widget("mechanisms.k", int(start.get("k", 10_000)))
-    c2.number_input("Projection dimension k", key="mechanisms.k", min_value=1, max_value=10_000_000, step=1000,
-                    help="Columns of the random projection (the paper: 10,000). The noise per coordinate barely "
-                    "depends on k once k ≫ d.")
-    seed_widget("mechanisms.rank", int(start.get("rank") or 0))
-    c3.number_input("Rank kept (0 = all d)", key="mechanisms.rank", min_value=0, max_value=max(prepared.d, 1),
-                    step=1, help="Singular vectors of the noisy covariance kept. At full rank (0 = d, the paper) "
-                    "the covariance step does not change the output: (ε2, δ2) buys nothing.")
-    st.markdown("**Budget split** (total = step 1–3 + step 4)", help=HELP_SPLIT)
-    c1, c2, c3, c4 = st.columns(4)
-    for col, name, label, fmt_, helptext in (
-        (c1, "epsilon1", "ε1 (projection step)", "%.4f", "Privacy loss spent on the noisy projection."),
-        (c2, "delta1", "δ1 (projection step)", "%.3e", "Also covers the chance (≤ δ1/2) that the random "
-         "projection exceeds its sensitivity bound."),
-        (c3, "epsilon2", "ε2 (covariance step, < 1)", "%.4f", "Privacy loss of the noisy covariance; the "
-         "classical Gaussian bound it uses needs ε2 < 1."),
-        (c4, "delta2", "δ2 (covariance step)", "%.3e", "δ of the noisy covariance step."),
-    ):
-        seed_widget(f"mechanisms.{name}", float(start[name]))
-        col.number_input(label, key=f"mechanisms.{name}", min_value=0.0, format=fmt_,
-                         step=0.05 if name.startswith("eps") else 1e-6, help=helptext)
-    c1, c2 = st.columns(2)
-    seed_widget("mechanisms.implementation", start.get("implementation", "fast"))
-    c1.radio("Implementation", ("fast", "reference"), key="mechanisms.implementation", horizontal=True,
-             help="fast: draws the same output distribution directly in n × d (exact, milliseconds). reference: "
-             "the paper's steps with n × k matrices (seconds; refused when it would need too much memory).")
-    seed_widget("mechanisms.output_scale", start.get("output_scale", "unbiased"))
-    c2.radio("Output scale", ("unbiased", "paper"), key="mechanisms.output_scale", horizontal=True,
-             help="unbiased: the paper's output multiplied by k (free post-processing), so values are on the "
-             "data's prepared scale. paper: as printed, X/k plus noise (to reproduce the authors).")
+def _help(f: FormField, prepared: PreparedData, start: dict) -> str:
+    text = f.help or HELP.get(f.name, "")
+    if f.name == "b":  # the paper's B, whichever mechanism: say what it means for these data
+        text += " " + b_in_data_units(prepared, float(start.get("b") or 2.0))
+    return text
 
 
-def _gaussian_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
-    c1, c2, c3, c4 = st.columns(4)
-    seed_widget("mechanisms.b", float(start["b"]))
-    c1.number_input("Target distance B", key="mechanisms.b", min_value=STUDIO_B[0], max_value=STUDIO_B[1], step=0.01,
-                    format="%.4f", help=HELP["b"] + " " + b_in_data_units(prepared, start["b"]))
-    seed_widget("mechanisms.epsilon", float(start["epsilon"]))
-    c2.number_input("Privacy loss ε", key="mechanisms.epsilon", min_value=0.0, step=0.1, format="%.4f",
-                    help=HELP["epsilon"])
-    seed_widget("mechanisms.delta", float(start["delta"]))
-    c3.number_input("δ", key="mechanisms.delta", min_value=0.0, max_value=1.0, step=1e-6, format="%.3e",
-                    help=HELP["delta"])
-    seed_widget("mechanisms.calibration", start.get("calibration", "analytic"))
-    c4.radio("Calibration", ("analytic", "classical"), key="mechanisms.calibration",
-             help="analytic (Balle & Wang): the smallest σ with the exact guarantee, any ε. classical: "
-             "σ = B·√(2 ln(1.25/δ))/ε, needs ε < 1 and adds more noise.")
+def _draw_field(column: Any, kind: str, f: FormField, constraint: Any, start: dict, prepared: PreparedData) -> None:
+    key = widget_key(kind, f.name)
+    value = start.get(f.name)
+    help_text = _help(f, prepared, start)
+    if isinstance(constraint, Choice):
+        options = tuple(constraint.options)
+        labels = dict(f.options)
+        seed_widget(key, value if value in options else options[0])
+        column.radio(f.label, options, key=key, horizontal=True, format_func=labels.get if labels else str,
+                     help=help_text)
+        return
+    if isinstance(constraint, Integer):
+        low = 0 if f.zero_is_none else int(f.low if f.low is not None else (constraint.low or 0))
+        high = int(prepared.d) if f.high_is_d else (int(f.high) if f.high is not None else constraint.high)
+        seed_widget(key, int(value or 0) if f.zero_is_none else int(value if value is not None else low))
+        if high is not None and high - low <= 20 and not f.zero_is_none:
+            column.slider(f.label, min_value=low, max_value=high, key=key, help=help_text)
+        else:
+            column.number_input(f.label, key=key, min_value=low, max_value=high, step=int(f.step or 1),
+                                help=help_text)
+        return
+    low_f: float | None = f.low
+    high_f: float | None = f.high
+    if isinstance(constraint, Real):
+        low_f = low_f if low_f is not None else (0.0 if constraint.low is None else float(constraint.low))
+        if high_f is None and constraint.high is not None:
+            high_f = float(constraint.high)
+    if f.name == "b":
+        low_f, high_f = STUDIO_B
+    if high_f is not None and math.isinf(high_f):
+        high_f = None
+    seed_widget(key, float(value or 0.0) if f.zero_is_none else float(value if value is not None else (low_f or 0.0)))
+    column.number_input(f.label, key=key, min_value=0.0 if f.zero_is_none else low_f, max_value=high_f,
+                        step=f.step, format=f.format or "%.4f", help=help_text)
 
 
-def _jl_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
-    st.markdown("**JL projection + Laplace noise** (P stays secret)", help=HELP_JL)
-    c1, c2, c3 = st.columns(3)
-    seed_widget("mechanisms.jl_k", int(start.get("k", JL_DEFAULT_K)))
-    c1.number_input("Projection dimension k", key="mechanisms.jl_k", min_value=1, max_value=JL_K_MAX, step=1,
-                    help="Columns of the release. The paper uses k from 2 to 20 (k ≪ d). More columns keep "
-                    "distances better (JL) but each carries Laplace noise, and the element-wise failure bound "
-                    "needs k > 2 ln d.")
-    seed_widget("mechanisms.jl_epsilon", float(start["epsilon"]))
-    c2.number_input("Privacy loss ε", key="mechanisms.jl_epsilon", min_value=0.0, step=0.1, format="%.4f",
-                    help=HELP["epsilon"] + " The Laplace scale is c/ε.")
-    seed_widget("mechanisms.jl_relation", start.get("relation", "row"))
-    c3.radio("Protection unit", tuple(JL_RELATIONS), key="mechanisms.jl_relation",
-             format_func=JL_RELATIONS.get,
-             help="What a neighbour is. Row-wise with B = 2 covers any substitution of one person's record "
-             "(prepared rows lie in the unit ball). Element-wise covers one entry only: it is NOT record-level "
-             "protection.")
-    c1, c2, c3 = st.columns(3)
-    seed_widget("mechanisms.b", float(start.get("b", candidate.b)))
-    c1.number_input("Row change bound B (row-wise)", key="mechanisms.b", min_value=STUDIO_B[0], max_value=STUDIO_B[1],
-                    step=0.01, format="%.4f",
-                    help="Row-wise: the largest L2 change of one record that is protected (α = B²). "
-                    + b_in_data_units(prepared, start.get("b", candidate.b)))
-    seed_widget("mechanisms.jl_element_bound", float(start.get("element_bound", 1.0)))
-    c2.number_input("Element bound (element-wise)", key="mechanisms.jl_element_bound", min_value=0.001,
-                    step=0.1, format="%.4f",
-                    help="Element-wise: the largest change of ONE entry that is protected (the paper: 1).")
-    rule = "paper" if start.get("target_delta") is None else "target"
-    seed_widget("mechanisms.jl_rule", rule)
-    c3.radio("Noise rule", tuple(JL_RULES), key="mechanisms.jl_rule", format_func=JL_RULES.get,
-             help="target δ_fail: the smallest noise whose rigorous per-pair bound on δ_fail is at most the "
-             "target (ours). The paper's rule: c = 2√k·bound element-wise; c = k·t row-wise (t below; 0 = the "
-             "paper's t_min, whose own bound is exactly 1, i.e. no guarantee).")
-    c1, c2 = st.columns(2)
-    default_target = start.get("target_delta") or (candidate.delta if 0 < candidate.delta < 1 else
-                                                     1.0 / (prepared.n + 1))
-    seed_widget("mechanisms.jl_target_delta", float(default_target))
-    c1.number_input("Target δ_fail", key="mechanisms.jl_target_delta", min_value=0.0, max_value=0.999999,
-                    step=1e-6, format="%.3e",
-                    help="With the target rule: the failure probability the noise is calibrated to. "
-                    f"1/(n+1) = {1.0 / (prepared.n + 1):.3e} for these data.")
-    seed_widget("mechanisms.jl_t", float(start.get("t") or 0.0))
-    c2.number_input("Row-wise threshold t (paper's rule; 0 = t_min)", key="mechanisms.jl_t", min_value=0.0,
-                    step=0.1, format="%.4f",
-                    help="Theorem 5: c = k·t with t ≥ t_min = √(2 ln(2k)·B²/k). The paper's bound on δ_fail "
-                    "is 2k·exp(−k t²/(2B²)).")
-
-
-def _mondrian_inputs(start: dict, prepared: PreparedData, candidate: Guarantee) -> None:
-    seed_widget("mechanisms.anon_k", int(start.get("k", 2)))
-    st.slider("k (smallest group size)", min_value=2, max_value=10, key="mechanisms.anon_k",
-              help="Every released row equals at least k − 1 others. The paper reports k = 2 (the most "
-              "accurate). k-anonymity is NOT differential privacy: it gives no (ε, δ) bound.")
-
-
-#: The inputs of each mechanism kind.
-INPUTS: dict[str, Callable[[dict, PreparedData, Guarantee], None]] = {
-    "projection": _projection_inputs, "gaussian": _gaussian_inputs, "jl-laplace": _jl_inputs,
-    "mondrian": _mondrian_inputs,
-}
+def draw_inputs(kind: str, start: dict, prepared: PreparedData) -> None:
+    """The inputs of mechanism ``kind``, four to a row, in the order of its ``FORM``."""
+    cls = MECHANISMS[kind]
+    constraints = declared_constraints(cls)
+    fields = cls.form_fields()
+    for row in range(0, len(fields), 4):
+        chunk = fields[row:row + 4]
+        columns = st.columns(4)
+        for column, f in zip(columns, chunk, strict=False):
+            _draw_field(column, kind, f, constraints.get(f.name), start, prepared)
 
 
 def draw_form(kind: str, start: dict, prepared: PreparedData, candidate: Guarantee, context: RunContext) -> None:
     """The form of mechanism ``kind`` (starting from ``start``, see :func:`starting_config`), the seed and the run
     button (which asks for a run in ``context``: the session's data, program and candidate)."""
     with st.form("mechanisms.form", border=True):
-        INPUTS[kind](start, prepared, candidate)
+        draw_inputs(kind, start, prepared)
         st.text_input("Seed (leave empty for a real release)", key="mechanisms.seed", help=HELP["seed"],
                       placeholder="empty = fresh randomness from the operating system")
         st.form_submit_button("Run the mechanism", type="primary", key="mechanisms.run", on_click=on_run,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -85,8 +84,8 @@ def draw_cell_release(state: StudioState, saved: dict, source: str, key: str, va
     st.button("Draw again", key="per_record.draw_again", icon=":material/casino:", on_click=_draw_again,
               help="New noise from the operating system (when no seed is typed).")
     with user_errors():
-        cells = cell_sums_release(key, value, tuple(by), json.dumps(mech_dict), draw_seed, id_columns, frame,
-                             json.dumps(declared or None))
+        cells = cell_sums_release(key, value, tuple(by), sum_mechanism_from_dict(mech_dict), draw_seed, id_columns,
+                                  frame, declared or None)
         public_notes = [n for n in cells.notes if n not in (CONFIDENTIAL_NOTE, COUNTS_NOTE)]
         what = (f"the noisy output, the unbiased and median-unbiased estimates, the {fmt(100 * (1 - cells.beta))} % "
                 "interval and the SD estimated from the output")
@@ -134,7 +133,7 @@ def draw_table1(source: str) -> None:
         walk = toy.copy()
         with user_errors():
             for label, config in TABLE1_EXAMPLES:
-                res = column_losses("table1", "employees", json.dumps(sum_mechanism_from_dict(config).to_dict()),
-                                    "rho", None, (ID_COLUMN,), toy)
+                res = column_losses("table1", "employees", sum_mechanism_from_dict(config), "rho", None,
+                                    (ID_COLUMN,), toy)
                 walk[label] = res.records["loss"].round(6).to_numpy()
         st.dataframe(walk, hide_index=True, width="stretch", key="per_record.table1")

@@ -7,7 +7,6 @@ per-record losses) and the per-record mechanisms' own methods.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Literal
 
@@ -139,7 +138,7 @@ def draw_policies(state: StudioState, source: str, value: str, by: list[str], fr
         if not shapes:
             raise EngineError("choose at least one mechanism")
         calibrated = calibrated_sum_mechanisms(
-            tuple(json.dumps(m) for m in shapes), float(st.session_state["per_record.target"]),
+            tuple(sum_mechanism_from_dict(m) for m in shapes), float(st.session_state["per_record.target"]),
             float(st.session_state["per_record.q_ref"]), st.session_state["per_record.accuracy"],
         )
         state.per_record["calibrated"] = calibrated
@@ -154,7 +153,7 @@ def draw_policies(state: StudioState, source: str, value: str, by: list[str], fr
         low = float(positive.min()) if positive.size else 1e-3
         grid = tuple(np.geomspace(max(low / 10, 1e-6), max(top * 10, 10.0), 200).tolist())
         with user_errors():
-            curves = policy_curves_table(json.dumps(calibrated), grid, unit)
+            curves = policy_curves_table(tuple(sum_mechanism_from_dict(m) for m in calibrated), grid, unit)
             kept = curves["kind"].unique().tolist()
             percentiles = dict(zip(("median", "p90", "p99", "max"),
                                    np.quantile(values, [0.5, 0.9, 0.99, 1.0]).tolist(), strict=True))
@@ -215,7 +214,8 @@ def draw_losses(calibrated: list[dict], values, unit: Literal["rho", "epsilon"],
                                   help="The calibrated mechanism whose per-record losses are shown.")
             mech_dict = next(m for m in calibrated if m["kind"] == chosen)
             with user_errors(), st.container(border=True):
-                losses = column_losses(key, value, json.dumps(mech_dict), unit, threshold, id_columns, frame)
+                losses = column_losses(key, value, sum_mechanism_from_dict(mech_dict), unit, threshold, id_columns,
+                                       frame)
                 s = losses.summary
                 sym = "ρ" if unit == "rho" else "ε"
                 st.markdown(f"**Internal: per-record losses of the real records**, in {UNIT_LABELS[unit]}")

@@ -11,6 +11,7 @@ from ui.cached import current_data, tdp_losses, tdp_policy_curve
 from ui.common import plain, stop_page, user_errors
 from ui.figures.per_record import distance_loss_histogram, tdp_policy_figure
 from ui.figures.theme import exact, fmt
+from ui.room import ROWS_HIDDEN, may_see_rows
 from ui.state import StudioState
 
 
@@ -64,4 +65,7 @@ def draw_tdp(state: StudioState, by: list[str]) -> None:
             top = tdp.summary_nn.top.copy()
             top.insert(len(top.columns) - 2, "multiplicity", multiplicity[top["row"].to_numpy()])
             st.markdown("**Records most exposed against their nearest distinct neighbour** (internal)")
-            st.dataframe(top, hide_index=True, width="stretch", key="per_record.tdp_top")
+            if may_see_rows():
+                st.dataframe(top, hide_index=True, width="stretch", key="per_record.tdp_top")
+            else:  # a workshop participant (ui.room)
+                st.caption(ROWS_HIDDEN)

@@ -7,24 +7,26 @@ stores them as the pending sweep, which the page runs (:mod:`ui.sections.tradeof
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Literal
 
 import streamlit as st
 
 from engine.accounting.budget import default_delta, split_delta
+from engine.constraints import Choice, Integer, Real, declared_constraints
 from engine.errors import EngineError, InvalidParameterError
 from engine.evaluation.programs import ProgramConfig
+from engine.mechanisms import MECHANISMS, preselected_kinds
 from engine.sweeps import (
     ATTACKS,
-    JL_DEFAULT_K,
     PAPER_B_VALUES,
-    SWEEP_MECHANISMS,
     Budget,
     SweepConfig,
     default_workers,
     preset,
     released_rows,
+    sweep_mechanisms,
 )
 from engine.validation import check_interval
 from ui.common import HELP, Labels
@@ -33,9 +35,72 @@ from ui.state import StudioState, SweepProgress, get_state, seed_widget, widget
 
 #: Repetitions of a custom grid when the user leaves the count at 0.
 CUSTOM_REPETITIONS = 10
-MECH_LABELS = {"projection": "Private projection (TDP)", "gaussian": "Gaussian (TDP)",
-               "jl-laplace": "JL projection + Laplace"}
-JL_RELATIONS = {"row": "row-wise (B = row change bound)", "element": "element-wise (B = change of one entry)"}
+
+
+class _Labels(dict):
+    """KIND → LABEL of the registered mechanisms, read when asked (a bound ``get`` pickles, as AppTest needs)."""
+
+    def __getitem__(self, kind):
+        return self.get(kind)
+
+    def get(self, kind, default=None):
+        cls = MECHANISMS.get(kind)
+        return cls.LABEL if cls is not None else (default if default is not None else kind)
+
+
+MECH_LABELS = _Labels()
+#: What each sweep option of a mechanism means (``SweepConfig`` fields named by a mechanism's tags).
+OPTION_TEXT = {
+    "k": ("Projection dimension k", "Columns of the mechanism's projection. A projected release's attacker is given "
+          "2k original records, so k must stay well below the number of rows."),
+    "relation": ("Protection unit", "Row-wise: the grid's B bounds how far one record moves (B = 2: any "
+                 "substitution, classic DP). Element-wise: B bounds the change of ONE entry — never record-level "
+                 "protection, so no classic-DP point is added."),
+    "target_delta": ("Target δ_fail (0 = the grid's δ)", "The failure probability the noise is calibrated to "
+                     "(smallest noise whose per-pair bound is at most it). 0 uses each budget's δ: 1/(n+1) in the "
+                     "presets."),
+    "known_records": ("Records the attacker knows (0 = 2k)", "The attacker of a projected release never sees its "
+                      "secret randomness; it knows this many original records (drawn from the released rows) and "
+                      "regresses them on their released rows to estimate every record. With at least k records and "
+                      "little noise it undoes the projection; with k < d it cannot recover d columns."),
+    "output_scale": ("Output scale", "unbiased: ×k (free post-processing); paper: as printed, X/k plus noise."),
+    "covariance": ("Covariance of step 4", "gram: XᵀX (the paper); centred: the authors' code."),
+    "partitions": ("Disjoint parts", "Split the rows into this many parts (the paper's Nigeria setup: 6); δ then "
+                   "comes from the part size."),
+    "calibration": ("Calibration", "analytic (exact, any ε) or classical (needs ε < 1)."),
+}
+
+
+def sweep_options(kind: str) -> tuple[str, ...]:
+    """The sweep options the form offers for mechanism ``kind``: its tags' ``sweep_options`` (k, the relation, …),
+    plus the known-record adversary's records for a projected release."""
+    cls = MECHANISMS[kind]
+    extra = ("known_records",) if cls.TAGS.projects else ()
+    return (*cls.TAGS.sweep_options, *extra)
+
+
+def _option_key(kind: str, name: str) -> str:
+    return f"tradeoffs.{kind}.{name}"
+
+
+def _option_default(kind: str, name: str) -> object:
+    defaults = {f.name: f.default for f in dataclasses.fields(SweepConfig) if f.default is not dataclasses.MISSING}
+    return dict(MECHANISMS[kind].TAGS.sweep_defaults).get(name, defaults.get(name))
+
+
+def option_values(kind: str) -> dict[str, object]:
+    """The form's sweep options of mechanism ``kind`` (0 → None for the optional ones)."""
+    constraints = declared_constraints(SweepConfig)
+    out: dict[str, object] = {}
+    for name in sweep_options(kind):
+        value = st.session_state.get(_option_key(kind, name), _option_default(kind, name))
+        constraint = constraints.get(name)
+        if constraint is not None and constraint.optional and (value is None or value == 0):
+            value = None
+        elif isinstance(constraint, Integer) or (constraint is None and isinstance(value, float) and name == "k"):
+            value = int(value)
+        out[name] = value
+    return out
 PRESET_LABELS = {
     "quick": "quick — 8 B values, ε ≈ 4, 10 repetitions",
     "paper": "paper — 8 B × 4 budgets, 50 repetitions (minutes)",
@@ -89,13 +154,9 @@ def build_configs(state: StudioState, n: int, default_program: ProgramConfig | N
         "repetitions": reps if reps > 0 else (None if s["tradeoffs.preset"] != "custom" else CUSTOM_REPETITIONS),
     }
     extra: dict[str, Any] = {"attacks": attacks, "adversary": s["tradeoffs.adversary"]}
-    target = float(s.get("tradeoffs.jl_target_delta", 0.0) or 0.0)
-    known = int(s.get("tradeoffs.jl_known", 0) or 0)
-    jl: dict[str, Any] = {"k": int(s.get("tradeoffs.jl_k", JL_DEFAULT_K)), "relation": s.get("tradeoffs.jl_relation", "row"),
-          "target_delta": target if target > 0 else None, "known_records": known if known > 0 else None}
     configs = []
     for mech in mechanisms:
-        mech_extra = {**extra, **jl} if mech == "jl-laplace" else extra
+        mech_extra = {**extra, **option_values(mech)}
         if s["tradeoffs.preset"] == "custom":
             b_values = parse_list("B values", s["tradeoffs.b_values"], 0, 2)
             eps1 = parse_list("ε1 values", s["tradeoffs.epsilon1"], 0, None, closed="neither")
@@ -143,13 +204,13 @@ def draw_form(n: int, default_program: ProgramConfig | None, data: str) -> None:
     n_released = released_rows(n, chosen_attacks()) if n >= 2 else n
     with st.form("tradeoffs.form"):
         c1, c2, c3 = st.columns([0.4, 0.3, 0.3])
-        seed_widget("tradeoffs.mechanisms", ["projection", "gaussian"])
-        c1.multiselect("Mechanisms (drawn on the same axes)", SWEEP_MECHANISMS, key="tradeoffs.mechanisms",
-                       format_func=Labels(MECH_LABELS),
-                       help="Each mechanism is swept over the same grid with the same seed. Classic DP (B = 2) and the "
-                       "non-private release are always added as reference points. JL projection + Laplace spends "
-                       "ε = ε1 + ε2 with δ_fail ≤ δ; its release has k projected columns and its attacker knows a few "
-                       "original records, not the secret projection (options below).")
+        seed_widget("tradeoffs.mechanisms", list(preselected_kinds()))
+        c1.multiselect("Mechanisms (drawn on the same axes)", sweep_mechanisms(), key="tradeoffs.mechanisms",
+                       format_func=MECH_LABELS.get,
+                       help="Each mechanism is swept over the same grid with the same seed, configured at every point "
+                       "by its own rule for a (B, ε, δ) budget. Classic DP (B = 2) and the non-private release are "
+                       "always added as reference points. A mechanism whose release has projected columns is attacked "
+                       "by an adversary who knows a few original records, not its secret randomness (options below).")
         seed_widget("tradeoffs.preset", "quick")
         c2.radio("Grid", tuple(PRESET_LABELS), key="tradeoffs.preset", format_func=PRESET_LABELS.get,
                  help="quick and paper use the paper's B values with the candidate's δ (default 1/(n+1)) split "
@@ -176,29 +237,10 @@ def draw_form(n: int, default_program: ProgramConfig | None, data: str) -> None:
                             help=HELP["delta"] + " 0 (default) = 1/(n+1) with n the rows the sweep privatizes: "
                             f"{n_released:,} with the attacks chosen now (the holdout is left out only for attribute "
                             "inference). Split δ1 = 2δ/3, δ2 = δ/3.")
-        with st.expander("JL projection + Laplace options", expanded=False, icon=":material/scatter_plot:"):
-            j1, j2, j3, j4 = st.columns(4)
-            seed_widget("tradeoffs.jl_k", JL_DEFAULT_K)
-            j1.number_input("Projection dimension k", key="tradeoffs.jl_k", min_value=1, max_value=200, step=1,
-                            help="Columns of the JL release (the paper: 2 to 20). The attacker is given 2k original "
-                            "records, so k must stay well below the number of rows.")
-            seed_widget("tradeoffs.jl_relation", "row")
-            j2.radio("Protection unit", tuple(JL_RELATIONS), key="tradeoffs.jl_relation", format_func=JL_RELATIONS.get,
-                     help="Row-wise: the grid's B bounds how far one record moves (B = 2: any substitution, classic DP). "
-                     "Element-wise: B bounds the change of ONE entry — never record-level protection, so no classic-DP "
-                     "point is added.")
-            seed_widget("tradeoffs.jl_target_delta", 0.0)
-            j3.number_input("Target δ_fail (0 = the grid's δ)", key="tradeoffs.jl_target_delta", min_value=0.0,
-                            max_value=0.5, format="%.3e", step=1e-6,
-                            help="The failure probability the Laplace noise is calibrated to (smallest noise whose "
-                            f"per-pair bound is at most it). 0 uses each budget's δ: 1/(n+1) = {default_delta(n_released):.3e} "
-                            "in the presets.")
-            seed_widget("tradeoffs.jl_known", 0)
-            j4.number_input("Records the attacker knows (0 = 2k)", key="tradeoffs.jl_known", min_value=0, step=1,
-                            help="The JL attacker never sees the secret projection P; it knows this many original records "
-                            "(drawn from the released rows) and regresses them on their released rows to estimate every "
-                            "record, then singles out and infers attributes on that estimate. With at least k records "
-                            "and little noise it undoes the projection; with k < d it cannot recover d columns.")
+        for kind in sweep_mechanisms():
+            if sweep_options(kind):
+                with st.expander(f"{MECH_LABELS.get(kind)}: options", expanded=False, icon=":material/tune:"):
+                    draw_options(kind)
         a1, a2, a3, a4 = st.columns([0.35, 0.35, 0.15, 0.15])
         seed_widget("tradeoffs.attacks", list(ATTACKS))
         a1.multiselect("Attacks", ATTACKS, key="tradeoffs.attacks", format_func=Labels(ATTACK_LABELS),
@@ -224,6 +266,29 @@ def draw_form(n: int, default_program: ProgramConfig | None, data: str) -> None:
                               icon=":material/play_arrow:")
     if get_state().form_errors.get("tradeoffs"):
         st.error(get_state().form_errors["tradeoffs"], icon=":material/error:")
+
+
+def draw_options(kind: str) -> None:
+    """The sweep options of mechanism ``kind`` (its tags name them; each drawn as ``SweepConfig`` declares it)."""
+    constraints = declared_constraints(SweepConfig)
+    names = sweep_options(kind)
+    columns = st.columns(max(len(names), 1))
+    for column, name in zip(columns, names, strict=False):
+        key = _option_key(kind, name)
+        label, help_text = OPTION_TEXT.get(name, (name, ""))
+        constraint = constraints.get(name)
+        default: Any = _option_default(kind, name)
+        if isinstance(constraint, Choice):
+            seed_widget(key, default)
+            column.radio(label, constraint.options, key=key, help=help_text)
+        elif isinstance(constraint, Real):
+            seed_widget(key, float(default or 0.0))
+            column.number_input(label, key=key, min_value=0.0, max_value=0.5, format="%.3e", step=1e-6,
+                                help=help_text)
+        else:
+            seed_widget(key, int(default or 0))
+            column.number_input(label, key=key, min_value=0 if constraint is not None and constraint.optional else 1,
+                                step=1, help=help_text)
 
 
 def chosen_attacks() -> tuple[str, ...]:

@@ -22,7 +22,8 @@ from engine.analysis import gamma_check
 from engine.comparison import distinguishing_references
 from engine.evaluation.programs import METRICS
 from engine.export_csv import safe_csv_bytes
-from engine.mechanisms.mondrian import MondrianKAnonymity
+from engine.mechanisms import RecordMechanism
+from engine.mechanisms.base import baseline_mechanism
 from engine.sweeps import (
     ATTACKS,
     PROTECTION_COLUMNS,
@@ -35,8 +36,8 @@ from engine.sweeps import (
     pareto_mask,
 )
 from engine.workshop import candidate_from_sweep
-from ui.cached import jl_delta_fail_curves, sweep_reference_point, tradeoff_curves
-from ui.common import Labels, readable_table, user_errors
+from ui.cached import noise_profile, sweep_reference_point, tradeoff_curves
+from ui.common import Labels, plain, readable_table, user_errors
 from ui.figures.theme import fmt
 from ui.figures.tradeoffs import (
     Marker,
@@ -55,13 +56,16 @@ from ui.state import SelectedPoint, StudioState, get_state, seed_widget, set_wid
 PROTECTION_LABELS = {a: f"{ATTACK_LABELS[a]} protection" for a in ATTACKS}
 METRIC_LABELS = {m: info.label for m, info in METRICS.items()}
 DISTANCE_LABELS = {"any": "any two records (t = 2)", "b": "B apart (t = B)"}
-#: Legend of each curve of the distinguishing attacker's view (roles of ``distinguishing_references``).
-DISTINGUISHING_LABELS = {
-    "projection": "Private projection, candidate (B, ε, δ)",
-    "gaussian": "Gaussian (TDP), candidate (B, ε, δ)",
-    "classic-dp": "Gaussian, classic DP (B = 2), same (ε, δ)",
-    "jl-laplace": "JL projection + Laplace, as configured",
-}
+
+
+def distinguishing_label(role: str, mechanism: RecordMechanism, configured: RecordMechanism | None) -> str:
+    """Legend of one curve of the distinguishing attacker's view (a role of ``distinguishing_references``)."""
+    label = type(mechanism).LABEL
+    if role == "classic-dp":
+        return f"{label}, classic DP (B = 2), same (ε, δ)"
+    if mechanism is configured:
+        return f"{label}, as configured"
+    return f"{label}, candidate (B, ε, δ)"
 #: Shown next to the flags when a grid point has a single release (no interval of the mean).
 SINGLE_RUN_WARNING = (
     "One release per point: no interval, so a point that looks better than a rule that uses no data may not be — "
@@ -180,6 +184,11 @@ class SweepView:
     def attacks_run(self) -> list[AttackName]:
         return [a for a in ATTACKS if f"{PROTECTION_COLUMNS[a]}_mean" in self.summaries[0]]
 
+    @property
+    def k_anon_label(self) -> str:
+        """The non-DP baseline's label (e.g. "k-anonymity (Mondrian)")."""
+        return type(self.k_anon.mechanism).LABEL if self.k_anon is not None else ""
+
     def k_anon_value(self, column: str) -> float | None:
         """Mean of a metric of the k-anonymity reference over its releases (None when it was not measured)."""
         if self.k_anon is None:
@@ -198,7 +207,7 @@ class SweepView:
             out.append(Marker(_flagged("classic DP (B = 2)", reference_flag(self.classic)), x, y, "classic_dp"))
         kx, ky = self.k_anon_value(PROTECTION_COLUMNS[attack]), self.k_anon_value(self.utility)
         if kx is not None and ky is not None:
-            out.append(Marker("k-anonymity (k = 2)", kx, ky, "kanon"))
+            out.append(Marker(self.k_anon_label, kx, ky, "kanon"))
         return out
 
     def all_points(self, x_metric: str, y_metric: str, *, pareto: bool = True) -> pd.DataFrame:
@@ -231,15 +240,33 @@ def sweep_view(results: list[SweepResult], state: StudioState, prepared: Any) ->
                            help="The y axis of the tradeoff plots. " + "; ".join(
                                f"{METRICS[m].label}: {METRICS[m].description}" for m in metric_options[:6]))
     k_anon = None
-    with st.spinner("Evaluating the k-anonymity reference on the sweep's rows…"), user_errors(
-            prefix="k-anonymity reference: "):
-        k_anon = sweep_reference_point(prepared.fingerprint, results[0].config.to_json(),
-                                       MondrianKAnonymity(k=2).to_json(), prepared,
-                                       int(widget("tradeoffs.workers", default_workers())))
+    baseline = baseline_mechanism(int(prepared.d))
+    if baseline is not None:
+        with st.spinner(f"Evaluating the {type(baseline).LABEL} reference on the sweep's rows…"), user_errors(
+                prefix=f"{type(baseline).LABEL} reference: "):
+            k_anon = sweep_reference_point(prepared.fingerprint, results[0].config, baseline, prepared,
+                                           int(widget("tradeoffs.workers", default_workers())))
     return SweepView(results=results, summaries=[r.flagged_summary(utility) for r in results], utility=utility,
                      selected=state.selected_point.point_id if state.selected_point is not None else None,
                      k_anon=k_anon, d=int(prepared.d),
                      trivial=results[0].best_trivial(utility))
+
+
+def draw_program_basis(view: SweepView, roles: dict[str, str] | None) -> None:
+    """Where the results' program scores come from: the rows scored and every assumed value (issue 34 §3)."""
+    first = view.results[0]
+    program = first.config.program
+    held = int(first.n_holdout or 0)
+    released = int(first.n_released or 0)
+    if released:  # a sweep from an older record may not say
+        st.caption(
+            f"Every point's program score is on the {released:,} released rows — the {released + held:,} prepared "
+            f"rows minus the {held:,} held out of each release as the attribute-inference attack's control group."
+            if held else f"Every point's program score is on all {released:,} prepared rows.")
+    with st.expander("What the program scores assume", icon=":material/rule:"):
+        st.markdown("\n".join(f"- {plain(line)}" for line in program.assumptions(roles, n=released or None,
+                                                                                   holdout=held)))
+        st.caption("Change the assumed values and the profit convention on the Data page, then run the sweep again.")
 
 
 def warn_single_run(view: SweepView) -> None:
@@ -317,7 +344,7 @@ def draw_figure2(view: SweepView, target_b: float) -> None:
     k_value = view.k_anon_value(utility)
     if k_value is not None:
         _, _, k_lo, k_hi = view.k_anon.interval(utility)
-        bars_labels.append("k-anonymity (k = 2)")
+        bars_labels.append(view.k_anon_label)
         bars_values.append(k_value)
         bars_err.append((k_hi - k_lo) / 2 if np.isfinite(k_lo) else None)
         bars_roles.append("kanon")
@@ -342,45 +369,39 @@ def draw_figure2(view: SweepView, target_b: float) -> None:
                        "best such rule) even at the favourable end of their 95 % interval.")
 
 
-def draw_jl_curve(view: SweepView) -> None:
-    """The JL release's ε against δ_fail at the fixed noise of one grid point (when a JL sweep ran)."""
-    jl_results = [r for r in view.results if r.config.mechanism == "jl-laplace"]
-    if not jl_results:
-        return
-    jl_config = jl_results[0].config
-    st.subheader("JL projection + Laplace: ε against δ_fail at fixed noise")
-    st.markdown(
-        "At a fixed Laplace noise (so a fixed utility), the same release can be described by many (ε, δ_fail) "
-        "pairs: claiming a larger ε raises the sensitivity bound c = ε × scale, which fails less often. Solid: "
-        "the per-pair bound the Studio states; dashed: the exact probability of the event in the paper's proof; "
-        "dotted: the paper's printed bound. Shaded: δ ≥ 1, no guarantee at all."
-    )
-    j1, j2 = st.columns(2)
-    jl_bs = [float(b) for b in jl_config.b_values]
-    seed_widget("tradeoffs.jl_curve_b", jl_bs[0])
-    if widget("tradeoffs.jl_curve_b") not in jl_bs:
-        set_widget("tradeoffs.jl_curve_b", jl_bs[0])
-    curve_b = j1.selectbox("Noise of the grid point with B =", jl_bs, key="tradeoffs.jl_curve_b", format_func=fmt,
-                           help="The Laplace scale is that of this grid point (first budget); both relations are "
-                           "drawn at that same noise.")
-    with user_errors(prefix="δ_fail curve: "):
-        jl_mech = jl_config.mechanism_for(curve_b, jl_config.budgets[0], d=view.d)
-        # the grid's B is the row bound (row-wise) or the element bound (element-wise); the other keeps its default
-        row_b, element_bound = float(jl_mech.b), float(jl_mech.element_bound)
-        jl_curves = jl_delta_fail_curves(int(jl_mech.k), int(view.d), row_b, element_bound,
-                                         float(jl_mech.laplace_scale), float(4 * jl_mech.epsilon))
-        st.plotly_chart(
-            delta_fail_figure([
-                (f"row-wise (B = {fmt(row_b)})", "row", jl_curves["row"]),
-                (f"element-wise (bound {fmt(element_bound)})", "element", jl_curves["element"]),
-            ]),
-            key="tradeoffs.jl_delta_fail",
-        )
-        j2.metric(f"δ_fail at the swept ε = {fmt(jl_mech.epsilon)}", fmt(jl_mech.delta_fail),
-                  help=f"Laplace scale {fmt(jl_mech.laplace_scale)}, k = {jl_mech.k}, d = {view.d}; the "
-                  f"paper's bound at this point: {fmt(jl_mech.delta_fail_paper)}.")
-        for warning in jl_mech.warnings():
-            st.warning(warning, icon=":material/warning:")
+def draw_noise_profiles(view: SweepView) -> None:
+    """ε against δ at the fixed noise of one grid point, for every swept mechanism that offers it
+    (``RecordMechanism.noise_profile``: the JL release's ε against δ_fail)."""
+    for result in view.results:
+        config = result.config
+        first = config.mechanism_for(float(config.b_values[0]), config.budgets[0], d=view.d)
+        if first.noise_profile(view.d) is None:
+            continue
+        kind = config.mechanism
+        bs = [float(b) for b in config.b_values]
+        key = f"tradeoffs.{kind}.profile_b"
+        seed_widget(key, bs[0])
+        if widget(key) not in bs:
+            set_widget(key, bs[0])
+        with user_errors(prefix=f"{MECH_LABELS[kind]}: "):
+            j1, j2 = st.columns(2)
+            curve_b = j1.selectbox("Noise of the grid point with B =", bs, key=key, format_func=fmt,
+                                   help="The noise is that of this grid point (first budget); every curve is drawn "
+                                   "at that same noise.")
+            profile = noise_profile(config.mechanism_for(curve_b, config.budgets[0], d=view.d), view.d)
+            if profile is None:
+                continue
+            st.subheader(profile.title)
+            st.markdown(profile.text)
+            st.plotly_chart(
+                delta_fail_figure([(label, group, {k: list(v) for k, v in series.items()})
+                                   for label, group, series in profile.curves]),
+                key=f"tradeoffs.{kind}.noise_profile",
+            )
+            value = profile.metric.value
+            j2.metric(profile.metric.label, value if isinstance(value, str) else fmt(value), help=profile.metric.help)
+            for warning in profile.warnings:
+                st.warning(warning, icon=":material/warning:")
 
 
 def draw_choice(view: SweepView, state: StudioState) -> None:
@@ -429,9 +450,14 @@ def draw_choice(view: SweepView, state: StudioState) -> None:
             continue
         row = rows.iloc[0]
         measured = (row["decision_agreement_mean"], row["decision_agreement_lo"], row["decision_agreement_hi"])
+        suffix = ":decision_agreement_mean"  # baseline:<rule>:decision_agreement, averaged over the point's runs
+        no_data = {str(k)[len("baseline:"):-len(suffix)]: float(v) for k, v in row.items()
+                   if str(k).startswith("baseline:") and str(k).endswith(suffix)}
         for target in state.gammas:
-            check = gamma_check(float(target), measured, b=sp.b, epsilon=sp.epsilon, delta=sp.delta)
-            (st.success if check.status == "met" else st.warning)(check.text, icon=":material/target:")
+            check = gamma_check(float(target), measured, b=sp.b, epsilon=sp.epsilon, delta=sp.delta,
+                                no_data=no_data)
+            ok = check.status == "met" and check.allowed_by_theorem
+            (st.success if ok else st.warning)(check.text, icon=":material/target:")
 
 
 def draw_distinguishing(state: StudioState) -> None:
@@ -447,9 +473,9 @@ def draw_distinguishing(state: StudioState) -> None:
     )
     distance = 2.0 if distance_choice == "any" else float(c.b)
     references = distinguishing_references(c, state.mechanism)
-    labels = [DISTINGUISHING_LABELS[role] for role, _ in references]
+    labels = [distinguishing_label(role, m, state.mechanism) for role, m in references]
     with user_errors():
-        curves = tradeoff_curves(tuple(m.to_json() for _, m in references), distance)
+        curves = tradeoff_curves(tuple(m for _, m in references), distance)
         st.plotly_chart(
             hypothesis_testing_figure(
                 [(label, role, cv.alphas, cv.betas)
@@ -481,8 +507,9 @@ def draw_table(view: SweepView) -> None:
         )
     warn_single_run(view)
     if "decision_agreement_mean" in table:
-        st.caption("Measured γ is the share of people whose decision on the release equals "
-                   "the non-private program's decision (Theorem 1's γ), with its 95 % interval over the repetitions.")
+        st.caption("Decision agreement is the share of people whose decision on the release equals the non-private "
+                   "program's decision on these data, with its 95 % interval over the repetitions — an average over "
+                   "people, not Theorem 1's worst-case γ (which the region above shows).")
     shown, headers = readable_table(table[[c for c in shown_cols if c in table]], metric=utility,
                                     metric_label=view.utility_label,
                                     protection_labels={PROTECTION_COLUMNS[a]: PROTECTION_LABELS[a].capitalize()

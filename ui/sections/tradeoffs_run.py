@@ -8,6 +8,7 @@ The sweeps themselves are :func:`engine.sweeps.run_sweep` (through :func:`ui.run
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -16,13 +17,13 @@ import streamlit as st
 
 from engine.data.preparation import PreparedData
 from engine.evaluation.programs import METRICS
-from engine.progress import format_seconds
+from engine.progress import format_range, format_seconds, time_left_range
 from engine.sweeps import PROTECTION_COLUMNS, SweepConfig, SweepResult, default_workers
 from ui.cached import sweep_plan
 from ui.common import user_errors
 from ui.compute_target import cluster_caption, sweep_client
 from ui.figures.tradeoffs import points_frame, tradeoff_figure
-from ui.runs import ProgressBar, Throttle, run_sweeps
+from ui.runs import ProgressBar, Throttle, room_turn, run_sweeps, show_wait
 from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.state import StudioState, SweepProgress, Work, checkpoint, describe_sweeps, widget
 
@@ -85,14 +86,15 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
         estimate_slot = st.empty()  # cleared when the sweep ends: the toast then says how long it took
         estimate = math.nan
         with user_errors(prefix="Time estimate: "):
-            n_workers, estimate = sweep_plan(prepared.fingerprint, tuple(c.to_json() for c in configs), n_workers,
+            n_workers, estimate = sweep_plan(prepared.fingerprint, tuple(configs), n_workers,
                                              prepared)
-            estimate_slot.info(f"Estimated time: about {format_seconds(estimate)} for {total:,} cells (timed on one "
-                               "cell; the progress bar refines it). You can stop at any time and keep the finished "
-                               "points.", icon=":material/timer:")
+            estimate_slot.info(f"Estimated time: {format_range(*time_left_range(0, total, 0.0, estimate))} for "
+                               f"{total:,} cells (timed on one cell; updated from the cells as they finish). You can "
+                               "stop at any time and keep the finished points.", icon=":material/timer:")
         state.begin_work(Work("sweep", describe_sweeps(configs), sweeps=tuple(configs)))
         state.sweep_partial = SweepProgress(tuple(configs), data=prepared.fingerprint)
         checkpoint()
+        started = time.perf_counter()
         stop_slot = st.empty()
         stop_slot.button("Stop the sweep", key="tradeoffs.stop", icon=":material/stop_circle:",
                          help="Stops after the cell that is running; finished points are kept.")
@@ -104,6 +106,13 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
 
         def on_progress(done: int, total_: int, message: str) -> None:
             bar.update(done / max(total_, 1), f"{done} of {total_} cells — {message}")
+            elapsed = time.perf_counter() - started
+            left = format_range(*time_left_range(done, total_, elapsed, estimate))
+            if left and done < total_:
+                estimate_slot.info(f"Time left: {left} — from the {done:,} of {total_:,} cells finished in "
+                                   f"{format_seconds(elapsed)} (first estimate, timed on one cell: "
+                                   f"{format_seconds(estimate) if math.isfinite(estimate) else 'none'}). You can "
+                                   "stop at any time and keep the finished points.", icon=":material/timer:")
 
         def on_rows(index: int, rows: list) -> None:
             partial[index] = rows
@@ -117,8 +126,10 @@ def run_pending(state: StudioState, prepared: PreparedData) -> None:
             client = sweep_client(st.session_state)
             if client is not None:
                 st.caption(cluster_caption(client))
-            results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress, on_rows=on_rows,
-                                 client=client)
+            with room_turn("this sweep") as waited:  # a workshop server's queue (ui.room); elsewhere no wait
+                results = run_sweeps(prepared, configs, workers=n_workers, on_progress=on_progress,
+                                     on_rows=on_rows, client=client)
+            show_wait(waited)
         state.sweep_pending = ()
         state.finish_work()
         bar.empty()

@@ -5,17 +5,17 @@ Example::
     python -m engine privatize --config record.json --input 'phones/*.parquet' --output private_phones \\
         --engine dask [--scheduler tcp://10.0.0.5:8786] [--partition-rows 1000000] [--dask-mode global]
 
-Reads the same configuration and flags as the in-memory command (:mod:`engine.cli.privatize`), starts a
+Reads the same configuration and flags as the in-memory command (:mod:`engine.cli._release_flags`), starts a
 ``LocalCluster`` sized to the machine (or connects to ``--scheduler``), runs
-:func:`engine.scale.out_of_core.run_out_of_core_release`, shows a progress bar on stderr and prints the JSON summary
-(also written as ``OUTPUT/_release.json``) on stdout.
+:func:`engine.scale.out_of_core.run_out_of_core_release` with the sampler asked for (``--sampler``; the default is
+resolved where the release is made: OpenDP for an unseeded release of a mechanism it can express), shows a progress
+bar on stderr and prints the JSON summary (also written as ``OUTPUT/_release.json``) on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TextIO
 
 from engine.errors import InvalidParameterError
@@ -75,9 +75,9 @@ class StderrProgress:
 
 def run_dask_release(args: argparse.Namespace) -> int:
     """The ``--engine dask`` branch of ``python -m engine privatize``."""
-    from engine.cli._common import print_json
-    from engine.cli.privatize import _data_spec, _mechanism_dict, _read_config
-    from engine.release import ReleaseConfig
+    from engine.cli._common import checked_output, print_json, print_notes
+    from engine.cli._release_flags import data_spec, mechanism_dict, read_config, save_config
+    from engine.release import ReleaseConfig, release_sampler
     from engine.scale.atomic_output import check_output_directory
     from engine.scale.cluster import cluster_summary, dask_client, validate_scheduler_address
     from engine.scale.out_of_core import run_out_of_core_release
@@ -93,26 +93,29 @@ def run_dask_release(args: argparse.Namespace) -> int:
     scheduler = validate_scheduler_address(args.scheduler) if args.scheduler is not None else None
     if scheduler is not None and args.workers is not None:
         raise InvalidParameterError("--workers sizes the local cluster; with --scheduler the cluster has its own workers")
-    config = _read_config(args.config) if args.config else None
-    output = check_output_directory(args.output)
-    if args.input and Path(args.input).resolve() == output.resolve():
-        raise InvalidParameterError("--output must differ from --input (the input would be overwritten)")
+    config = read_config(args.config) if args.config else None
+    overwrite = bool(getattr(args, "overwrite", False))
+    inputs = [("--input", args.input), ("--config", args.config), ("--bounds-file", getattr(args, "bounds_file", None))]
+    output, notes_on_leftovers = check_output_directory(args.output, overwrite=overwrite, inputs=inputs)
+    if args.save_config:
+        checked_output(args.save_config, flag="--save-config", inputs=[*inputs, ("--output", args.output)],
+                       overwrite=overwrite)
+    print_notes(notes_on_leftovers)
     plan = open_partitioned_input(args.input, partition_rows=args.partition_rows)
+    check_output_directory(args.output, overwrite=overwrite, inputs=[("--input", p) for p in plan.paths])
     notes: list[str] = []
-    spec = _data_spec(args, config.data if config else None, list(plan.columns), notes)
-    mechanism = _mechanism_dict(args, config.mechanism if config else None, len(spec.features))
+    spec = data_spec(args, config.data if config else None, list(plan.columns), notes)
+    mechanism = mechanism_dict(args, config.mechanism if config else None, len(spec.features))
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None)
     check_supported(release_config.build_mechanism(), mode)
+    release_sampler(release_config, args.sampler)  # refuse a sampler the mechanism cannot use, before any work
     if args.save_config:
-        try:
-            Path(args.save_config).write_text(release_config.to_json(indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise InvalidParameterError(f"cannot write {args.save_config!r}: {exc.strerror or exc}") from None
+        save_config(args, release_config)
     with dask_client(scheduler, n_workers=args.workers) as client:
         summary = run_out_of_core_release(
-            client, plan, str(output), release_config, mode=mode, progress=StderrProgress(),
-            cluster=cluster_summary(client),
+            client, plan, str(output), release_config, mode=mode, sampler=args.sampler, progress=StderrProgress(),
+            cluster=cluster_summary(client), overwrite=overwrite,
         )
     print_json({**summary, "notes": notes})
     return 0

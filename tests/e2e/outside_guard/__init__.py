@@ -1,0 +1,1 @@
+"""A guard the no-outside-requests test loads into a server under test (sitecustomize.py)."""
