@@ -102,11 +102,11 @@ def test_evaluate_on_the_record_replays_the_chosen_candidates_evidence_to_the_di
     assert out["mechanism"] == CHOSEN.to_dict() and out["repetitions"] == ev.repetitions
     private = out["program"]["private"]
     assert (private["mean"], private["ci_low"], private["ci_high"]) == (ev.value.mean, ev.value.low, ev.value.high)
-    gamma = out["program"]["measured_gamma"]
+    gamma = out["program"]["decision_agreement"]
     assert (gamma["mean"], gamma["ci_low"], gamma["ci_high"]) == (
         ev.measured_gamma.mean, ev.measured_gamma.low, ev.measured_gamma.high)
     for name, score in ev.protections.items():
-        assert out["protection"][f"protection_{name}"] == score
+        assert out["protection"][f"protection_{name}"]["mean"] == score
     assert np.isfinite(ev.value.mean)
 
 
