@@ -41,7 +41,6 @@ import argparse
 import ast
 import pathlib
 import sys
-from collections import defaultdict
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -199,57 +198,12 @@ def release_implementations(details: bool) -> int:
     return len(found)
 
 
-def _module_name(path: pathlib.Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    """Nodes inside ``if TYPE_CHECKING:`` blocks (never run)."""
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                out.update(id(n) for n in ast.walk(child))
-    return out
-
-
 def import_graph() -> dict[str, set[str]]:
-    """Module → the engine modules it imports (every import that runs, at any depth)."""
-    modules = {_module_name(p): p for p in (ROOT / "engine").rglob("*.py")}
-    graph: dict[str, set[str]] = defaultdict(set)
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text())
-        skip = _type_checking_nodes(tree)
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - node.level + 1]
-                    mod = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    mod = node.module or ""
-                for alias in node.names:
-                    sub = f"{mod}.{alias.name}"
-                    targets.append(sub if sub in modules else mod)
-            own = {name.rsplit(".", i)[0] for i in range(name.count(".") + 1)}  # this module and its packages
-            for target in targets:
-                while target and target not in modules:
-                    target = target.rpartition(".")[0]
-                while target and target.startswith("engine"):
-                    if target not in own:
-                        graph[name].add(target)  # the module, then each package __init__ Python runs first
-                    target = target.rpartition(".")[0]
-        graph.setdefault(name, set())
-    return graph
+    """Module → the engine modules it imports (every import that runs, at any depth): the layering test's graph
+    (``tests/engine/test_engine_layering.py``), so the figure reported here is the one the test checks."""
+    from tests.engine.test_engine_layering import import_graph as graph
+
+    return {name: set(targets) for name, targets in graph().items()}
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -101,15 +101,11 @@ def short_number(value: float) -> str:
     return f"{float(value):.4g}"
 
 
-#: Short names of the mechanisms for pin labels (a label is at most 80 characters and heads a column).
-SHORT_NAMES = {"gaussian": "Gaussian", "projection": "Projection", "jl-laplace": "JL + Laplace",
-               "mondrian": "k-anonymity"}
-
-
 def mechanism_label(mechanism: RecordMechanism, *, short: bool = False) -> str:
     """"Gaussian mechanism (targeted DP), B = 0.1, ε = 0.6087, δ = 2.4e-04" — the mechanism's own parameters
     (its guarantee), never the form's or the candidate's; ``short``: "Gaussian B = 0.1, ε = 0.6087, δ = 2.4e-04"."""
-    name = SHORT_NAMES.get(type(mechanism).KIND, type(mechanism).LABEL) if short else type(mechanism).LABEL + ","
+    cls = type(mechanism)
+    name = (cls.SHORT_LABEL or cls.LABEL) if short else cls.LABEL + ","  # a pin's label heads a column: short
     try:
         g = mechanism.guarantee()
     except EngineError:

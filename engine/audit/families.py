@@ -29,6 +29,7 @@ from engine.audit.distinguishing import PrivacyAudit, empirical_privacy
 from engine.audit.exact import ExactAudit
 from engine.audit.neighbours import CoupledTables, jl_element_experiments, jl_row_experiments, tdp_pair
 from engine.errors import InvalidParameterError
+from engine.release import privatize
 from engine.validation import check_integer, check_interval, check_rng
 
 __all__ = [
@@ -105,7 +106,8 @@ def gaussian_audit(mechanism: Any, n: int, *, rng: np.random.Generator, confiden
                    mutation: str = "") -> tuple[PrivacyAudit, AuditRecord]:
     """Gaussian mechanism under (B, ε, δ)-TDP: n releases of each of two records at distance exactly B.
 
-    One call on n stacked copies of the record is n independent releases of it (i.i.d. noise per entry); the
+    One call of the one release function (:func:`engine.release.privatize`, the path every release ships by) on n
+    stacked copies of the record is n independent releases of it (i.i.d. noise per entry); the
     statistic is the first coordinate (the direction of the difference: the likelihood-ratio statistic).
     """
     check_rng(rng)
@@ -113,8 +115,8 @@ def gaussian_audit(mechanism: Any, n: int, *, rng: np.random.Generator, confiden
     started = time.process_time()
     g = mechanism.guarantee()
     x0, x1 = tdp_pair(mechanism.b, 2)
-    s0 = mechanism.release(np.tile(x0, (nn, 1)), rng=rng).value[:, 0]
-    s1 = mechanism.release(np.tile(x1, (nn, 1)), rng=rng).value[:, 0]
+    s0 = privatize(mechanism, np.tile(x0, (nn, 1)), rng=rng).value[:, 0]
+    s1 = privatize(mechanism, np.tile(x1, (nn, 1)), rng=rng).value[:, 0]
     audit = empirical_privacy(s0, s1, delta=g.delta, confidence=confidence)
     label = f"Gaussian, {mechanism.calibration} σ (B = {mechanism.b:g})"
     return audit, _stat_record("Gaussian (targeted DP)", label, (g.epsilon, g.delta), audit, 2 * nn, started,
@@ -126,8 +128,6 @@ def opendp_gaussian_audit(mechanism: Any, n: int, *, confidence: float = CONFIDE
     """The same experiment through the one release function with OpenDP's sampler
     (:func:`engine.release.privatize` with ``sampler="opendp"``), the sampler the CLI uses by default for an unseeded
     Gaussian release. OpenDP draws from the operating system's entropy: this audit cannot be seeded."""
-    from engine.release import privatize
-
     nn = check_integer("n", n, 100, None)
     started = time.process_time()
     g = mechanism.guarantee()
@@ -154,8 +154,8 @@ def projection_audit(mechanism: Any, n: int, *, rng: np.random.Generator, d: int
     mech = dataclasses.replace(mechanism, partitions=nn)
     g = mech.guarantee()
     x0, x1 = tdp_pair(mech.b, dd)
-    s0 = mech.release(np.tile(x0, (nn, 1)), rng=rng).value[:, 0]
-    s1 = mech.release(np.tile(x1, (nn, 1)), rng=rng).value[:, 0]
+    s0 = privatize(mech, np.tile(x0, (nn, 1)), rng=rng).value[:, 0]
+    s1 = privatize(mech, np.tile(x1, (nn, 1)), rng=rng).value[:, 0]
     audit = empirical_privacy(s0, s1, delta=g.delta, confidence=confidence)
     opts = [f"k = {mech.k}", f"{mech.implementation} path", f"{mech.output_scale} scale"]
     if mech.rank is not None:
@@ -194,8 +194,8 @@ def jl_laplace_audit(mechanism: Any, n: int, *, rng: np.random.Generator, per_re
     else:
         exp = jl_row_experiments(m, mech.b, kn)
     calls = math.ceil(nn / m)
-    s0 = np.concatenate([exp.statistic(mech.release(exp.x0, rng=rng).value) for _ in range(calls)])[:nn]
-    s1 = np.concatenate([exp.statistic(mech.release(exp.x1, rng=rng).value) for _ in range(calls)])[:nn]
+    s0 = np.concatenate([exp.statistic(privatize(mech, exp.x0, rng=rng).value) for _ in range(calls)])[:nn]
+    s1 = np.concatenate([exp.statistic(privatize(mech, exp.x1, rng=rng).value) for _ in range(calls)])[:nn]
     audit = empirical_privacy(s0, s1, delta=g.delta, confidence=confidence)
     rel = (f"element-wise (one entry ± {mech.element_bound:g})" if mech.relation == "element"
            else f"row-wise (B = {mech.b:g})")
@@ -252,8 +252,8 @@ def tdp_policy_audit(mechanism: Any, distance: float, n: int, *, rng: np.random.
     pol = tdp_policy([distance], g.epsilon, g.delta, mechanism.b)
     claim = (float(pol.epsilon[0]), float(pol.delta[0]))
     x0, x1 = tdp_pair(float(distance), 2)
-    s0 = mechanism.release(np.tile(x0, (nn, 1)), rng=rng).value[:, 0]
-    s1 = mechanism.release(np.tile(x1, (nn, 1)), rng=rng).value[:, 0]
+    s0 = privatize(mechanism, np.tile(x0, (nn, 1)), rng=rng).value[:, 0]
+    s1 = privatize(mechanism, np.tile(x1, (nn, 1)), rng=rng).value[:, 0]
     audit = empirical_privacy(s0, s1, delta=claim[1], confidence=confidence)
     label = f"Targeted DP per record: Gaussian B = {mechanism.b:g}, records {float(distance):g} apart"
     return audit, _stat_record("Per-record (targeted DP policy)", label, claim, audit, 2 * nn, started, mutation)

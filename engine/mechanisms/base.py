@@ -212,6 +212,8 @@ class RecordMechanism(Serializable):
 
     KIND: ClassVar[str] = ""
     LABEL: ClassVar[str] = ""
+    #: A few words for labels that head a column (pins in the Workshop); empty: :attr:`LABEL`.
+    SHORT_LABEL: ClassVar[str] = ""
     TAGS: ClassVar[MechanismTags] = MechanismTags()
     #: The dashboard form's fields, in order (empty: every field, labelled by its name).
     FORM: ClassVar[tuple[FormField, ...]] = ()

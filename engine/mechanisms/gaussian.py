@@ -324,6 +324,7 @@ class GaussianMechanism(RecordMechanism):
 
     KIND = "gaussian"
     LABEL = "Gaussian mechanism (targeted DP)"
+    SHORT_LABEL = "Gaussian"
     TAGS = MechanismTags(
         budgeted=True,
         sweep_options=("calibration",),

@@ -324,6 +324,7 @@ class JLLaplace(RecordMechanism):
 
     KIND: ClassVar[str] = "jl-laplace"
     LABEL: ClassVar[str] = "JL projection + Laplace noise (secure-release paper)"
+    SHORT_LABEL: ClassVar[str] = "JL + Laplace"
     TAGS: ClassVar[MechanismTags] = MechanismTags(
         budgeted=True,
         needs_d=True,

@@ -280,6 +280,7 @@ class MondrianKAnonymity(RecordMechanism):
 
     KIND: ClassVar[str] = "mondrian"
     LABEL: ClassVar[str] = "k-anonymity (Mondrian)"
+    SHORT_LABEL: ClassVar[str] = "k-anonymity"
     TAGS: ClassVar[MechanismTags] = MechanismTags(
         unit_ball=False,
         noiseless=True,

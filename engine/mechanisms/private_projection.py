@@ -329,6 +329,7 @@ class PrivateProjection(RecordMechanism):
 
     KIND: ClassVar[str] = "projection"
     LABEL: ClassVar[str] = "Private projection (Algorithm 1)"
+    SHORT_LABEL: ClassVar[str] = "Projection"
     TAGS: ClassVar[MechanismTags] = MechanismTags(
         budgeted=True,
         sweep_options=("k", "output_scale", "covariance", "partitions"),

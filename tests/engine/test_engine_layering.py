@@ -66,7 +66,7 @@ def _module_name(path: pathlib.Path) -> str:
 def import_graph() -> dict[str, set[str]]:
     """``engine`` module → the ``engine`` modules it imports: EVERY import that runs, including the ones inside
     functions, and the packages whose ``__init__`` Python runs first (not the importer's own). Imports under
-    ``if TYPE_CHECKING:`` never run and are left out. (``scripts/contract_metrics.py`` counts with the same rules.)"""
+    ``if TYPE_CHECKING:`` never run and are left out. (``scripts/contract_metrics.py`` reports from this graph.)"""
     modules = {_module_name(p): p for p in (ROOT / "engine").rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
