@@ -232,3 +232,29 @@ def test_a_long_run_is_announced_first_and_runs_or_is_cancelled_as_the_user_says
     assert_clean(at)
     assert studio(at).run_request is None and studio(at).last_run.config == finished  # nothing computed
     assert len(studio(at).runs) == 2 and metric(at, "Noise sd per coordinate")
+
+
+def test_a_workshop_room_shares_a_fresh_run_but_draw_again_and_a_seed_make_new_ones(monkeypatch):
+    """Issue 36 §3 with issue 31's typed runs: on a workshop server, a run with fresh randomness that someone in the
+    room already made with the same setup is shown to the next participant who asks (computed once for the room);
+    "Draw again" (new noise asked for) and a seed of one's own never take the shared run."""
+    from ui import room as rooms
+
+    monkeypatch.setattr(rooms, "session_role", lambda: "facilitator")
+    rooms.activate(rooms.Room(slots=1))
+    try:
+        first = run_with_seed(start_on("mechanisms"), "")  # fresh randomness
+        made = studio(first).last_run
+        second = run_with_seed(start_on("mechanisms"), "")  # another session, the same setup
+        shared = studio(second).last_run
+        assert shared.result is made.result  # the room's run, not a second computation
+        assert any("already made in this room" in t.value for t in second.toast)
+        second.button(key="mechanisms.draw_again").click().run()
+        assert_clean(second)
+        again = studio(second).last_run
+        assert again.result is not made.result and not again.config.user_seed
+        assert again.config.setup() == made.config.setup()  # the same configuration, new noise …
+        seeded = studio(run_with_seed(start_on("mechanisms"), "3")).last_run
+        assert seeded.result is not made.result and seeded.config.user_seed  # … a seed of one's own: its own run
+    finally:
+        rooms.activate(None)
