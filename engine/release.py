@@ -38,6 +38,7 @@ from engine.guarantee import Release
 from engine.mechanisms import RecordMechanism, mechanism_from_dict
 from engine.mechanisms.base import MECHANISMS, MechanismTags
 from engine.mechanisms.samplers import SAMPLERS, NoiseSampler, make_sampler, opendp_version
+from engine.progress import CancelToken, ProgressCallback
 from engine.rng import SEEDED_WARNING, make_rng
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_rng
@@ -121,7 +122,8 @@ class ReleaseTarget(Protocol):
 
 
 def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
-              rng: np.random.Generator | None = None, seeded: bool = False) -> Release:
+              rng: np.random.Generator | None = None, seeded: bool = False, workers: int | None = None,
+              cancel: CancelToken | None = None, progress: ProgressCallback | None = None) -> Release:
     """Release ``x`` with ``target`` (a mechanism or a partition plan), drawing its noise with ``sampler`` — THE
     release function of the engine (see the module docstring).
 
@@ -138,6 +140,14 @@ def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
         unless the mechanism draws everything from OpenDP.
     seeded : bool
         Whether ``rng`` comes from a seed (the note then says: a simulation, not private).
+    workers : int, optional
+        Threads OpenDP's sampler draws on (default: every core this process may use; the output's distribution
+        does not depend on it). The numpy sampler draws on one.
+    cancel : CancelToken, optional
+        Looked at between the vetted sampler's chunks (a fraction of a second each): a cancel raises
+        :class:`~engine.errors.CancelledError` and nothing is released.
+    progress : callable, optional
+        Receives :class:`~engine.progress.Progress` (values noised) after every chunk of the vetted sampler.
 
     Returns
     -------
@@ -158,7 +168,8 @@ def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
         )
     if rng is None and chosen == "numpy":
         raise InvalidParameterError("the numpy sampler needs rng (a numpy.random.Generator)")
-    release = target.release(x, rng=rng, sampler=make_sampler(chosen, rng))
+    release = target.release(x, rng=rng, sampler=make_sampler(chosen, rng, workers=workers, cancel=cancel,
+                                                             progress=progress))
     note = sampler_note(chosen, kind=target.KIND, tags=tags, seeded=seeded)
     guarantee = release.guarantee
     if dataclasses.is_dataclass(guarantee) and hasattr(guarantee, "notes") and note not in guarantee.notes:
@@ -246,7 +257,7 @@ def release_sampler(config: ReleaseConfig, sampler: str | None = None) -> str:
 
 def run_release(
     frame: pd.DataFrame, config: ReleaseConfig, *, rng: np.random.Generator | None = None,
-    sampler: str | None = None,
+    sampler: str | None = None, cancel: CancelToken | None = None, progress: ProgressCallback | None = None,
 ) -> tuple[PreparedData, Release]:
     """Prepare ``frame`` with ``config.data`` and privatize it with ``config``'s mechanism (:func:`privatize`).
 
@@ -259,6 +270,8 @@ def run_release(
         The release's randomness; default ``engine.rng.make_rng(config.seed)`` (OS entropy without a seed).
     sampler : {"numpy", "opendp"}, optional
         Default :func:`release_sampler` (OpenDP for an unseeded Gaussian release, numpy otherwise).
+    cancel, progress : optional
+        As :func:`privatize`'s (the vetted sampler's chunks).
 
     Returns
     -------
@@ -282,7 +295,8 @@ def run_release(
     mechanism = config.build_mechanism()
     prepared = prepare(frame, config.data)
     stream = rng if rng is not None else make_rng(config.seed)
-    return prepared, privatize(mechanism, prepared.x, sampler=chosen, rng=stream, seeded=config.seeded)
+    return prepared, privatize(mechanism, prepared.x, sampler=chosen, rng=stream, seeded=config.seeded,
+                               cancel=cancel, progress=progress)
 
 
 def release_frame(prepared: PreparedData, release: Release) -> pd.DataFrame:

@@ -25,20 +25,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from engine.cli._common import _jsonable, add_overwrite_argument, checked_output, print_json
+from engine.cli._common import _jsonable, add_overwrite_argument, checked_output, one_line, print_json
 from engine.cli._data_flags import add_data_flags, feature_width
 from engine.cli._release_flags import PARAMETER_FLAGS, data_spec, mechanism_dict, read_config, save_config
 from engine.cli.privatize_dask import add_arguments as add_engine_arguments
 from engine.cli.privatize_dask import check_engine_flags, run_dask_release
 from engine.data.preparation import METHODS, PARQUET_EXTENSIONS, load_table
-from engine.errors import InvalidParameterError
+from engine.errors import CancelledError, InvalidParameterError
 from engine.export_csv import write_safe_csv
 from engine.mechanisms import MECHANISMS
+from engine.mechanisms.samplers import OPENDP_SECONDS_PER_VALUE, available_cores, vetted_noise_seconds
 from engine.output_files import write_text, write_with
+from engine.progress import CancelToken, Progress, ProgressCallback, cancel_on_interrupt, format_seconds
 from engine.release import ReleaseConfig, release_frame, release_sampler, release_summary, run_release
 
 
@@ -130,6 +134,40 @@ def guarantee_document(summary: dict[str, Any]) -> dict[str, Any]:
     return {**{k: summary[k] for k in keys if k in summary}, "preparation": preparation}
 
 
+#: A vetted release estimated longer than this is announced on stderr first, with its progress while it runs.
+ANNOUNCE_SECONDS = 60.0
+#: Seconds between progress lines of a long vetted release.
+PROGRESS_EVERY = 10.0
+
+
+def _stopping() -> None:
+    # Runs inside the SIGINT handler: os.write, never a buffered stream the main thread may be writing to.
+    os.write(sys.stderr.fileno(), b"stopping the release after the running chunks (Ctrl-C again: stop at once)\n")
+
+
+def _vetted_progress(sampler: str, rows: int, width: int) -> ProgressCallback | None:
+    """For a release with OpenDP's sampler estimated over :data:`ANNOUNCE_SECONDS`: announce it (how long, how to
+    stop it, what is faster) and return a callback printing its progress every :data:`PROGRESS_EVERY` seconds."""
+    if sampler != "opendp":
+        return None
+    values = rows * width
+    estimate = vetted_noise_seconds(values)
+    if estimate < ANNOUNCE_SECONDS:
+        return None
+    print(f"note: OpenDP's vetted sampler draws about {1 / OPENDP_SECONDS_PER_VALUE:,.0f} values a second per core; "
+          f"{values:,} values on {available_cores()} core(s) will take about {format_seconds(estimate)} "
+          "(Ctrl-C stops it; nothing is written until it is complete)", file=sys.stderr, flush=True)
+    last = [time.perf_counter()]
+
+    def report(p: Progress) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= PROGRESS_EVERY or p.done >= p.total:
+            last[0] = now
+            print(f"[{p.done:,}/{p.total:,} values] {p.message}", file=sys.stderr, flush=True)
+
+    return report
+
+
 def run(args: argparse.Namespace) -> int:
     check_engine_flags(args)
     if args.engine == "dask":
@@ -172,7 +210,14 @@ def run(args: argparse.Namespace) -> int:
         save_config(args, release_config)
 
     t0 = time.perf_counter()
-    prepared, release = run_release(frame, release_config, sampler=sampler)
+    try:
+        with cancel_on_interrupt(CancelToken(), _stopping) as token:
+            prepared, release = run_release(frame, release_config, sampler=sampler, cancel=token,
+                                            progress=_vetted_progress(sampler, len(frame), feature_width(frame, spec)))
+    except CancelledError:
+        print(one_line("error: the release was stopped (Ctrl-C) before its noise was complete; nothing was written"),
+              file=sys.stderr)
+        return 130
     seconds = time.perf_counter() - t0
     released = release_frame(prepared, release)
     _write(released, output, overwrite=args.overwrite)

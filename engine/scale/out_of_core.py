@@ -149,7 +149,8 @@ def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, An
     assert prep is not None, "the driver fits the map first when it needs the data's statistics"
     x, report["clipped_rows"], report["clipped_values"] = prepare_rows(raw, prep)
     del raw
-    release = privatize(job.plan, x, sampler=job.sampler, rng=job.rng(index), seeded=job.seeded)
+    # one thread per partition task: the cluster runs the partitions in parallel
+    release = privatize(job.plan, x, sampler=job.sampler, rng=job.rng(index), seeded=job.seeded, workers=1)
     value = np.asarray(release.value)
     report["details"], report["guarantee"] = dict(release.details), release.guarantee
     del x, release

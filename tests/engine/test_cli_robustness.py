@@ -138,3 +138,36 @@ def test_mechanism_constructors_refuse_parameters_that_overflow():
         PrivateProjection(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-320)
     with pytest.raises(InvalidParameterError, match="epsilon of the jl-laplace mechanism"):
         JLLaplace(k=5, epsilon=1e-300, d=3)
+
+
+@pytest.mark.slow  # a real process and a real SIGINT (≈ 5 s)
+def test_ctrl_c_stops_a_long_vetted_release_within_seconds(tmp_path):
+    """Issue 35 item 8: the default (OpenDP) release draws its noise in chunks and looks at Ctrl-C between them.
+    A release announced as taking about a minute or more stops within a few seconds of Ctrl-C, says so in one line,
+    exits 130 and writes nothing (before: one uninterruptible call, 138 s on 200,000 rows)."""
+    from engine.cli.privatize import ANNOUNCE_SECONDS
+    from engine.mechanisms.samplers import OPENDP_SECONDS_PER_VALUE, available_cores
+
+    rows = int(ANNOUNCE_SECONDS * 1.5 * available_cores() / OPENDP_SECONDS_PER_VALUE / 15)  # announced: ≥ 90 s
+    table = tmp_path / "big.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(rows, 15)), columns=[f"c{j}" for j in range(15)]).to_parquet(table)
+    out = tmp_path / "private.csv"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "privatize", "--input", str(table), "--features",
+         ",".join(f"c{j}" for j in range(15)), *GAUSS, "--output", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    announced = proc.stderr.readline()
+    assert announced.startswith("note: OpenDP's vetted sampler draws about"), announced
+    assert "Ctrl-C stops it" in announced
+    time.sleep(2.0)  # into the chunks (preparing 750,000 rows takes about a second)
+    signalled = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    stopped_after = time.perf_counter() - signalled
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    assert stderr.strip().splitlines()[-1] == ("error: the release was stopped (Ctrl-C) before its noise was "
+                                               "complete; nothing was written")
+    assert stopped_after < 10.0, stopped_after  # the whole release: 90 s or more; a chunk: a fraction of a second
+    assert not out.exists() and not list(tmp_path.glob("private.csv*"))
