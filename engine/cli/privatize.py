@@ -29,22 +29,22 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cli._common import _jsonable, add_overwrite_argument, checked_output, one_line, print_json
 from engine.cli._data_flags import add_data_flags, feature_width
-from engine.cli._release_flags import PARAMETER_FLAGS, data_spec, mechanism_dict, read_config, save_config
+from engine.cli._parameter_flags import MECHANISM_KINDS, PARAMETER_FLAGS
 from engine.cli.privatize_dask import add_arguments as add_engine_arguments
 from engine.cli.privatize_dask import check_engine_flags, run_dask_release
-from engine.data.preparation import METHODS, PARQUET_EXTENSIONS, load_table
+from engine.data.spec import METHODS
 from engine.errors import CancelledError, InvalidParameterError
-from engine.export_csv import write_safe_csv
-from engine.mechanisms import MECHANISMS
-from engine.mechanisms.samplers import OPENDP_SECONDS_PER_VALUE, available_cores, vetted_noise_seconds
-from engine.output_files import write_text, write_with
 from engine.progress import CancelToken, Progress, ProgressCallback, cancel_on_interrupt, format_seconds
-from engine.release import ReleaseConfig, release_frame, release_sampler, release_summary, run_release
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The engine's numerical modules (pandas, the mechanisms, the release) are imported in run(): `privatize --help`
+# takes about as long as `import numpy` (issue 33).
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -69,7 +69,7 @@ def register(subparsers) -> None:
                         help="comma-separated feature columns (default: the configuration's, the demo's, or the "
                              "columns the Studio suggests for the table — as sweep and recommend)")
     parser.add_argument("--target", metavar="COL", help="outcome column to record in the data spec (not released)")
-    parser.add_argument("--mechanism", metavar="KIND", help=f"one of: {', '.join(sorted(MECHANISMS))}")
+    parser.add_argument("--mechanism", metavar="KIND", help=f"one of: {', '.join(MECHANISM_KINDS)}")
     group = parser.add_argument_group("mechanism parameters")
     for dest, (_, kind, text) in PARAMETER_FLAGS.items():
         group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=kind, default=None, help=text)
@@ -108,8 +108,12 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _write(frame, path: Path, *, overwrite: bool = False) -> None:
+def _write(frame: pd.DataFrame, path: Path, *, overwrite: bool = False) -> None:
     """The released table, written atomically (engine.output_files): a temporary file renamed into place."""
+    from engine.data.preparation import PARQUET_EXTENSIONS
+    from engine.export_csv import write_safe_csv
+    from engine.output_files import write_with
+
     if path.suffix.lower() in PARQUET_EXTENSIONS:
         write_with(path, lambda handle: frame.to_parquet(handle, index=False), overwrite=overwrite)
     else:
@@ -148,6 +152,8 @@ def _stopping() -> None:
 def _vetted_progress(sampler: str, rows: int, width: int) -> ProgressCallback | None:
     """For a release with OpenDP's sampler estimated over :data:`ANNOUNCE_SECONDS`: announce it (how long, how to
     stop it, what is faster) and return a callback printing its progress every :data:`PROGRESS_EVERY` seconds."""
+    from engine.mechanisms.samplers import OPENDP_SECONDS_PER_VALUE, available_cores, vetted_noise_seconds
+
     if sampler != "opendp":
         return None
     values = rows * width
@@ -172,6 +178,11 @@ def run(args: argparse.Namespace) -> int:
     check_engine_flags(args)
     if args.engine == "dask":
         return run_dask_release(args)
+    from engine.cli._release_flags import data_spec, mechanism_dict, read_config, save_config
+    from engine.data.preparation import PARQUET_EXTENSIONS, load_table
+    from engine.output_files import write_text
+    from engine.release import ReleaseConfig, release_frame, release_sampler, release_summary, run_release
+
     started = time.perf_counter()
     config = read_config(args.config) if args.config else None
     output = Path(args.output)
