@@ -301,11 +301,14 @@ def run_release(
 
 def release_frame(prepared: PreparedData, release: Release) -> pd.DataFrame:
     """The released values as a table: one column per feature, or ``z1 … zk`` when the mechanism changes the
-    dimension (the JL–Laplace release lives in k projected dimensions, not in the features)."""
+    dimension (the JL–Laplace release lives in k projected dimensions, not in the features). The table holds the
+    release's array itself (not a copy)."""
     values = np.asarray(release.value, dtype=float)
     if values.shape[1] == prepared.d:
-        return prepared.as_frame(values)
-    return pd.DataFrame(values, columns=[f"z{i + 1}" for i in range(values.shape[1])])
+        names = list(prepared.feature_names)
+    else:
+        names = [f"z{i + 1}" for i in range(values.shape[1])]
+    return pd.DataFrame(values, columns=names, copy=False)  # the release's own array: no second copy (issue 33 §3)
 
 
 def release_summary(

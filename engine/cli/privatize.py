@@ -204,10 +204,11 @@ def run(args: argparse.Namespace) -> int:
     elif dataset:
         from engine.data.demos import load_demo
 
-        demo = load_demo(dataset)
+        demo = load_demo(dataset)  # demos are cached: the cache keeps the table
         frame = demo.frame
         if base_spec is None:
             base_spec = demo.spec
+        del demo
     else:
         raise InvalidParameterError("name the data with --input FILE or --dataset NAME (or a --config made on a demo)")
 
@@ -230,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 130
     seconds = time.perf_counter() - t0
+    del frame  # the input table is no longer needed: its memory is free before the output is encoded
     released = release_frame(prepared, release)
     _write(released, output, overwrite=args.overwrite)
 
