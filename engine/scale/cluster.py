@@ -155,12 +155,25 @@ def dask_client(
                 yield client
         finally:
             cluster.close()
+            _stop_resource_tracker()
         return
     client = connect(address, timeout=timeout)
     try:
         yield client
     finally:
         client.close()
+
+
+def _stop_resource_tracker() -> None:
+    """Stop and reap multiprocessing's resource tracker, which the local cluster's spawned workers started: left to
+    itself it exits only after this process has, orphaned, so a command's process group outlived the command
+    (issue 33 §2). It is started again on demand if anything needs it."""
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    stop = getattr(tracker, "_stop", None)
+    if stop is not None:
+        stop()
 
 
 def connect(address: str, *, timeout: float | None = None) -> Any:

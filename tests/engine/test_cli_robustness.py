@@ -171,3 +171,32 @@ def test_ctrl_c_stops_a_long_vetted_release_within_seconds(tmp_path):
                                                "complete; nothing was written")
     assert stopped_after < 10.0, stopped_after  # the whole release: 90 s or more; a chunk: a fraction of a second
     assert not out.exists() and not list(tmp_path.glob("private.csv*"))
+
+
+def _session_members(sid: int) -> list[str]:
+    """Processes (alive or not yet reaped) whose session is ``sid``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:
+            found.append(f"{stat.parent.name} ({fields[0]})")
+    return found
+
+
+@pytest.mark.slow  # a real local cluster (≈ 5 s)
+def test_a_dask_release_leaves_no_process_behind(tmp_path):
+    """Issue 33 §2: after `privatize --engine dask` ends, nothing of its local cluster is left in its session (the
+    resource tracker of the spawned workers used to outlive the command, orphaned)."""
+    table = tmp_path / "t.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(2_000, 3)), columns=["a", "b", "c"]).to_parquet(table)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "privatize", "--engine", "dask", "--workers", "1", "--input", str(table),
+         "--features", "a,b,c", *GAUSS, "--sampler", "numpy", "--output", str(tmp_path / "out")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    _, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr
+    assert _session_members(proc.pid) == []

@@ -70,7 +70,7 @@ def test_opendp_release_raises_sigma_for_the_rounding_and_states_the_guarantee_e
     assert rel.details["opendp_rho"] == pytest.approx(0.5**2 / (2 * MECH.sigma**2), rel=1e-9)  # same Δ/σ
     assert rel.details["opendp_delta_at_epsilon"] >= MECH.delta
     assert gaussian_delta(effective, raised, MECH.epsilon) <= MECH.delta
-    assert rel.details["delta_at_sigma"] == gaussian_delta(effective, raised, MECH.epsilon)
+    assert rel.details["delta_at_sigma"] == gaussian_delta(rel.details["opendp_effective_sensitivity"], raised, MECH.epsilon)
     assert rel.guarantee.epsilon == MECH.epsilon and rel.guarantee.delta == MECH.delta
     note = next(n for n in rel.guarantee.notes if "make_gaussian" in n)
     assert "one chunk's" in note and f"2^{OPENDP_K}" in note and "Δ' = " in note
