@@ -299,6 +299,50 @@ def run_release(
                                cancel=cancel, progress=progress)
 
 
+#: Peak resident memory of an in-memory release (``privatize`` without ``--engine dask``: read, prepare, release,
+#: write), in multiples of the table's values as float64 (rows × columns × 8 bytes). Measured on 2,000,000 × 15
+#: Parquet in and out with numpy noise (``benchmarks/bench_issue33.py``): 6.5 (8.6 before issue 33); rounded up.
+IN_MEMORY_PEAK_FACTOR = 7.0
+#: What the interpreter and the libraries take before any data (bytes).
+_BASE_BYTES = 300 * 2**20
+
+
+def in_memory_release_bytes(rows: int, columns: int) -> int:
+    """Bytes an in-memory release of a ``rows`` × ``columns`` numeric table needs at its peak (an estimate:
+    :data:`IN_MEMORY_PEAK_FACTOR`).
+
+    >>> round(in_memory_release_bytes(10_000_000, 15) / 1e9, 1)
+    8.7
+    """
+    return int(IN_MEMORY_PEAK_FACTOR * rows * columns * 8 + _BASE_BYTES)
+
+
+def check_in_memory_fits(rows: int, columns: int, available: int) -> None:
+    """Refuse, before reading it, a table whose in-memory release needs more than ``available`` bytes, naming the
+    out-of-core release instead.
+
+    Raises
+    ------
+    InvalidParameterError
+        With the table's size, the estimate, what is available and ``--engine dask``.
+
+    Examples
+    --------
+    >>> check_in_memory_fits(1_000, 15, 2**30)
+    >>> check_in_memory_fits(100_000_000, 15, 24 * 2**30)
+    Traceback (most recent call last):
+    ...
+    engine.errors.InvalidParameterError: the table (100,000,000 rows × 15 columns) needs about 84 GB of memory for an in-memory release and 26 GB is available — release it out of core with --engine dask (partition by partition, on this machine's cores or a cluster)
+    """
+    need = in_memory_release_bytes(rows, columns)
+    if need > available:
+        raise InvalidParameterError(
+            f"the table ({rows:,} rows × {columns:,} columns) needs about {need / 1e9:.0f} GB of memory for an "
+            f"in-memory release and {available / 1e9:.0f} GB is available — release it out of core with --engine "
+            "dask (partition by partition, on this machine's cores or a cluster)"
+        )
+
+
 def release_frame(prepared: PreparedData, release: Release) -> pd.DataFrame:
     """The released values as a table: one column per feature, or ``z1 … zk`` when the mechanism changes the
     dimension (the JL–Laplace release lives in k projected dimensions, not in the features). The table holds the
@@ -387,5 +431,6 @@ def cli_command(
     return " ".join(shlex.quote(p) for p in parts)
 
 
-__all__ = ["ReleaseConfig", "ReleaseTarget", "cli_command", "privatize", "release_frame", "release_sampler",
-           "release_summary", "resolve_sampler", "run_release", "sampler_note"]
+__all__ = ["IN_MEMORY_PEAK_FACTOR", "ReleaseConfig", "ReleaseTarget", "check_in_memory_fits", "cli_command",
+           "in_memory_release_bytes", "privatize", "release_frame", "release_sampler", "release_summary",
+           "resolve_sampler", "run_release", "sampler_note"]

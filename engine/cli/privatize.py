@@ -174,6 +174,25 @@ def _vetted_progress(sampler: str, rows: int, width: int) -> ProgressCallback | 
     return report
 
 
+def _check_memory(path: str) -> None:
+    """Refuse up front a Parquet table whose in-memory release would not fit in this machine's available memory
+    (its size is in the file's metadata), suggesting ``--engine dask``; CSV is read as before (its size in memory
+    is not known before it is parsed)."""
+    from engine.data.preparation import PARQUET_EXTENSIONS
+    from engine.release import check_in_memory_fits
+
+    if Path(path).suffix.lower() not in PARQUET_EXTENSIONS or not Path(path).is_file():
+        return
+    import psutil
+    import pyarrow.parquet
+
+    try:
+        meta = pyarrow.parquet.ParquetFile(path).metadata
+    except (OSError, ValueError, pyarrow.ArrowException):
+        return  # not readable as Parquet: load_table says why, in one line
+    check_in_memory_fits(int(meta.num_rows), int(meta.num_columns), int(psutil.virtual_memory().available))
+
+
 def run(args: argparse.Namespace) -> int:
     check_engine_flags(args)
     if args.engine == "dask":
@@ -200,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = args.dataset if args.dataset else (None if args.input else (config.dataset if config else None))
     base_spec = config.data if config else None
     if args.input:
+        _check_memory(args.input)
         frame = load_table(args.input)
     elif dataset:
         from engine.data.demos import load_demo

@@ -200,3 +200,26 @@ def test_a_dask_release_leaves_no_process_behind(tmp_path):
     _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 0, stderr
     assert _session_members(proc.pid) == []
+
+
+def test_a_table_too_large_for_memory_is_refused_up_front_with_the_dask_engine_named(tmp_path, capsys, monkeypatch):
+    """Issue 33 §3: a Parquet table whose in-memory release would not fit (its size read from the file's metadata)
+    is refused before it is read, in one line that names --engine dask."""
+    import types
+
+    import psutil
+
+    from engine.release import in_memory_release_bytes
+
+    table = tmp_path / "t.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(5_000, 3)), columns=["a", "b", "c"]).to_parquet(table)
+    need = in_memory_release_bytes(5_000, 3)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: types.SimpleNamespace(available=need - 1))
+    out = tmp_path / "o.csv"
+    code = main(["privatize", "--input", str(table), "--features", "a,b,c", *GAUSS, "--output", str(out)])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and "--engine dask" in err and "5,000 rows × 3 columns" in err, err
+    assert not out.exists()
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: types.SimpleNamespace(available=need))
+    assert main(["privatize", "--input", str(table), "--features", "a,b,c", *GAUSS, "--sampler", "numpy",
+                 "--output", str(out)]) == 0
