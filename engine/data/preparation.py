@@ -66,7 +66,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -490,6 +490,36 @@ def _safe_row_norms(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _column_mean_sd(raw: np.ndarray, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``((raw / unit).mean(axis=0), (raw / unit).std(axis=0))``, value for value, without a matrix of temporaries.
+
+    numpy reduces a C-ordered matrix along axis 0 row after row into each column's sum, so carrying the running sum
+    from one row block into the next (the block's rows appended to it) adds the same numbers in the same order as the
+    whole-matrix call; the variance is numpy's: the mean of the squared deviations from the mean. A single column
+    is reduced pairwise by numpy: it is computed as before (its temporaries are one column).
+    """
+    n, d = raw.shape
+    if d == 1 or not raw.flags.c_contiguous:
+        rescaled = raw / unit
+        return rescaled.mean(axis=0), rescaled.std(axis=0)
+
+    def column_sums(term: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        total: np.ndarray | None = None
+        for start in range(0, n, _ROW_BLOCK):
+            block = term(raw[start:start + _ROW_BLOCK])
+            total = np.add.reduce(block if total is None else np.concatenate([total[None], block]), axis=0)
+        assert total is not None
+        return total
+
+    mean = column_sums(lambda block: block / unit) / n
+
+    def squared_deviation(block: np.ndarray) -> np.ndarray:
+        dev = block / unit - mean
+        return np.multiply(dev, dev, out=dev)
+
+    return mean, np.sqrt(column_sums(squared_deviation) / n)
+
+
 def _shrink_into_ball(x: np.ndarray) -> None:
     """Scale (in place) any row whose computed norm exceeds 1 by rounding so that it is ≤ 1 exactly."""
     for _ in range(4):
@@ -578,10 +608,9 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
             # power-free rescaling), so tiny (1e-250) or huge (1e250) values neither underflow nor overflow.
             unit = np.maximum(raw.max(axis=0), -raw.min(axis=0))  # max |value|, without a matrix of |values|
             unit[unit == 0] = 1.0
-            rescaled = raw / unit  # once for both statistics (the same values as computing it twice)
-            centre = rescaled.mean(axis=0) * unit
-            scale = rescaled.std(axis=0) * unit
-            del rescaled
+            mean, sd = _column_mean_sd(raw, unit)  # (raw / unit).mean(axis=0) and .std(axis=0), in row blocks
+            centre = mean * unit
+            scale = sd * unit
             centre[unit_cols] = 0.0  # one-hot and indicator columns keep their public 0/1 scale
             scale[unit_cols] = 1.0
         else:

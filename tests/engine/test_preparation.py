@@ -538,7 +538,7 @@ def test_prepare_and_a_release_hold_few_copies_of_the_matrix(method):
     try:
         prepared = prepare(frame, spec)
         _, peak = tracemalloc.get_traced_memory()
-        assert peak <= 3.1 * matrix, peak / matrix
+        assert peak <= 2.1 * matrix, peak / matrix  # the decoded columns and the matrix
         tracemalloc.reset_peak()
         before, _ = tracemalloc.get_traced_memory()
         value, _ = NumpySampler(np.random.default_rng(1)).add_gaussian(prepared.x, mech.sigma, sensitivity=0.5,
@@ -548,3 +548,19 @@ def test_prepare_and_a_release_hold_few_copies_of_the_matrix(method):
     finally:
         tracemalloc.stop()
     assert value.shape == (n, d) and float(prepared.row_norms().max()) <= 1.0
+
+
+@pytest.mark.parametrize("d", [1, 2, 15, 40])
+@pytest.mark.parametrize("n", [1, 3, 65_536, 65_537, 140_000])
+def test_column_statistics_in_row_blocks_are_numpys_value_for_value(n, d):
+    """The standardisation's mean and sd, computed in row blocks (issue 33 §3), are bit for bit numpy's
+    whole-matrix ``mean(axis=0)`` and ``std(axis=0)``: every prepared value, and so every seeded release and sweep
+    table, is unchanged."""
+    from engine.data.preparation import _column_mean_sd
+
+    rng = np.random.default_rng(n * 100 + d)
+    raw = rng.standard_normal((n, d)) * rng.uniform(0.1, 1e3, d) + rng.uniform(-1e4, 1e4, d)
+    unit = np.maximum(raw.max(axis=0), -raw.min(axis=0))
+    mean, sd = _column_mean_sd(raw, unit)
+    np.testing.assert_array_equal(mean, (raw / unit).mean(axis=0))
+    np.testing.assert_array_equal(sd, (raw / unit).std(axis=0))
