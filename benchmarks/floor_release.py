@@ -34,7 +34,7 @@ def _release_files(files: list[str], out: str, sigma: float, seed: int) -> None:
         x += rng.normal(0.0, sigma, size=x.shape)
         columns = [pa.array(x[:, j]) for j in range(x.shape[1])]
         pq.write_table(pa.Table.from_arrays(columns, names=[f"f{j:02d}" for j in range(x.shape[1])]),
-                       pathlib.Path(out) / pathlib.Path(name).name)
+                       pathlib.Path(out) / pathlib.Path(name).name, compression="none", use_dictionary=False)
 
 
 def floor_release(source: pathlib.Path, out: pathlib.Path, processes: int = 2, sigma: float = 1.0) -> dict:

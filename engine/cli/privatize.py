@@ -134,7 +134,7 @@ def _write_parquet(frame: pd.DataFrame, handle) -> None:
     for start in range(0, max(len(frame), 1), PARQUET_ROWS):
         table = pa.Table.from_pandas(frame.iloc[start:start + PARQUET_ROWS], preserve_index=False)
         if writer is None:
-            writer = pq.ParquetWriter(handle, table.schema)
+            writer = pq.ParquetWriter(handle, table.schema, use_dictionary=False)  # noise never repeats
         writer.write_table(table)
         del table
     assert writer is not None
