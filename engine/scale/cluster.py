@@ -25,6 +25,7 @@ import importlib.util
 import ipaddress
 import os
 import re
+import signal
 import socket
 import struct
 import time
@@ -139,20 +140,34 @@ def dask_client(
 
     if address is None:
         workers = machine_cores() if n_workers is None else check_integer("n_workers", n_workers, 1, 1024)
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=processes,
-            memory_limit=memory_limit,
-            host="127.0.0.1" if processes else None,  # thread workers talk in-process, not over TCP
-            dashboard_address=None,
-            # The scheduler's HTTP endpoints (health, metrics) on a free port: several clusters can run at once.
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0" if processes else ":0"},
-            silence_logs=50,
-        )
+        # Ctrl-C in a terminal reaches the whole process group, the workers too: started with SIGINT blocked (the
+        # threads that spawn them inherit this thread's mask, and a process keeps it across exec), they leave it to
+        # this process, which stops the release and closes them — instead of each printing a traceback as it dies.
+        # A Ctrl-C during the start is delivered once the mask is restored.
+        mask = _block_sigint() if processes else None
         try:
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=processes,
+                memory_limit=memory_limit,
+                host="127.0.0.1" if processes else None,  # thread workers talk in-process, not over TCP
+                dashboard_address=None,
+                # The scheduler's HTTP endpoints (health, metrics) on a free port: several clusters can run at once.
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0" if processes else ":0"},
+                silence_logs=50,
+            )
+        except BaseException:
+            _restore_mask(mask)
+            raise
+        try:
+            _restore_mask(mask)
             with Client(cluster, set_as_default=False) as client:
-                yield client
+                try:
+                    yield client
+                except BaseException:  # a stop (Ctrl-C) or an error: let the running tasks see it and end first
+                    _wait_until_idle(client, STOP_WAIT_SECONDS)
+                    raise
         finally:
             cluster.close()
             _stop_resource_tracker()
@@ -162,6 +177,44 @@ def dask_client(
         yield client
     finally:
         client.close()
+
+
+def _block_sigint() -> set[int | signal.Signals] | None:
+    """Block SIGINT in this thread; the previous mask (None where signal masks do not exist).
+
+    multiprocessing's resource tracker is started first: started later, by the thread that spawns the first worker,
+    it would unblock SIGINT in that thread once it has spawned the tracker (``ensure_running`` ends with
+    ``SIG_UNBLOCK`` whatever the mask was), and every worker after it would get Ctrl-C again."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        return None
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _restore_mask(mask: set[int | signal.Signals] | None) -> None:
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+#: Longest wait, after a stop, for the local workers' running tasks to end before the cluster is closed: a worker
+#: closed while it runs a task takes about 4 s to be shut down; a task that looks at its cancel token (the vetted
+#: noise of a partition: :class:`engine.scale.out_of_core.StagingCancelToken`) ends within half a second.
+STOP_WAIT_SECONDS = 2.0
+
+
+def _wait_until_idle(client: Any, seconds: float) -> None:
+    """Wait up to ``seconds`` until no worker of ``client``'s cluster executes a task (cancelled ones included)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            busy = client.run(lambda dask_worker: dask_worker.state.executing_count)
+        except Exception:  # noqa: BLE001 - a cluster that cannot answer is closed as it is
+            return
+        if not any(busy.values()):
+            return
+        time.sleep(0.05)
 
 
 def _stop_resource_tracker() -> None:

@@ -202,6 +202,37 @@ def test_a_dask_release_leaves_no_process_behind(tmp_path):
     assert _session_members(proc.pid) == []
 
 
+@pytest.mark.slow  # a real local cluster, a real Ctrl-C (≈ 15 s)
+def test_ctrl_c_stops_a_vetted_dask_release_and_leaves_nothing_behind(tmp_path):
+    """Issue 35 item 8 on Dask: Ctrl-C in a terminal (SIGINT to the whole process group, the workers too) during the
+    vetted release pass stops it — the partition tasks see their staging folder gone between noise chunks — with one
+    line and exit 130: no traceback from the workers, no output or staging folder, no process left in the session.
+    The release would take over a minute (9 million values at about 16 µs each on 2 cores); the 60 s wait is only a
+    guard against a hang (it stops in a few seconds)."""
+    rows = 600_000
+    table = tmp_path / "big.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(rows, 15)), columns=[f"c{j}" for j in range(15)]).to_parquet(table)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "privatize", "--engine", "dask", "--workers", "2", "--input", str(table),
+         "--features", ",".join(f"c{j}" for j in range(15)), *GAUSS, "--normalize", "clip", "--no-standardize",
+         "--partition-rows", "150000", "--output", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    seen = []
+    while not seen or (seen[-1] and not seen[-1].startswith("release:")):  # the release pass has started
+        seen.append(proc.stderr.readline())
+    assert seen[-1].startswith("release:"), seen
+    time.sleep(2.0)  # the workers are drawing noise
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr and stdout == "", stderr
+    assert stderr.strip().splitlines()[-1] == "error: interrupted (Ctrl-C); no output was written"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.parquet"]  # no output, no staging folder
+    assert _session_members(proc.pid) == []
+
+
 def test_a_table_too_large_for_memory_is_refused_up_front_with_the_dask_engine_named(tmp_path, capsys, monkeypatch):
     """Issue 33 §3: a Parquet table whose in-memory release would not fit (its size read from the file's metadata)
     is refused before it is read, in one line that names --engine dask."""
