@@ -25,7 +25,6 @@ import os
 import pathlib
 import re
 import secrets
-import signal
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,8 @@ import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from tests.e2e.conftest import stop_process_group  # noqa: E402
 
 PAGES = ("data", "feasibility", "mechanisms", "tradeoffs", "workshop", "export")
 ROWS = 3000
@@ -165,12 +166,7 @@ def _measure(n: int) -> list[dict]:
         result = loop.run(_room(f"http://127.0.0.1:{port}", tokens, n, proc.pid), timeout=1800)
     finally:
         loop.close()
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_process_group(proc, timeout=20)
         out.close()
     c50, c95 = _quantiles(result["changes"])
     r50, r95 = _quantiles(result["runs"])

@@ -12,7 +12,8 @@ Protocol
    on them (the baseline every change is measured against) and compute the non-private singling-out baseline.
 2. :func:`analyse` (once per mechanism and seed): privatize the released rows with a fresh stream, undo a known
    output scale where the threat model says the data user and the attacker know it, score the program on the
-   release (its decisions compared person by person with the non-private ones: the **measured γ** of Theorem 1),
+   release (its decisions compared person by person with the non-private ones: the **decision agreement** — an average
+   over the people of these data, not Theorem 1's worst-case γ),
    then run the attacks: singling out and attribute inference on the release (for a projected release — the JL
    release — on the known-record adversary's reconstruction, never on the secret P), and distinguishing from the
    guarantee. The release is made by the one release function, :func:`engine.release.privatize` (numpy sampler:
@@ -68,6 +69,7 @@ from engine.evaluation.programs import (
     ProgramResult,
     decision_agreement,
     evaluate_program,
+    no_data_agreement,
     relative_to,
 )
 from engine.mechanisms import RecordMechanism
@@ -400,6 +402,9 @@ class Metrics:
         The program's headline metric.
     baselines : tuple of (str, float)
         Each rule that uses no data and its headline metric.
+    agreement_baselines : tuple of (str, float)
+        Each rule that uses no data and its decision agreement with the non-private program
+        (:func:`~engine.evaluation.programs.no_data_agreement`).
     clustering_accuracy : float
         k-means accuracy on a projected release of a classification program (NaN otherwise).
     noise_sd : float
@@ -415,6 +420,7 @@ class Metrics:
     clustering_accuracy: float = math.nan
     noise_sd: float = math.nan
     attacks: tuple[AttackMetrics, ...] = ()
+    agreement_baselines: tuple[tuple[str, float], ...] = ()
 
     def attack(self, name: str) -> AttackMetrics | None:
         """The named attack's numbers, or None when it did not run."""
@@ -449,6 +455,8 @@ class Metrics:
             out["decision_agreement"] = self.decision_agreement
             for rule, value in self.baselines:
                 out[baseline_column(rule, str(self.headline))] = value
+            for rule, value in self.agreement_baselines:
+                out[baseline_column(rule, "decision_agreement")] = value
         if math.isfinite(self.clustering_accuracy):
             out["clustering_accuracy"] = self.clustering_accuracy
         out["noise_sd"] = self.noise_sd
@@ -484,8 +492,10 @@ class Metrics:
                 and k not in _DESCRIPTORS)
             baselines = tuple((rule, numbers[baseline_column(rule, headline)])
                               for rule in baseline_rules(numbers, headline))
+        agreement = tuple((rule, numbers[baseline_column(rule, "decision_agreement")])
+                          for rule in baseline_rules(numbers, "decision_agreement"))
         return cls(program=program, decision_agreement=numbers.get("decision_agreement", math.nan),
-                   headline=headline, baselines=baselines,
+                   headline=headline, baselines=baselines, agreement_baselines=agreement,
                    clustering_accuracy=numbers.get("clustering_accuracy", math.nan),
                    noise_sd=numbers.get("noise_sd", math.nan), attacks=tuple(attacks))
 
@@ -511,7 +521,7 @@ class AnalysisResult:
     program, baseline : ProgramResult or None
         The program on the release, and the non-private program on the same rows.
     decision_agreement : float
-        Share of people whose decision equals the non-private decision (measured γ; NaN for regression).
+        Share of people whose decision equals the non-private decision (decision agreement; NaN for regression).
     clustering_accuracy : float
         Projected release of a classification program only (NaN otherwise).
     singling_out, attribute_inference, distinguishing
@@ -538,6 +548,7 @@ class AnalysisResult:
         """The release's numbers, typed (:class:`Metrics`)."""
         program: list[tuple[str, float]] = []
         baselines: tuple[tuple[str, float], ...] = ()
+        agreement: tuple[tuple[str, float], ...] = ()
         headline = None
         if self.program is not None and self.baseline is not None:
             program.extend(self.program.metrics.items())
@@ -548,6 +559,7 @@ class AnalysisResult:
                 if key in rel:
                     program.append((key, rel[key]))
             baselines = tuple((rule, metrics[headline]) for rule, metrics in self.program.baselines.items())
+            agreement = tuple(no_data_agreement(self.baseline).items())
         attacks: list[AttackMetrics] = []
         if self.singling_out is not None:
             so = self.singling_out
@@ -572,7 +584,7 @@ class AnalysisResult:
             )))
         return Metrics(program=tuple(program), decision_agreement=self.decision_agreement, headline=headline,
                        baselines=baselines, clustering_accuracy=self.clustering_accuracy, noise_sd=self.noise_sd,
-                       attacks=tuple(attacks))
+                       attacks=tuple(attacks), agreement_baselines=agreement)
 
     def row(self) -> dict[str, float]:
         """:meth:`Metrics.row` of this release (a sweep table's row)."""
@@ -600,7 +612,7 @@ def analyse(data: AnalysisData, mechanism: RecordMechanism | None, *, seed: Seed
         The run's randomness: the release's noise, the JL adversary's known records, the attacks' random choices.
     attacks : bool
         Run the configuration's attacks (default). ``False`` stops after the program: the release's noise, and so
-        every program metric and the measured γ, are exactly those of the full run with the same seed.
+        every program metric and the decision agreement, are exactly those of the full run with the same seed.
     cancel : CancelToken, optional
         Checked before the attacks and inside attribute inference's search (between its compiled scans); a cancel
         raises :class:`~engine.errors.CancelledError`.
@@ -795,7 +807,7 @@ class PointAnalysis:
     """One mechanism analysed over ``repetitions`` independent releases of the same released rows.
 
     ``first`` is the full analysis of the first release (its release, program and attack objects); ``runs`` holds
-    every release's typed :class:`Metrics` — program, measured γ AND attacks for every release (the aggregation
+    every release's typed :class:`Metrics` — program, decision agreement AND attacks for every release (the aggregation
     rule, module docstring). With the same root seed, ``runs[i].row()`` equals row i of ``run_sweep`` on this single
     grid point without references.
     """
@@ -820,9 +832,14 @@ class PointAnalysis:
         return protection_interval(self.runs, attack, confidence)
 
     @property
-    def measured_gamma(self) -> tuple[float, float, float, float]:
+    def decision_agreement(self) -> tuple[float, float, float, float]:
         """Decision agreement with the non-private program over the repetitions: (mean, sd, lo, hi)."""
         return self.interval("decision_agreement")
+
+    @property
+    def no_data_agreement(self) -> dict[str, float]:
+        """The agreement each rule that uses no data reaches with the non-private program (the same in every run)."""
+        return dict(self.runs[0].agreement_baselines) if self.runs else {}
 
     def beaten_by(self, metric: str | None = None, confidence: float = 0.95) -> list[str]:
         """Trivial rules at least as good as this mechanism's program on ``metric`` (default: the headline) even at
@@ -975,42 +992,74 @@ def analyse_mechanisms(data: PreparedRows, mechanisms: Sequence[RecordMechanism]
 
 @dataclass(frozen=True)
 class GammaCheck:
-    """A γ target held against Theorem 1 and against the measured decision agreement.
+    """A γ target held against Theorem 1 and, as an agreement target, against the decision agreement measured on the
+    data — two different statements, both said.
 
-    ``status``: ``"met"`` (the whole interval is at or above the target), ``"not met"`` (the whole interval is
-    below it), ``"undecided"`` (the interval straddles it: more releases are needed) or ``"ruled out"`` (Theorem 1
-    already says no algorithm reaches it at this (B, ε, δ)).
+    Theorem 1's γ is a worst case: a (B, ε, δ)-TDP algorithm is γ-accurate when, on EVERY data set, each decision is
+    the non-private one with probability ≥ γ; the theorem says which (B, ε, δ) rule that out (``allowed_by_theorem``).
+    The decision agreement is an average over the people of THESE data and over releases; it can exceed the γ
+    Theorem 1 allows without contradicting it, and it can be reached by a rule that uses no data at all.
+
+    ``status`` is the agreement target's on these data: ``"met"`` (the whole interval is at or above the target),
+    ``"not met"`` (the whole interval is below it), ``"undecided"`` (the interval straddles it), or ``"no data
+    needed"`` (met, but a rule that uses no data — ``no_data_rule``, agreement ``no_data_value`` — meets it too).
     """
 
     target: float
     allowed_by_theorem: bool
     status: str
     text: str
+    no_data_rule: str | None = None
+    no_data_value: float = math.nan
 
 
 def gamma_check(target: float, measured: tuple[float, float, float], *, b: float, epsilon: float,
-                delta: float) -> GammaCheck:
-    """Compare a γ target with Theorem 1 (necessary, not sufficient) and with the measured agreement
-    ``(mean, lo, hi)``.
+                delta: float, no_data: Mapping[str, float] | None = None) -> GammaCheck:
+    """Hold a γ target against Theorem 1 (a worst case over data sets) and against the decision agreement measured on
+    the data ``(mean, lo, hi)`` (an average over people), flagging a target that a rule using no data meets
+    (``no_data``: each such rule's agreement, :func:`~engine.evaluation.programs.no_data_agreement`).
 
+    Examples
+    --------
     >>> gamma_check(0.99, (0.71, 0.70, 0.72), b=0.4, epsilon=1.0, delta=1e-4).text
-    'γ = 0.99: not ruled out by Theorem 1; measured 0.71 (95 % interval 0.7 to 0.72) — target not met'
+    'γ = 0.99: Theorem 1 does not rule it out at this (B, ε, δ); decision agreement on these data 0.71 (95 % interval 0.7 to 0.72) — target not met'
+
+    The issue's togo example: B = 2, ε = 0.05, where Theorem 1 allows γ ≤ 0.513, the data agree 0.592 — and
+    targeting nobody already agrees 0.75:
+
+    >>> c = gamma_check(0.55, (0.592, 0.584, 0.601), b=2.0, epsilon=0.05, delta=1e-4,
+    ...                 no_data={"target everybody": 0.25, "target nobody": 0.75})
+    >>> c.allowed_by_theorem, c.status, c.no_data_rule
+    (False, 'no data needed', 'target nobody')
     """
     from engine.theory.feasibility import is_feasible
 
     allowed = bool(is_feasible(b, target, epsilon, delta))
     mean, lo, hi = (float(v) for v in measured)
-    head = f"γ = {target:g}: " + ("not ruled out by Theorem 1" if allowed else "ruled out by Theorem 1")
+    head = f"γ = {target:g}: " + ("Theorem 1 does not rule it out at this (B, ε, δ)" if allowed else
+                                  "Theorem 1 rules it out at this (B, ε, δ): no algorithm gets every decision right "
+                                  "with probability ≥ γ on every data set")
+    best_rule, best_value = None, math.nan
+    for rule, value in (no_data or {}).items():
+        if math.isfinite(value) and (best_rule is None or value > best_value):
+            best_rule, best_value = rule, float(value)
     if not math.isfinite(mean):
-        return GammaCheck(target, allowed, "ruled out" if not allowed else "undecided", head)
-    interval = f"measured {mean:.4g}" + (f" (95 % interval {lo:.4g} to {hi:.4g})" if math.isfinite(lo) else "")
-    if not allowed:
-        status = "ruled out"
-        verdict = "no algorithm can reach it at this (B, ε, δ)"
-    elif math.isfinite(lo) and lo >= target:
+        return GammaCheck(target, allowed, "undecided", head, best_rule, best_value)
+    interval = (f"decision agreement on these data {mean:.4g}"
+                + (f" (95 % interval {lo:.4g} to {hi:.4g})" if math.isfinite(lo) else ""))
+    if math.isfinite(lo) and lo >= target:
         status, verdict = "met", "target met"
     elif (math.isfinite(hi) and hi < target) or (not math.isfinite(hi) and mean < target):
         status, verdict = "not met", "target not met"
     else:
         status, verdict = "undecided", "the interval straddles the target — run more releases to decide"
-    return GammaCheck(target, allowed, status, f"{head}; {interval} — {verdict}")
+    if status == "met" and not allowed:
+        verdict += (" on average over these people — Theorem 1's worst case is another statement: the agreement is "
+                    "not a γ-accuracy guarantee")
+    text = f"{head}; {interval} — {verdict}"
+    if best_rule is not None and best_value >= target:
+        if status == "met":
+            status = "no data needed"
+        text += (f". A rule that uses no data meets this target: '{best_rule}' agrees {best_value:.4g} with the "
+                 "non-private program — choose a target above what no data gives")
+    return GammaCheck(target, allowed, status, text, best_rule, best_value)

@@ -25,7 +25,8 @@ from engine.mechanisms import MECHANISMS, RecordMechanism
 if TYPE_CHECKING:
     from engine.analysis import PointAnalysis
 
-__all__ = ["Finding", "alternatives", "comparison_verdict", "distinguishing_references", "same_guarantee"]
+__all__ = ["Finding", "alternatives", "comparison_verdict", "distinguishing_references", "less_noise_advice",
+           "same_guarantee"]
 
 
 def same_guarantee(mechanism: RecordMechanism, candidate: GuaranteeStatement) -> tuple[float, float, float]:
@@ -113,6 +114,52 @@ class Finding:
 
     level: str
     text: str
+
+
+def _noise_sd(mechanism: RecordMechanism, d: int) -> float:
+    """The per-coordinate noise sd a mechanism's release states (data-free: a seeded release of one zero row)."""
+    import numpy as np
+
+    from engine.release import privatize
+
+    release = privatize(mechanism, np.zeros((1, d)), sampler="numpy", rng=np.random.default_rng(0), seeded=True)
+    value = release.details.get("noise_sd_per_coordinate")
+    return math.nan if value is None else float(value)
+
+
+def less_noise_advice(mechanism: RecordMechanism, *, d: int) -> str:
+    """What reduces this mechanism's noise, read from the mechanism itself (not assumed): its noise at twice the ε and
+    at half the B, each configured from the same budget (``from_budget``). For the TDP mechanisms a larger B adds
+    noise — B is the distance within which records are protected — so the advice is a larger ε or a smaller B, each a
+    weaker guarantee.
+
+    >>> from engine.mechanisms.gaussian import GaussianMechanism
+    >>> text = less_noise_advice(GaussianMechanism(b=0.5, epsilon=1.0, delta=1e-5), d=3)
+    >>> "a larger ε" in text, "a smaller B (B / 2: noise sd × 0.5)" in text, "a larger B" in text
+    (True, True, False)
+    """
+    tags = mechanism.tags()
+    guarantee = mechanism.guarantee()
+    if not tags.budgeted or not hasattr(guarantee, "b"):
+        return ("This mechanism is not configured from a privacy budget; a budgeted mechanism (on the Mechanisms page) "
+                "states what its noise costs.")
+    b, eps, dlt = float(guarantee.b), float(guarantee.epsilon), float(guarantee.delta)
+    cls = type(mechanism)
+    now = _noise_sd(mechanism, d)
+    parts = []
+    for label, (bb, ee) in (("a larger ε (2 × ε", (b, 2 * eps)), ("a smaller B (B / 2", (b / 2, eps)),
+                            ("a larger B (2 × B", (min(2.0, 2 * b), eps))):
+        if bb == b and ee == eps:
+            continue
+        try:
+            other = _noise_sd(cls.from_budget(bb, ee, dlt, d=d), d)
+        except InvalidParameterError:
+            continue
+        if math.isfinite(now) and math.isfinite(other) and now > 0 and other < now * (1 - 1e-9):
+            parts.append(f"{label}: noise sd × {other / now:.2g})")
+    if not parts:
+        return "This mechanism's noise does not fall with a larger ε or a smaller B here; reconsider the program."
+    return f"Less noise at this mechanism needs {' or '.join(parts)} — each a weaker guarantee."
 
 
 def _fmt(v: float) -> str:

@@ -4,8 +4,10 @@ Theorem 1 of the targeted-DP paper says which (B, ε, δ) are ruled out for γ-a
 sufficient, so it cannot say which of the remaining points keep *this* program accurate on *these* data. This module
 closes that gap by search instead of a full grid:
 
-1. **Pruning.** For a target on the measured γ (decision agreement), ε below Theorem 1's ``min_epsilon(B, γ, δ)`` is
-   ruled out for every algorithm and is never evaluated; a B for which every ε is ruled out is skipped.
+1. **No pruning by Theorem 1.** Theorem 1's γ is a worst case (every data set, each decision right with probability
+   ≥ γ); a target on the decision agreement is an average over the people of these data, which Theorem 1 does not
+   bound (it can be met where Theorem 1 rules γ out). Theorem 1's region is reported around the recommendation as
+   context, never used to skip a point.
 2. **Bisection in ε for each B** (log scale), using that the program metric improves with ε (less noise): the
    upper end must meet the target, the lower end must not; after ``steps`` halvings the frontier ε*(B) is the
    smallest ε found to meet it.
@@ -16,10 +18,17 @@ closes that gap by search instead of a full grid:
    it; otherwise one more release is drawn, up to ``max_repetitions`` (then the point counts as failing: the
    recommendation never rests on an undecided point). So each "meets" verdict is wrong with probability at most
    1 − ``confidence`` (for a metric whose mean over releases is the quantity targeted and approximately normal).
-4. **Recommendation.** Among the frontier points of all mechanisms, the one with the smallest implied classic-DP
-   ε' (the switch lemma's loss for any two records, distance 2) — the most protective worst case — ties broken by
-   the larger B; with its interval, its three protections (attacks run once at that point) and Theorem 1's region
-   around it (how far inside: ε*/min_ε and the accuracy ceiling γ_max).
+4. **Recommendation.** Among the frontier points of all mechanisms, the most protective worst case: the smallest
+   implied classic-DP ε' (the switch lemma's loss for any two records, distance 2) among the points whose implied
+   statement guarantees something (δ' < 1); points whose implied classic DP is VACUOUS (δ' = 1) rank after them, by
+   the larger B then the smaller ε — their ε' is not a protection. When the best point is at the smallest searched B,
+   B is halved (down to :data:`B_FLOOR`) while that improves it, so the optimum is interior; otherwise the result
+   says it is at the edge of the search. With its interval, its three protections (attacks run once at that point)
+   and Theorem 1's region around it (how far inside: ε*/min_ε and the accuracy ceiling γ_max).
+5. **Targets a rule using no data meets** (target nobody / approve everyone …, on the program's metric or on the
+   decision agreement) are flagged in the notes and in ``no_data_rule``; :func:`suggest_target` proposes a target
+   between the best such rule and the non-private program, and says when the non-private program itself is no
+   better than a rule that uses no data.
 
 References
 ----------
@@ -49,14 +58,22 @@ if TYPE_CHECKING:
     from engine.evaluation.programs import ProgramConfig
 
 __all__ = [
+    "B_FLOOR",
     "FrontierPoint",
     "Recommendation",
     "RecommendConfig",
     "Target",
+    "TargetSuggestion",
     "frontier_for_b",
     "point_verdict",
     "recommend",
+    "suggest_target",
 ]
+
+#: The smallest B the search extends to when the best point sits at the smallest B searched (the Studio's range).
+B_FLOOR = 0.001
+#: At most this many halvings of B beyond the grid.
+MAX_B_EXTENSIONS = 6
 
 def _preselected() -> tuple[str, ...]:
     from engine.mechanisms import preselected_kinds
@@ -236,10 +253,25 @@ class FrontierPoint:
 
         return Guarantee(self.epsilon, self.delta, b=self.b).implied_dp()
 
+    @property
+    def vacuous(self) -> bool:
+        """Whether the implied classic-DP statement guarantees nothing (δ' = 1)."""
+        return bool(self.implied_dp().vacuous)
+
+    def rank(self, sign: float) -> tuple[float, ...]:
+        """Sort key, most protective first: non-vacuous points by their implied ε′ (then the larger B), then the
+        vacuous ones by the larger B and the smaller ε; ties by the better mean (``sign`` −1 when larger is better)."""
+        if self.vacuous:
+            return (1.0, 0.0, -self.b, self.epsilon, sign * self.mean)
+        return (0.0, self.implied_epsilon, -self.b, self.epsilon, sign * self.mean)
+
     def to_dict(self) -> dict[str, Any]:
+        implied = self.implied_dp()
         return {"mechanism": self.mechanism, "b": self.b, "epsilon": self.epsilon, "delta": self.delta,
                 "repetitions": len(self.values), "mean": self.mean, "ci_low": self.lower, "ci_high": self.upper,
-                "implied_classic_dp_epsilon": self.implied_epsilon}
+                "implied_classic_dp_epsilon": self.implied_epsilon,
+                "implied_classic_dp_delta": float(implied.delta), "vacuous": bool(implied.vacuous),
+                "implied_classic_dp": implied.headline()}
 
 
 @dataclass(frozen=True)
@@ -255,6 +287,8 @@ class Recommendation:
     complete: bool = True
     seconds: float = math.nan
     notes: tuple[str, ...] = ()
+    at_edge: bool = False
+    no_data_rule: tuple[str, float] | None = None
 
     def unmet(self) -> list[tuple[str, float]]:
         """The searched (mechanism, B) pairs without a frontier point: no ε in the searched range met the target
@@ -284,6 +318,9 @@ class Recommendation:
             "complete": self.complete,
             "seconds": self.seconds,
             "notes": list(self.notes),
+            "at_edge_of_search": self.at_edge,
+            "no_data_rule": None if self.no_data_rule is None else {"rule": self.no_data_rule[0],
+                                                                    "value": self.no_data_rule[1]},
         }
 
 
@@ -360,6 +397,87 @@ def frontier_for_b(evaluate: Evaluator, b: float, threshold: float, config: Reco
     return hi, values_hi
 
 
+def _no_data_values(baseline: Any, metric: str) -> dict[str, float]:
+    """Each rule that uses no data and its value of ``metric`` (decision agreement: with the non-private program)."""
+    from engine.evaluation.programs import no_data_agreement
+
+    if metric == "decision_agreement":
+        return no_data_agreement(baseline)
+    return {rule: float(values[metric]) for rule, values in baseline.baselines.items() if metric in values}
+
+
+def _no_data_rule(baseline: Any, metric: str, threshold: float, op: str) -> tuple[str, float] | None:
+    """The rule that uses no data which meets ``metric op threshold`` best, or None."""
+    values = _no_data_values(baseline, metric)
+    meets = {r: v for r, v in values.items() if math.isfinite(v) and (v >= threshold if op == ">=" else v <= threshold)}
+    if not meets:
+        return None
+    rule = (max if op == ">=" else min)(meets, key=meets.__getitem__)
+    return rule, meets[rule]
+
+
+@dataclass(frozen=True)
+class TargetSuggestion:
+    """A target for the recommender that means something on these data (:func:`suggest_target`).
+
+    ``target`` is None when no target can: the non-private program itself is no better than a rule that uses no
+    data (``text`` says so). ``nonprivate`` is the non-private program's value, ``best_rule`` the best rule that uses
+    no data and its value."""
+
+    target: Target | None
+    text: str
+    nonprivate: float
+    best_rule: tuple[str, float] | None
+
+
+def suggest_target(data: PreparedRows, program: ProgramConfig, metric: str | None = None) -> TargetSuggestion:
+    """A default target between the best rule that uses no data and the non-private program, on ``metric`` (default:
+    the program's headline): halfway, so that meeting it needs the data and does not need the data unprotected.
+
+    Never a target a rule using no data meets (on a 25 % targeting share, "accuracy ≥ 0.75" is what targeting nobody
+    scores); when the non-private program is itself no better than such a rule (lending where almost every loan is
+    repaid: the program is "approve everyone"), no target is suggested and the text says why.
+    """
+    from engine.analysis import AnalysisConfig, AnalysisData
+    from engine.evaluation.metrics import ROUNDING_NOISE
+    from engine.evaluation.programs import ProgramConfig, higher_is_better
+
+    if not isinstance(program, ProgramConfig):
+        raise InvalidParameterError(f"program must be a ProgramConfig; got {type(program).__name__}")
+    built = AnalysisData.build(data, AnalysisConfig(program=program, attacks=()))
+    baseline = built.baseline
+    if baseline is None:
+        raise InvalidParameterError("a target needs a program and an outcome — choose a target column")
+    name = program.headline_metric if metric is None else metric
+    if name not in baseline.metrics:
+        raise InvalidParameterError(f"the program does not measure {name!r}; choose one of {sorted(baseline.metrics)}")
+    nonprivate = float(baseline.metrics[name])
+    up = higher_is_better(name)
+    values = _no_data_values(baseline, name)
+    best = (max if up else min)(values, key=values.__getitem__) if values else None
+    best_rule = None if best is None else (best, float(values[best]))
+    if best_rule is None:
+        value = nonprivate * (0.9 if up == (nonprivate >= 0) else 1.1)
+        target = Target(name, ">=" if up else "<=", float(f"{value:.4g}"))
+        return TargetSuggestion(target, f"{target.describe()}: 90 % of the non-private program's {nonprivate:.4g}",
+                                nonprivate, None)
+    rule, floor = best_rule
+    slack = ROUNDING_NOISE * max(abs(floor), abs(nonprivate), 1.0)
+    if (up and nonprivate <= floor + slack) or (not up and nonprivate >= floor - slack):
+        return TargetSuggestion(None, (
+            f"the non-private program itself is no better than '{rule}' on {name} ({nonprivate:.4g} vs {floor:.4g}), "
+            "a rule that uses no data: no release can do better than that rule here, so no target is suggested — "
+            "reconsider the program first (its outcome, threshold or share)"), nonprivate, best_rule)
+    middle = floor + 0.5 * (nonprivate - floor)
+    value = float(f"{middle:.4g}")
+    if (up and value <= floor) or (not up and value >= floor):
+        value = middle
+    target = Target(name, ">=" if up else "<=", value)
+    return TargetSuggestion(target, (
+        f"{target.describe()}: halfway between '{rule}' ({floor:.4g}), which uses no data, and the non-private "
+        f"program ({nonprivate:.4g})"), nonprivate, best_rule)
+
+
 def recommend(data: PreparedRows, program: ProgramConfig | None, config: RecommendConfig, *,
               progress: ProgressCallback | None = None,
               cancel: CancelToken | None = None) -> Recommendation:
@@ -391,17 +509,14 @@ def recommend(data: PreparedRows, program: ProgramConfig | None, config: Recomme
         )
     threshold = config.target.threshold(measured.value(metric))
     notes: list[str] = []
-    if metric in built.baseline.metrics:
-        from engine.evaluation.programs import beaten_by
-
-        weak = beaten_by(threshold, built.baseline.baselines, metric)
-        if weak:
-            rule = weak[0]
-            notes.append(
-                f"the target {config.target.describe()} is no better than '{rule}' "
-                f"({built.baseline.baselines[rule][metric]:.4g}), a rule that uses no data: a release meeting it "
-                "may still be useless for the program — consider a stricter target"
-            )
+    no_data_rule = _no_data_rule(built.baseline, metric, threshold, config.target.op)
+    if no_data_rule is not None:
+        rule, value = no_data_rule
+        notes.append(
+            f"the target {config.target.describe()} is met by '{rule}' ({value:.4g}), a rule that uses no data: a "
+            "release meeting it may still be useless for the program — choose a stricter target (suggest_target "
+            "proposes one between the best such rule and the non-private program)"
+        )
     delta = default_delta(built.n_released) if config.delta is None else float(config.delta)
     gamma = config.theorem_gamma
     d = built.x_rel.shape[1]
@@ -410,61 +525,91 @@ def recommend(data: PreparedRows, program: ProgramConfig | None, config: Recomme
     total = len(config.mechanisms) * len(config.b_values)
     done = 0
     complete = True
-    for m_index, kind in enumerate(config.mechanisms):
+
+    def search(m_index: int, kind: str, b_index: int, b: float) -> FrontierPoint | None:
         cls = MECHANISMS[kind]
+
+        def evaluate(bb: float, eps: float, i: int) -> float:
+            mechanism = cls.from_budget(bb, eps, delta, d=d)
+            # one stream per (mechanism, B, ε, release): the bit pattern of ε makes the key exact
+            eps_bits = int(np.float64(eps).view(np.uint64))
+            seed = np.random.SeedSequence(config.seed, spawn_key=(m_index, b_index, eps_bits, i))
+            return analyse(built, mechanism, seed=seed, attacks=False).metrics.value(metric)
+
+        found = frontier_for_b(evaluate, b, threshold, config, log=log)
+        if found is None:
+            return None
+        eps, values = found
+        mean, lo, hi = _bounds(values, config.confidence, config.max_repetitions - config.min_repetitions + 1)
+        implied = float(tdp_to_dp(eps, delta, b)[0])
+        return FrontierPoint(kind, float(b), float(eps), delta, tuple(values), mean, lo, hi, implied)
+
+    for m_index, kind in enumerate(config.mechanisms):
         for b_index, b in enumerate(config.b_values):
             if cancel is not None and cancel.cancelled:
                 complete = False
                 break
-            floor = None
-            if gamma is not None:
-                floor = float(min_epsilon(b, gamma, delta))
-                if not math.isfinite(floor):
-                    notes.append(f"{kind}, B = {b:g}: Theorem 1 rules out γ = {gamma:g} for every ε — skipped")
-                    done += 1
-                    continue
-
-            def evaluate(bb: float, eps: float, i: int, cls=cls, m=m_index, j=b_index) -> float:
-                mechanism = cls.from_budget(bb, eps, delta, d=d)
-                # one stream per (mechanism, B, ε, release): the bit pattern of ε makes the key exact
-                eps_bits = int(np.float64(eps).view(np.uint64))
-                seed = np.random.SeedSequence(config.seed, spawn_key=(m, j, eps_bits, i))
-                return analyse(built, mechanism, seed=seed, attacks=False).metrics.value(metric)
-
-            found = frontier_for_b(evaluate, b, threshold, config, epsilon_floor=floor, log=log)
-            if found is not None:
-                eps, values = found
-                mean, lo, hi = _bounds(values, config.confidence, config.max_repetitions - config.min_repetitions + 1)
-                implied = float(tdp_to_dp(eps, delta, b)[0])
-                frontier.append(FrontierPoint(kind, float(b), float(eps), delta, tuple(values), mean, lo, hi,
-                                              implied))
+            point = search(m_index, kind, b_index, b)
+            if point is not None:
+                frontier.append(point)
             done += 1
             if progress is not None:
                 progress(Progress(done, total, f"{kind}, B = {b:g}", elapsed=time.perf_counter() - started))
         if not complete:
             break
-    # The most protective point (smallest implied ε′), the larger B on a tie, then the better mean of the target's
-    # metric (two mechanisms often reach the same ε on the same bisection grid), then the order searched.
+    # The most protective point: FrontierPoint.rank (non-vacuous by ε′, then vacuous by B and ε; the better mean of
+    # the target's metric on a tie — two mechanisms often reach the same ε on the same bisection grid).
     sign = -1.0 if config.target.op == ">=" else 1.0
-    recommended = min(frontier, key=lambda p: (p.implied_epsilon, -p.b, sign * p.mean)) if frontier else None
+    recommended = min(frontier, key=lambda p: p.rank(sign)) if frontier else None
+    at_edge = False
+    extensions = 0
+    smallest = min(config.b_values)
+    while complete and recommended is not None and recommended.b == smallest:
+        # the best point is at the smallest B searched: halve B (same mechanism) while that improves it
+        if recommended.b <= B_FLOOR or extensions == MAX_B_EXTENSIONS or (cancel is not None and cancel.cancelled):
+            at_edge = True
+            break
+        extensions += 1
+        smallest = max(B_FLOOR, recommended.b / 2)
+        kind = recommended.mechanism
+        point = search(config.mechanisms.index(kind), kind, len(config.b_values) + extensions, smallest)
+        if point is None or point.rank(sign) >= recommended.rank(sign):
+            break  # interior: the next smaller B does not protect more
+        frontier.append(point)
+        recommended = point
+    if recommended is not None and not at_edge and recommended.b == max(config.b_values) < 2.0:
+        at_edge = True  # the largest B searched, below classic DP's 2: a larger B was not searched
+    if at_edge and recommended is not None:
+        notes.append(f"the recommendation is at the edge of the search (B = {recommended.b:g}): B beyond it was not "
+                     "searched, so a more protective point may exist there")
+    elif extensions and recommended is not None:
+        notes.append(f"the best point was at the smallest B of the grid, so B was halved while that helped: the "
+                     f"recommendation at B = {recommended.b:g} is interior (B = {smallest:g} protects less)")
     theorem: dict[str, Any] = {}
     protections: dict[str, float] = {}
     if recommended is not None:
         theorem["gamma_max"] = float(gamma_max(recommended.b, recommended.epsilon, delta))
+        theorem["note"] = ("Theorem 1 is a worst case over data sets (each decision right with probability ≥ γ); the "
+                           "target is checked on these data, on average over the people — a different statement")
         if gamma is not None:
             least = float(min_epsilon(recommended.b, gamma, delta))
             theorem.update(gamma=gamma, min_epsilon=least,
                            inside=bool(is_feasible(recommended.b, gamma, recommended.epsilon, delta)),
                            epsilon_over_min=recommended.epsilon / least if least > 0 else math.inf)
+        if recommended.vacuous:
+            notes.append("every point that meets the target implies a VACUOUS classic-DP statement (δ′ = 1): the "
+                         "recommendation is the most protective by B and ε, and its (B, ε, δ)-TDP guarantee is the "
+                         "statement that holds — no classic-DP guarantee for two arbitrary records")
         chosen = MECHANISMS[recommended.mechanism].from_budget(recommended.b, recommended.epsilon, delta, d=d)
         full = AnalysisData.build(data, AnalysisConfig(program=program, attacks=ATTACKS))
         measured_there = analyse(full, chosen, seed=np.random.SeedSequence(config.seed, spawn_key=(2**31,))).metrics
         protections = {f"protection_{a.attack}": float(a.protection) for a in measured_there.attacks}
     else:
-        notes.append("no searched configuration meets the target with the required confidence — relax the "
-                     "target, allow larger ε or B, or check that the non-private program meets it")
+        notes.append("no searched configuration meets the target with the required confidence — relax the target, "
+                     "allow a larger ε or a smaller B (each adds less noise, and protects less), or check that the "
+                     "non-private program meets it")
     result = Recommendation(config, recommended, tuple(frontier), tuple(log), theorem, protections, complete,
-                            time.perf_counter() - started, tuple(notes))
+                            time.perf_counter() - started, tuple(notes), at_edge, no_data_rule)
     if not complete:
         err = CancelledError("the search was cancelled; the frontier found so far is kept")
         err.partial = result  # type: ignore[attr-defined]

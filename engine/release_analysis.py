@@ -51,7 +51,7 @@ from engine.release import ReleaseConfig, cli_command, release_summary, run_rele
 from engine.rng import make_rng
 from engine.validation import check_integer
 
-#: Releases per mechanism on the Mechanisms page: the program metrics and the measured γ get a 95 % interval.
+#: Releases per mechanism on the Mechanisms page: the program metrics and the decision agreement get a 95 % interval.
 PAGE_REPETITIONS = 5
 #: Threads of the Mechanisms page's run (releases analysed at once; the numbers do not depend on it): one per core,
 #: at most 4 (the chosen mechanism and its three alternatives).
@@ -199,7 +199,7 @@ class ReleaseAnalysis:
 
     @property
     def analysis(self):
-        """The chosen mechanism's full analysis (first release): program, measured γ, attacks."""
+        """The chosen mechanism's full analysis (first release): program, decision agreement, attacks."""
         return self.points[0].first
 
     @property
@@ -295,11 +295,11 @@ def analyse_release(
     summary = release_summary(prepared, release, config, seconds=time.perf_counter() - started)
     summary["seed"] = config.seed
     program = first.program
-    gamma = points[0].measured_gamma
+    gamma = points[0].decision_agreement
     summary["program"] = None if program is None else {
         "kind": program.kind, "headline_metric": program.headline_metric, "metrics": dict(program.metrics),
-        "measured_gamma": {"mean": gamma[0], "ci_low": gamma[2], "ci_high": gamma[3],
-                           "repetitions": points[0].repetitions},
+        "decision_agreement": {"mean": gamma[0], "ci_low": gamma[2], "ci_high": gamma[3],
+                               "repetitions": points[0].repetitions, "no_data_rules": points[0].no_data_agreement},
         "no_better_than": program.beaten_by(),
         "evaluated_on": f"{data.n_released} released rows ({data.n_holdout} held out as the attack's control group)",
     }

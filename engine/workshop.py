@@ -1,7 +1,7 @@
 r"""The workshop: up to six pinned candidate configurations, compared side by side, one chosen and why (issue 12).
 
 A *candidate* (:class:`Candidate`) is a (B, ε, δ) budget, optionally with the configured mechanism that spends it and
-the evidence measured for it on the data (:class:`Evidence`: the program metric with its interval, the measured γ,
+the evidence measured for it on the data (:class:`Evidence`: the program metric with its interval, the decision agreement,
 extra exclusion errors in people, profit, the three protections, the noise per coordinate). The designer pins
 candidates from any page — the feasibility map (a budget), a Mechanisms run, a Tradeoffs sweep point, a
 recommendation — into a :class:`Workshop` (at most :data:`MAX_PINNED`), compares them (:func:`comparison_rows`),
@@ -664,7 +664,7 @@ def _interval_text(interval: Interval | None, *, digits: int = 3, people: bool =
 COMPARISON_LINES: tuple[str, ...] = (
     "Pinned from", "Mechanism", "Guarantee", "Targeted DP (B, ε, δ)", "Implied classic DP (ε', δ') — conversion",
     "Per-record loss at t = 2 (ε, δ)", "Per-record ε at the nearest distinct row: median (largest)",
-    "Attacker's odds from 50:50 — bound", "Program metric [95 % interval]", "Measured γ (decision agreement)",
+    "Attacker's odds from 50:50 — bound", "Program metric [95 % interval]", "Decision agreement",
     "Extra exclusion errors in people", "Profit", "Singling-out protection", "Attribute-inference protection",
     "Distinguishing protection", "Noise sd per coordinate", "Evidence",
 )
@@ -707,7 +707,7 @@ def comparison_cells(row: ComparisonRow) -> dict[str, str]:
         f"{ev.metric}: {_interval_text(ev.value)}" + "".join(
             f" — NO BETTER than '{rule}' ({ev.baselines[rule]:.3g}), a rule that uses no data"
             for rule in ev.no_better_than[:1]),
-        "Measured γ (decision agreement)": "—" if ev is None else _interval_text(ev.measured_gamma),
+        "Decision agreement": "—" if ev is None else _interval_text(ev.measured_gamma),
         "Extra exclusion errors in people": "—" if ev is None else _interval_text(ev.extra_exclusion_errors, people=True),
         "Profit": "—" if ev is None else _interval_text(ev.profit, people=True),
         "Singling-out protection": protection("singling_out"),

@@ -47,6 +47,7 @@ from ui.state import StudioState
 if TYPE_CHECKING:
     from engine.analysis import PointAnalysis
     from engine.attacks.distinguishing import TradeoffCurve
+    from engine.evaluation.programs import ProgramConfig
     from engine.mechanisms import RecordMechanism
     from engine.mechanisms.base import NoiseProfile
     from engine.per_record.base import SumMechanism
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from engine.public_info.dependence import DependenceAudit, SensitivityDerivation
     from engine.public_info.results import DependenceSummary
     from engine.public_info.sensitivity import GaussianSensitivityReport
+    from engine.recommend import TargetSuggestion
     from engine.sweeps import SweepConfig
     from engine.workshop import Workshop
 
@@ -521,6 +523,23 @@ def default_highlighted_regions(data_key: str, _table: CountTable) -> tuple[str,
     from engine.public_info.results import default_highlights
 
     return default_highlights(_table)
+
+
+@st.cache_data(max_entries=32, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def noise_advice(mechanism: RecordMechanism, d: int) -> str:
+    """What reduces this mechanism's noise, read from the mechanism (``engine.comparison.less_noise_advice``)."""
+    from engine.comparison import less_noise_advice
+
+    return less_noise_advice(mechanism, d=d)
+
+
+@st.cache_data(max_entries=16, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
+def suggested_target(data_key: str, _prepared: PreparedData, program: ProgramConfig) -> TargetSuggestion:
+    """A recommender target between the best rule that uses no data and the non-private program
+    (``engine.recommend.suggest_target``)."""
+    from engine.recommend import suggest_target
+
+    return suggest_target(_prepared, program)
 
 
 @st.cache_data(max_entries=64, ttl="2h")

@@ -375,9 +375,9 @@ _COLUMN_LABELS = {
     "runs": "Releases",
     "repetitions": "Releases",
     "no_better_than": "No better than (a rule that uses no data)",
-    "decision_agreement_mean": "Measured γ (mean)",
-    "decision_agreement_lo": "Measured γ, 95 % interval: low",
-    "decision_agreement_hi": "Measured γ, 95 % interval: high",
+    "decision_agreement_mean": "Decision agreement (mean)",
+    "decision_agreement_lo": "Decision agreement, 95 % interval: low",
+    "decision_agreement_hi": "Decision agreement, 95 % interval: high",
 }
 
 
@@ -437,7 +437,7 @@ def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:
             "guarantee": p.mechanism.guarantee().headline(),
             "noise sd per coordinate": first.noise_sd,
             utility_label: p.interval(program.headline_metric)[0] if program is not None else None,
-            "measured γ": p.measured_gamma[0] if program is not None else None,
+            "decision agreement": p.decision_agreement[0] if program is not None else None,
             "singling-out": None if first.singling_out is None else first.singling_out.protection,
             "attribute inference": None if first.attribute_inference is None else first.attribute_inference.protection,
             "distinguishing": None if first.distinguishing is None else first.distinguishing.protection,
@@ -446,14 +446,16 @@ def comparison_table(points: Any, utility_label: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gamma_verdicts(gammas: Any, lo: float, hi: float, candidate: Any, mean: float | None = None) -> list[tuple[str, str]]:
-    """(level, text) per γ target: the engine's :func:`engine.analysis.gamma_check` at ``candidate`` = (B, ε, δ)."""
+def gamma_verdicts(gammas: Any, lo: float, hi: float, candidate: Any, mean: float | None = None,
+                   no_data: Any = None) -> list[tuple[str, str]]:
+    """(level, text) per γ target: the engine's :func:`engine.analysis.gamma_check` at ``candidate`` = (B, ε, δ),
+    with ``no_data`` the agreement of each rule that uses no data (a target one of them meets is flagged)."""
     from engine.analysis import gamma_check
 
     b, epsilon, delta = candidate
     mid = (lo + hi) / 2 if mean is None else mean
     out = []
     for g in gammas:
-        check = gamma_check(float(g), (mid, lo, hi), b=b, epsilon=epsilon, delta=delta)
-        out.append(("ok" if check.status == "met" else "warn", check.text))
+        check = gamma_check(float(g), (mid, lo, hi), b=b, epsilon=epsilon, delta=delta, no_data=no_data)
+        out.append(("ok" if check.status == "met" and check.allowed_by_theorem else "warn", check.text))
     return out

@@ -31,7 +31,7 @@ SUMMARIES: dict[str, str] = {
     "feasibility": "Theorem 1: which target distances B are ruled out for γ-accurate targeting",
     "policy": "per-record privacy loss of record values under a per-record sum mechanism",
     "privatize": "release a privatized copy of a table's feature columns, with its guarantee",
-    "evaluate": "re-run a decision record's analysis: program, measured γ, attacks",
+    "evaluate": "re-run a decision record's analysis: program, decision agreement, attacks",
     "sweep": "program effectiveness vs. protection over a grid of (B, ε, δ)",
     "recommend": "the most protective (B, ε) that meets the program's target on your data",
     "blob-experiment": "JL + Laplace release: k-means accuracy on two Gaussian blobs (the paper's Table 1)",

@@ -8,7 +8,7 @@ Example::
 Reads the record's release configuration (data preparation and mechanism), its program and its γ targets, and runs
 the one analysis the dashboard and the sweeps run (:func:`engine.analysis.analyse_mechanisms`): the mechanism on
 the released rows (all rows minus the attribute-inference holdout), the program on the release with its interval
-over ``--repetitions`` releases, the measured γ (decision agreement with the non-private program) against each γ
+over ``--repetitions`` releases, the decision agreement with the non-private program (not Theorem 1's worst-case γ) against each γ
 target and Theorem 1, the trivial rules it must beat, and the three attacks. Prints JSON on stdout.
 """
 
@@ -26,10 +26,10 @@ MAX_RECORD_BYTES = 20 * 1024 * 1024
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate",
-        help="re-run a decision record's analysis: program, measured γ, attacks",
+        help="re-run a decision record's analysis: program, decision agreement, attacks",
         description=(
             "Release the record's data with its mechanism and evaluate the release exactly as the dashboard's "
-            "Mechanisms page and the sweeps do: program effectiveness with an interval, the measured γ against the "
+            "Mechanisms page and the sweeps do: program effectiveness with an interval, the decision agreement against the "
             "record's targets, the rules that use no data, and the three attacks."
         ),
         epilog="The analysis is a simulation (seeded): nothing it prints is a release.",
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     if first.program is not None:
         metric = first.program.headline_metric
         mean, sd, lo, hi = point.interval(metric)
-        g = point.measured_gamma
+        g = point.decision_agreement
+        no_data = point.no_data_agreement
         candidate = record.candidate
         out["program"] = {
             "kind": first.program.kind,
@@ -105,10 +106,13 @@ def run(args: argparse.Namespace) -> int:
             "metrics_first_release": dict(first.program.metrics),
             "trivial_rules": first.program.baselines,
             "no_better_than": first.program.beaten_by(),
-            "measured_gamma": {"mean": g[0], "sd": g[1], "ci_low": g[2], "ci_high": g[3]},
+            "decision_agreement": {"mean": g[0], "sd": g[1], "ci_low": g[2], "ci_high": g[3],
+                                   "what": "share of people whose decision on the release is the non-private "
+                                           "program's, on these data (not Theorem 1's worst-case γ)"},
+            "no_data_agreement": no_data,
             "gamma_targets": [
                 gamma_check(t, (g[0], g[2], g[3]), b=candidate.b, epsilon=candidate.epsilon,
-                            delta=candidate.delta).text
+                            delta=candidate.delta, no_data=no_data).text
                 for t in record.targets.gammas
             ],
         }

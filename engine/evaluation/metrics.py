@@ -75,8 +75,9 @@ METRICS: dict[str, MetricInfo] = {
         "Inclusion errors (population)", False, "inclusion errors in the sample / n × the population the sample stands for"
     ),
     "decision_agreement": MetricInfo(
-        "Measured γ (decision agreement)", True,
-        "share of people whose private decision equals the non-private program's decision (Theorem 1's γ)",
+        "Decision agreement", True,
+        "share of people whose decision on the release equals the non-private program's decision, on these data "
+        "(an average over people; Theorem 1's γ is a worst case over data sets, a different statement)",
     ),
     "profit": MetricInfo("Profit", True, "total lender profit over all applicants (out-of-fold decisions), in the "
                          "program's profit convention"),

@@ -136,6 +136,7 @@ __all__ = [
     "confusion_counts",
     "confusion_rates",
     "decision_agreement",
+    "no_data_agreement",
     "evaluate_program",
     "fold_indices",
     "higher_is_better",
@@ -867,9 +868,11 @@ def trivial_baselines(selected: np.ndarray, truth: np.ndarray, config: ProgramCo
 def decision_agreement(result: ProgramResult, reference: ProgramResult) -> float:
     r"""Share of people whose decision under ``result`` equals their decision under ``reference``.
 
-    With ``reference`` the non-private program on the same rows this is the **measured γ** of Theorem 1 of the
-    targeted-DP paper: the probability that the private targeting decision equals the non-private one (the theorem
-    bounds it from above; this measures it on the user's data). NaN when either has no decisions (regression).
+    With ``reference`` the non-private program on the same rows this is the **decision agreement** of a release: the
+    share of people, on these data, whose decision on the release is the one the non-private program makes. It is
+    not Theorem 1's γ, which is a worst case — every data set, each decision right with probability ≥ γ — so an
+    average agreement on one data set can exceed the γ Theorem 1 allows (compare it with :func:`no_data_agreement`,
+    what rules that use no data already reach). NaN when either has no decisions (regression).
 
     >>> a = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 1, 0, 0], bool))
     >>> b = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 0, 0, 0], bool))
@@ -884,6 +887,28 @@ def decision_agreement(result: ProgramResult, reference: ProgramResult) -> float
             f"decisions of {a.size} and {b.size} people cannot be compared — score both on the same rows"
         )
     return float(np.mean(a == b)) if a.size else math.nan
+
+
+def no_data_agreement(reference: ProgramResult) -> dict[str, float]:
+    r"""The decision agreement that each rule using no data reaches with ``reference`` (the non-private program).
+
+    With q the share the reference selects: selecting everybody agrees with it for a share q of the people, selecting
+    nobody for 1 − q, and selecting at random the same share q agrees in expectation for
+    :math:`q^2 + (1 - q)^2 = 1 - 2q(1 - q)`. An agreement target that one of them meets says nothing about the data.
+    Empty when the reference has no decisions (regression) or its kind has no such rules.
+
+    >>> ref = ProgramResult("targeting", {}, "accuracy", 4, 2, decisions=np.array([1, 0, 0, 0], bool))
+    >>> no_data_agreement(ref)
+    {'target everybody': 0.25, 'target nobody': 0.75, 'random targeting at the same share': 0.625}
+    """
+    names = BASELINE_NAMES.get(reference.kind)
+    if names is None or reference.decisions is None:
+        return {}
+    decisions = np.asarray(reference.decisions, dtype=bool)
+    if decisions.size == 0:
+        return {}
+    q = float(decisions.mean())
+    return {names[0]: q, names[1]: 1.0 - q, names[2]: q * q + (1.0 - q) * (1.0 - q)}
 
 
 def relative_to(result: ProgramResult, baseline: ProgramResult) -> dict[str, float]:

@@ -15,6 +15,7 @@ from ui.cached import (
     feasibility_report,
     feasibility_surface,
     gamma_ceiling,
+    suggested_target,
 )
 from ui.common import HELP, b_in_data_units, field_error, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
@@ -227,8 +228,10 @@ st.subheader("Recommend: the most protective (B, ε) that keeps the program accu
 st.markdown(
     "Theorem 1 is necessary, not sufficient: a point it does not rule out may still ruin the program. State the "
     "program's target the way the program states it; the Studio searches each mechanism's frontier on your data "
-    "(Theorem 1 prunes what is ruled out, ε is bisected for each B, releases are added only while the verdict is "
-    "open at the chosen confidence) and recommends the point with the smallest worst-case loss for any two records."
+    "(ε is bisected for each B, releases are added only while the verdict is open at the chosen confidence) and "
+    "recommends the point with the smallest worst-case loss for any two records. Theorem 1's γ is a worst case over "
+    "data sets; a target on the decision agreement is checked on these data, on average over the people — so "
+    "Theorem 1 does not prune the search, it is shown beside the result."
 )
 rec_loaded = None
 with user_errors():
@@ -240,17 +243,23 @@ else:
     headline = rec_program.headline_metric
     with st.form("feasibility.recommend_form"):
         r1, r2, r3 = st.columns([0.4, 0.35, 0.25])
-        seed_widget("feasibility.rec_target", f"{headline}>=" + ("0.75" if headline == "accuracy" else "0"))
+        suggested = suggested_target(rec_loaded.key, rec_loaded.prepared, rec_program)
+        default = (f"{headline}>=0" if suggested.target is None else
+                   f"{suggested.target.metric}{suggested.target.op}{suggested.target.value:g}")
+        seed_widget("feasibility.rec_target", default)
         r1.text_input("Target", key="feasibility.rec_target",
-                      help="METRIC>=VALUE or METRIC<=VALUE: accuracy>=0.75, gamma>=0.9 (the measured decision "
-                      "agreement — Theorem 1's γ), profit>=90% (of the non-private profit), "
-                      "extra_exclusion_errors_population<=10000.")
+                      help="METRIC>=VALUE or METRIC<=VALUE: accuracy>=0.75, gamma>=0.9 (the decision agreement on "
+                      "these data — not Theorem 1's worst-case γ), profit>=90% (of the non-private profit), "
+                      "extra_exclusion_errors_population<=10000. The default sits halfway between the best rule "
+                      "that uses no data and the non-private program: " + suggested.text + ".")
         seed_widget("feasibility.rec_mechanisms", list(preselected_kinds()))
         r2.multiselect("Mechanisms", budgeted_kinds(), key="feasibility.rec_mechanisms",
                        format_func=MECH_LABELS.get)
         seed_widget("feasibility.rec_confidence", 0.95)
         r3.number_input("Confidence", key="feasibility.rec_confidence", min_value=0.5, max_value=0.999, step=0.01)
         st.form_submit_button("Recommend", type="primary", key="feasibility.recommend", icon=":material/explore:")
+    if suggested.target is None:
+        st.warning(suggested.text[0].upper() + suggested.text[1:] + ".", icon=":material/report:")
     rec = None
     with user_errors(prefix="Recommendation: "):
         from engine.recommend import RecommendConfig, Target

@@ -188,3 +188,19 @@ def test_recommendation_section_searches_and_sets_the_candidate():
     assert "feasibility.rec_config" not in at.session_state
     assert not any(s.value.startswith("**Recommended:**") for s in at.success)
     assert at.session_state["feasibility.recommendation"] is kept
+
+
+def test_the_recommenders_default_target_needs_the_data():
+    """Issue 30 §4: on togo (29 % targeted) the old default "accuracy ≥ 0.75" was what targeting nobody scores; the
+    default now sits halfway between the best rule that uses no data and the non-private program."""
+    from engine.data.demos import load_demo
+    from engine.data.preparation import prepare
+    from engine.recommend import Target, suggest_target
+
+    at = start_on("feasibility")
+    demo = load_demo("togo-demo")
+    suggestion = suggest_target(prepare(demo.frame, demo.spec), demo.program_config())
+    shown = Target.parse(at.text_input(key="feasibility.rec_target").value)
+    assert shown.metric == "accuracy" and shown.value == pytest.approx(suggestion.target.value)
+    rule, floor = suggestion.best_rule
+    assert floor < shown.value < suggestion.nonprivate

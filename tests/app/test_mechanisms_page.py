@@ -97,6 +97,22 @@ def test_gaussian_run_shows_sigma():
     assert state.mechanism.to_dict() == GaussianMechanism(b=c.b, epsilon=2.0, delta=c.delta).to_dict()
 
 
+def test_a_release_no_better_than_a_rule_without_data_gets_advice_read_from_the_mechanism():
+    """Issue 30 §4: the advice was "raise ε or B", but a larger B adds noise. It now follows the mechanism's own
+    monotonicity (engine.comparison.less_noise_advice): a larger ε or a smaller B."""
+    at = start_on("mechanisms")
+    at.radio(key="mechanisms.kind").set_value("gaussian").run()
+    at.number_input(key="mechanisms.gaussian.epsilon").set_value(0.01)
+    run_with_seed(at, "3")
+    errors = " ".join(e.value for e in at.error)
+    assert "No better than a rule that uses no data" in errors
+    assert "raise ε or B" not in errors and "a larger ε (2 × ε" in errors and "a smaller B (B / 2" in errors
+    assert "a larger B" not in errors
+    # the γ check names the decision agreement and the rules that use no data, not a "measured γ"
+    texts = " ".join(w.value for w in at.warning)
+    assert "decision agreement on these data" in texts
+
+
 def test_invalid_split_shows_message_and_keeps_the_previous_run():
     at = start_on("mechanisms")
     run_with_seed(at, "1")

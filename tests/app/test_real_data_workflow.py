@@ -1,5 +1,5 @@
 """Real public tables through the dashboard (issue 9): upload, declare the preparation, run a mechanism, and see
-the measured γ and the trivial-rule flags — with no cleaning outside the Studio."""
+the decision agreement and the trivial-rule flags — with no cleaning outside the Studio."""
 
 from __future__ import annotations
 
@@ -50,11 +50,11 @@ def test_slid_survey_targeting_on_wages_with_missing_values_and_text_columns():
     assert state.program.quantile == 0.3 and state.program.population is None
     at = _run_mechanism(at)
     labels = [m.label for m in at.metric]
-    assert "Measured γ (decision agreement)" in labels
+    assert "Decision agreement" in labels
     assert any("Theorem 1" in s.value or "Theorem 1" in getattr(s, "body", "") for s in (*at.success, *at.warning))
     table = next(df.value for df in at.dataframe if "noise sd per coordinate" in df.value.columns)
-    assert "measured γ" in table.columns and len(table) == 4
-    assert np.all((table["measured γ"].dropna() >= 0) & (table["measured γ"].dropna() <= 1))
+    assert "decision agreement" in table.columns and len(table) == 4
+    assert np.all((table["decision agreement"].dropna() >= 0) & (table["decision agreement"].dropna() <= 1))
 
 
 @pytest.mark.slow

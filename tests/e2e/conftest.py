@@ -56,6 +56,16 @@ def chromium_path() -> str:
     return path
 
 
+def stop_process_group(proc: subprocess.Popen, *, timeout: float = 15) -> None:
+    """End a server started in its own process group: SIGTERM, then SIGKILL if it has not exited in ``timeout`` s."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -113,12 +123,7 @@ def _streamlit_server():
     try:
         yield url, started, ready
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_process_group(proc, timeout=10)
         log.close()
 
 

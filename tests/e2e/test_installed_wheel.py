@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ROOT, free_port, idle, no_exception
+from tests.e2e.conftest import ROOT, free_port, idle, no_exception, stop_process_group
 
 pytestmark = pytest.mark.e2e
 TIMINGS: dict[str, float] = {}
@@ -141,10 +140,5 @@ def test_studio_app_serves_the_installed_app_to_chromium(installed, browser):
         finally:
             page.close()
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_process_group(proc, timeout=15)
         log.close()

@@ -6,7 +6,6 @@ the export; the log must stay empty. A positive control shows the guard catches 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, ROOT, free_port
+from tests.e2e.conftest import ARTIFACTS, ROOT, free_port, stop_process_group
 from tests.e2e.streamlit_session import EventLoopThread, StreamlitSession
 
 pytestmark = pytest.mark.e2e
@@ -73,11 +72,6 @@ def test_a_whole_workflow_makes_no_outside_request(tmp_path):
         assert loop.run(walk(), timeout=600) == []
     finally:
         loop.close()
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_process_group(proc, timeout=15)
         out.close()
     assert not log.exists() or log.read_text() == "", log.read_text()

@@ -1,6 +1,6 @@
 """End-to-end on a real public survey (issue 9): carData::SLID — wages missing in 3,278 rows, missing education,
 text sex and language — taken through the workflow in real Chromium with no cleaning outside the Studio: upload,
-target, a mechanism run with the measured γ and the trivial-rule comparison, and a reload that keeps everything.
+target, a mechanism run with the decision agreement and the trivial-rule comparison, and a reload that keeps everything.
 
 One user's session: the steps share one browser page (module scope) and run in file order; a step after a failed
 one is skipped (``STEPS``, see ``tests/e2e/conftest.py``)."""
@@ -47,7 +47,7 @@ def test_choose_wages_as_the_target(page, sidebar):
     shoot(page, "8-real-data")
 
 
-def test_a_gaussian_run_states_the_measured_gamma_and_the_honest_comparison(page):
+def test_a_gaussian_run_states_the_decision_agreement_and_the_honest_comparison(page):
     from playwright.sync_api import expect
 
     go(page, "mechanisms")
@@ -55,7 +55,7 @@ def test_a_gaussian_run_states_the_measured_gamma_and_the_honest_comparison(page
     idle(page)
     click_button(page, "Run the mechanism")
     idle(page)
-    expect(page.get_by_text("Measured γ (decision agreement)").first).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("Decision agreement").first).to_be_visible(timeout=120_000)
     expect(page.get_by_text("Honest comparison at the same guarantee", exact=True)).to_be_visible()
     no_exception(page)
     shoot(page, "8b-real-data-mechanisms")
@@ -66,6 +66,6 @@ def test_a_reload_keeps_the_upload_and_the_run(page, sidebar):
 
     page.reload()  # the address holds the session's key
     idle(page)
-    expect(page.get_by_text("Measured γ (decision agreement)").first).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("Decision agreement").first).to_be_visible(timeout=120_000)
     expect(sidebar).to_contain_text("slid.csv")
     no_exception(page)

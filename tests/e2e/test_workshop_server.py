@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
 
-from tests.e2e.conftest import ARTIFACTS, ROOT, free_port
+from tests.e2e.conftest import ARTIFACTS, ROOT, free_port, stop_process_group
 from tests.e2e.streamlit_session import EventLoopThread, StreamlitSession
 from ui.room import COOKIE
 from ui.room_gate import REFUSED
@@ -71,12 +70,7 @@ def workshop():
         join = re.search(r"Join link.*http://127\.0\.0\.1:\d+/\?token=([\w-]+)", text).group(1)
         yield {"url": f"http://127.0.0.1:{port}", "facilitator": facilitator, "join": join}
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_process_group(proc, timeout=15)
         log.close()
 
 

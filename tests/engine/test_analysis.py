@@ -1,4 +1,4 @@
-"""The one analysis entry point: a page run equals a sweep cell; measured γ; trivial baselines; the comparison."""
+"""The one analysis entry point: a page run equals a sweep cell; decision agreement; trivial baselines; the comparison."""
 
 from __future__ import annotations
 
@@ -101,6 +101,19 @@ def test_pure_noise_release_is_flagged_as_no_better_than_a_trivial_rule(togo):
     assert p == pytest.approx(q, abs=1e-3)
     # the random rule at the same share scores s·p + (1 − s)(1 − p) in expectation; measured γ of noise ≈ the same
     assert res.decision_agreement == pytest.approx(p * p + (1 - p) * (1 - p), abs=0.05)
+    # and the release's row carries what the rules that use no data agree with the non-private program
+    row = res.row()
+    assert row[baseline_column("target nobody", "decision_agreement")] == pytest.approx(1 - p, abs=1e-12)
+    assert row[baseline_column("target everybody", "decision_agreement")] == pytest.approx(p, abs=1e-12)
+    assert row[baseline_column("random targeting at the same share", "decision_agreement")] == pytest.approx(
+        p * p + (1 - p) * (1 - p), abs=1e-12)
+    # noise this strong agrees no better than targeting nobody: a γ target it meets needs no data
+    from engine.analysis import gamma_check
+
+    no_data = dict(res.metrics.agreement_baselines)
+    check = gamma_check(0.6, (res.decision_agreement, res.decision_agreement, res.decision_agreement), b=0.05,
+                        epsilon=0.01, delta=1e-6, no_data=no_data)
+    assert check.no_data_rule == "target nobody" and "A rule that uses no data meets this target" in check.text
     assert res.row()[baseline_column("target nobody", "accuracy")] == pytest.approx(
         res.program.baselines["target nobody"]["accuracy"])
 

@@ -44,7 +44,8 @@ def test_evaluate_prints_the_engines_numbers(record_file, capsys):
                                      AnalysisConfig(program=record.program, attacks=("singling_out",)), seed=3,
                                      repetitions=3)
     assert out["program"]["private"]["mean"] == pytest.approx(point.interval("accuracy")[0], rel=1e-12)
-    assert out["program"]["measured_gamma"]["mean"] == pytest.approx(point.measured_gamma[0], rel=1e-12)
+    assert out["program"]["decision_agreement"]["mean"] == pytest.approx(point.decision_agreement[0], rel=1e-12)
+    assert out["program"]["no_data_agreement"] == point.no_data_agreement and out["program"]["no_data_agreement"]
     # one aggregation rule: the mean over the 3 releases, every one attacked (the page's and the sweep's rule)
     mean, _, lo, hi = point.protection("singling_out")
     assert out["protection"]["protection_singling_out"]["mean"] == pytest.approx(mean, rel=1e-12)

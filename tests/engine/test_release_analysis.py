@@ -63,7 +63,8 @@ def test_run_is_the_cli_release_and_the_one_analysis_for_the_same_seed(togo):
     assert run.summary["protection"]["singling_out"] == run.protection("singling_out")[0]
     assert run.summary["protection"]["singling_out_interval"] == list(run.protection("singling_out")[2:])
     assert run.summary["sampler"]["name"] == run.sampler == "numpy" and "numpy" in run.download_note
-    assert run.summary["program"]["measured_gamma"]["repetitions"] == 2
+    assert run.summary["program"]["decision_agreement"]["repetitions"] == 2
+    assert run.summary["program"]["decision_agreement"]["no_data_rules"]
     assert run.kind == "gaussian" and run.label == GaussianMechanism.LABEL and run.is_dp
 
 

@@ -21,7 +21,7 @@ from engine.export_csv import safe_csv_bytes
 from engine.guarantee import Guarantee
 from engine.mechanisms.base import ReportTable
 from engine.release_analysis import PAGE_REPETITIONS, ReleaseAnalysis
-from ui.cached import distance_recovery
+from ui.cached import distance_recovery, noise_advice
 from ui.common import (
     SMALL_NUMBER_FORMAT,
     b_in_data_units,
@@ -179,6 +179,13 @@ def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...],
         )
         cols[1].metric(f"{label} (non-private)", fmt(baseline.headline),
                        help="The same program trained on the original data of the same rows.")
+        plain_rules = baseline.beaten_by()
+        if plain_rules:
+            st.warning(f"**The non-private program itself is no better than '{plain_rules[0]}'**, a rule that uses no "
+                       f"data ({label} {fmt(baseline.baselines[plain_rules[0]][headline])} vs "
+                       f"{fmt(baseline.headline)}): whatever the release, the program adds nothing here — reconsider "
+                       "the program (its outcome, threshold or share) before choosing privacy parameters.",
+                       icon=":material/report:")
         st.caption(
             f"Scored on the {run.n_released:,} released rows — all {run.n_released + run.n_holdout:,} prepared rows "
             f"minus the {run.n_holdout:,} held out of the release as the attribute-inference attack's control group "
@@ -198,16 +205,18 @@ def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...],
             st.markdown("**What this score assumes** (change the assumed values on the Data page)")
             st.caption("\n".join(f"- {plain(line)}" for line in
                                   config.assumptions(roles, n=run.n_released, holdout=run.n_holdout)))
-        g_mean, _, g_lo, g_hi = run.points[0].measured_gamma
+        g_mean, _, g_lo, g_hi = run.points[0].decision_agreement
+        no_data = run.points[0].no_data_agreement
         if math.isfinite(g_mean):
             cols[2].metric(
-                "Measured γ (decision agreement)", fmt(g_mean),
-                help="Share of people whose decision on the release equals the non-private program's decision — the γ "
-                f"of Theorem 1, measured on your data. 95 % interval over {PAGE_REPETITIONS} releases: {fmt(g_lo)} to "
-                f"{fmt(g_hi)}.",
+                "Decision agreement", fmt(g_mean),
+                help="Share of people whose decision on the release equals the non-private program's decision, on "
+                f"these data (95 % interval over {PAGE_REPETITIONS} releases: {fmt(g_lo)} to {fmt(g_hi)}). Not "
+                "Theorem 1's γ, which is a worst case over data sets: an average agreement can exceed what Theorem 1 "
+                "allows. Rules that use no data agree: " + ", ".join(f"{r} {fmt(v)}" for r, v in no_data.items()) + ".",
             )
             at = same_guarantee(run.mechanism, candidate)
-            verdicts = gamma_verdicts(gammas, g_lo, g_hi, at, mean=g_mean)
+            verdicts = gamma_verdicts(gammas, g_lo, g_hi, at, mean=g_mean, no_data=no_data)
             for level, text in verdicts:
                 (st.success if level == "ok" else st.warning)(text, icon=":material/target:")
         beaters = run.points[0].beaten_by()
@@ -216,7 +225,7 @@ def draw_program_and_protection(run: ReleaseAnalysis, gammas: tuple[float, ...],
             st.error(
                 f"**No better than a rule that uses no data.** {label} on these releases is {fmt(mean)} (95 % interval "
                 f"{fmt(lo)} to {fmt(hi)}); '{rule}' scores {fmt(run.program.baselines[rule][headline])}. At these "
-                "settings the release does not support the program: raise ε or B, or reconsider the program.",
+                f"settings the release does not support the program. {noise_advice(run.mechanism, run.d)}",
                 icon=":material/report:",
             )
         table = program_table(run.program, baseline)
