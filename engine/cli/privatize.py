@@ -109,36 +109,16 @@ def register(subparsers) -> None:
 
 
 def _write(frame: pd.DataFrame, path: Path, *, overwrite: bool = False) -> None:
-    """The released table, written atomically (engine.output_files): a temporary file renamed into place."""
+    """The released table, written atomically (engine.output_files): a temporary file renamed into place; Parquet a
+    row group at a time (:func:`engine.output_files.write_parquet`)."""
     from engine.data.preparation import PARQUET_EXTENSIONS
     from engine.export_csv import write_safe_csv
-    from engine.output_files import write_with
+    from engine.output_files import write_parquet
 
     if path.suffix.lower() in PARQUET_EXTENSIONS:
-        write_with(path, lambda handle: _write_parquet(frame, handle), overwrite=overwrite)
+        write_parquet(path, frame, overwrite=overwrite)
     else:
         write_safe_csv(frame, path, overwrite=overwrite)  # formula-like headers and text cells neutralised (OWASP)
-
-
-#: Rows per row group of a Parquet output (pyarrow's default row group): each is converted and written on its own.
-PARQUET_ROWS = 1 << 20
-
-
-def _write_parquet(frame: pd.DataFrame, handle) -> None:
-    """``frame.to_parquet(handle, index=False)``, a row group at a time: the same row groups and values, with one
-    row group's copy in memory instead of the whole table's (issue 33 §3)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    writer = None
-    for start in range(0, max(len(frame), 1), PARQUET_ROWS):
-        table = pa.Table.from_pandas(frame.iloc[start:start + PARQUET_ROWS], preserve_index=False)
-        if writer is None:
-            writer = pq.ParquetWriter(handle, table.schema, use_dictionary=False)  # noise never repeats
-        writer.write_table(table)
-        del table
-    assert writer is not None
-    writer.close()
 
 
 def guarantee_path(output: Path) -> Path:
