@@ -144,6 +144,7 @@ def dask_client(
         # threads that spawn them inherit this thread's mask, and a process keeps it across exec), they leave it to
         # this process, which stops the release and closes them — instead of each printing a traceback as it dies.
         # A Ctrl-C during the start is delivered once the mask is restored.
+        ours = _start_resource_tracker() if processes else False
         mask = _block_sigint() if processes else None
         try:
             cluster = LocalCluster(
@@ -170,7 +171,8 @@ def dask_client(
                     raise
         finally:
             cluster.close()
-            _stop_resource_tracker()
+            if ours:
+                _stop_resource_tracker()
         return
     client = connect(address, timeout=timeout)
     try:
@@ -182,15 +184,25 @@ def dask_client(
 def _block_sigint() -> set[int | signal.Signals] | None:
     """Block SIGINT in this thread; the previous mask (None where signal masks do not exist).
 
-    multiprocessing's resource tracker is started first: started later, by the thread that spawns the first worker,
-    it would unblock SIGINT in that thread once it has spawned the tracker (``ensure_running`` ends with
-    ``SIG_UNBLOCK`` whatever the mask was), and every worker after it would get Ctrl-C again."""
+    Call :func:`_start_resource_tracker` first: started later, by the thread that spawns the first worker,
+    multiprocessing's resource tracker would unblock SIGINT in that thread once it has spawned the tracker
+    (``ensure_running`` ends with ``SIG_UNBLOCK`` whatever the mask was), and every worker after it would get
+    Ctrl-C again."""
     if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
         return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _start_resource_tracker() -> bool:
+    """Start multiprocessing's resource tracker (the local cluster's spawned workers use it); True when this call
+    started it — only then does the cluster stop it (:func:`_stop_resource_tracker`): one already running belongs
+    to something else of this process (a sweep's worker pool), whose processes hold its pipe open."""
     from multiprocessing import resource_tracker
 
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    running = getattr(tracker, "_fd", None) is not None
     resource_tracker.ensure_running()
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    return not running
 
 
 def _restore_mask(mask: set[int | signal.Signals] | None) -> None:
@@ -217,16 +229,43 @@ def _wait_until_idle(client: Any, seconds: float) -> None:
         time.sleep(0.05)
 
 
+#: Longest wait for the resource tracker to exit once its pipe is closed (it exits at once unless another process
+#: holds the pipe: then it is left to exit with that process, and this process is not blocked).
+TRACKER_STOP_SECONDS = 2.0
+
+
 def _stop_resource_tracker() -> None:
-    """Stop and reap multiprocessing's resource tracker, which the local cluster's spawned workers started: left to
-    itself it exits only after this process has, orphaned, so a command's process group outlived the command
-    (issue 33 §2). It is started again on demand if anything needs it."""
+    """Stop and reap the resource tracker :func:`_start_resource_tracker` started: left to itself it exits only
+    after this process has, orphaned, so a command's process group outlived the command (issue 33 §2). The wait is
+    bounded: a process forked meanwhile (a sweep's worker pool started by another thread) holds the tracker's pipe
+    open, and multiprocessing's own ``_stop`` would wait for it forever. It is started again on demand if anything
+    needs it."""
     from multiprocessing import resource_tracker
 
     tracker = getattr(resource_tracker, "_resource_tracker", None)
-    stop = getattr(tracker, "_stop", None)
-    if stop is not None:
-        stop()
+    lock = getattr(tracker, "_lock", None)
+    if tracker is None or lock is None:  # pragma: no cover - another Python's multiprocessing
+        return
+    with lock:
+        fd, pid = getattr(tracker, "_fd", None), getattr(tracker, "_pid", None)
+        if fd is None:
+            return
+        os.close(fd)  # closing the pipe's last write end stops the tracker
+        tracker._fd = None
+        if pid is None:  # pragma: no cover - a tracker inherited from a parent process
+            return
+        deadline = time.monotonic() + TRACKER_STOP_SECONDS
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # reaped already
+                done = pid
+            if done == pid:
+                tracker._pid = None
+                return
+            if time.monotonic() >= deadline:
+                return  # another process holds its pipe: it exits with that process
+            time.sleep(0.02)
 
 
 def connect(address: str, *, timeout: float | None = None) -> Any:
