@@ -269,7 +269,7 @@ def mechanisms_run(label: str, frame: pd.DataFrame, spec, program, target: float
     AnalysisData.build = staticmethod(build_wrapper)  # the wrapper calls the bound classmethod
     clear_analysis_cache()  # a first run on this data, as the page's: the references are built in it
     try:
-        # One BLAS/OpenMP thread, as the server has (ui.serve.NATIVE_THREADS; here, where this one thread controls
+        # One BLAS/OpenMP thread, as the server has (engine.native_threads.NATIVE_THREADS; here, where this one thread controls
         # the process's pools, threadpoolctl sets the same).
         with threadpool_limits(1):
             started, started_cpu = time.perf_counter(), time.process_time()

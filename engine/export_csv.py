@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from engine.output_files import write_bytes
+from engine.output_files import write_bytes, write_with
 
 __all__ = ["FORMULA_PREFIXES", "neutralise_cell", "safe_csv_bytes", "safe_frame", "write_safe_csv"]
 
@@ -79,5 +79,19 @@ def safe_csv_bytes(frame: pd.DataFrame) -> bytes:
 
 def write_safe_csv(frame: pd.DataFrame, path, *, flag: str = "--output", overwrite: bool = False) -> None:
     """Write :func:`safe_csv_bytes` of ``frame`` to ``path`` atomically (:func:`engine.output_files.write_bytes`:
-    a temporary file renamed into place; an existing file is replaced only with ``overwrite``)."""
-    write_bytes(path, safe_csv_bytes(frame), flag=flag, overwrite=overwrite)
+    a temporary file renamed into place; an existing file is replaced only with ``overwrite``). A large table is
+    written in blocks of rows: the same bytes, without the whole text in memory."""
+    if not isinstance(frame, pd.DataFrame) or len(frame) <= _CSV_ROWS:
+        write_bytes(path, safe_csv_bytes(frame), flag=flag, overwrite=overwrite)
+        return
+
+    def write(handle) -> None:  # the same bytes as safe_csv_bytes, written block by block (issue 33 §3)
+        for start in range(0, len(frame), _CSV_ROWS):
+            block = safe_frame(frame.iloc[start:start + _CSV_ROWS])
+            handle.write(block.to_csv(index=False, header=start == 0, lineterminator="\r\n").encode("utf-8"))
+
+    write_with(path, write, flag=flag, overwrite=overwrite)
+
+
+#: Rows per block of a large CSV output: its text is made and written a block at a time, not as one string.
+_CSV_ROWS = 100_000

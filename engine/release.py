@@ -38,6 +38,7 @@ from engine.guarantee import Release
 from engine.mechanisms import RecordMechanism, mechanism_from_dict
 from engine.mechanisms.base import MECHANISMS, MechanismTags
 from engine.mechanisms.samplers import SAMPLERS, NoiseSampler, make_sampler, opendp_version
+from engine.progress import CancelToken, ProgressCallback
 from engine.rng import SEEDED_WARNING, make_rng
 from engine.serialization import Serializable
 from engine.validation import check_choice, check_rng
@@ -121,7 +122,8 @@ class ReleaseTarget(Protocol):
 
 
 def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
-              rng: np.random.Generator | None = None, seeded: bool = False) -> Release:
+              rng: np.random.Generator | None = None, seeded: bool = False, workers: int | None = None,
+              cancel: CancelToken | None = None, progress: ProgressCallback | None = None) -> Release:
     """Release ``x`` with ``target`` (a mechanism or a partition plan), drawing its noise with ``sampler`` — THE
     release function of the engine (see the module docstring).
 
@@ -138,6 +140,14 @@ def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
         unless the mechanism draws everything from OpenDP.
     seeded : bool
         Whether ``rng`` comes from a seed (the note then says: a simulation, not private).
+    workers : int, optional
+        Threads OpenDP's sampler draws on (default: every core this process may use; the output's distribution
+        does not depend on it). The numpy sampler draws on one.
+    cancel : CancelToken, optional
+        Looked at between the vetted sampler's chunks (a fraction of a second each): a cancel raises
+        :class:`~engine.errors.CancelledError` and nothing is released.
+    progress : callable, optional
+        Receives :class:`~engine.progress.Progress` (values noised) after every chunk of the vetted sampler.
 
     Returns
     -------
@@ -158,7 +168,8 @@ def privatize(target: ReleaseTarget, x: np.ndarray, *, sampler: str = "numpy",
         )
     if rng is None and chosen == "numpy":
         raise InvalidParameterError("the numpy sampler needs rng (a numpy.random.Generator)")
-    release = target.release(x, rng=rng, sampler=make_sampler(chosen, rng))
+    release = target.release(x, rng=rng, sampler=make_sampler(chosen, rng, workers=workers, cancel=cancel,
+                                                             progress=progress))
     note = sampler_note(chosen, kind=target.KIND, tags=tags, seeded=seeded)
     guarantee = release.guarantee
     if dataclasses.is_dataclass(guarantee) and hasattr(guarantee, "notes") and note not in guarantee.notes:
@@ -246,7 +257,7 @@ def release_sampler(config: ReleaseConfig, sampler: str | None = None) -> str:
 
 def run_release(
     frame: pd.DataFrame, config: ReleaseConfig, *, rng: np.random.Generator | None = None,
-    sampler: str | None = None,
+    sampler: str | None = None, cancel: CancelToken | None = None, progress: ProgressCallback | None = None,
 ) -> tuple[PreparedData, Release]:
     """Prepare ``frame`` with ``config.data`` and privatize it with ``config``'s mechanism (:func:`privatize`).
 
@@ -259,6 +270,8 @@ def run_release(
         The release's randomness; default ``engine.rng.make_rng(config.seed)`` (OS entropy without a seed).
     sampler : {"numpy", "opendp"}, optional
         Default :func:`release_sampler` (OpenDP for an unseeded Gaussian release, numpy otherwise).
+    cancel, progress : optional
+        As :func:`privatize`'s (the vetted sampler's chunks).
 
     Returns
     -------
@@ -282,16 +295,64 @@ def run_release(
     mechanism = config.build_mechanism()
     prepared = prepare(frame, config.data)
     stream = rng if rng is not None else make_rng(config.seed)
-    return prepared, privatize(mechanism, prepared.x, sampler=chosen, rng=stream, seeded=config.seeded)
+    return prepared, privatize(mechanism, prepared.x, sampler=chosen, rng=stream, seeded=config.seeded,
+                               cancel=cancel, progress=progress)
+
+
+#: Peak resident memory of an in-memory release (``privatize`` without ``--engine dask``: read, prepare, release,
+#: write), in multiples of the table's values as float64 (rows × columns × 8 bytes). Measured on 2,000,000 × 15
+#: Parquet in and out with numpy noise (``benchmarks/bench_issue33.py``): 6.5 (8.6 before issue 33); rounded up.
+IN_MEMORY_PEAK_FACTOR = 7.0
+#: What the interpreter and the libraries take before any data (bytes).
+_BASE_BYTES = 300 * 2**20
+
+
+def in_memory_release_bytes(rows: int, columns: int) -> int:
+    """Bytes an in-memory release of a ``rows`` × ``columns`` numeric table needs at its peak (an estimate:
+    :data:`IN_MEMORY_PEAK_FACTOR`).
+
+    >>> round(in_memory_release_bytes(10_000_000, 15) / 1e9, 1)
+    8.7
+    """
+    return int(IN_MEMORY_PEAK_FACTOR * rows * columns * 8 + _BASE_BYTES)
+
+
+def check_in_memory_fits(rows: int, columns: int, available: int) -> None:
+    """Refuse, before reading it, a table whose in-memory release needs more than ``available`` bytes, naming the
+    out-of-core release instead.
+
+    Raises
+    ------
+    InvalidParameterError
+        With the table's size, the estimate, what is available and ``--engine dask``.
+
+    Examples
+    --------
+    >>> check_in_memory_fits(1_000, 15, 2**30)
+    >>> check_in_memory_fits(100_000_000, 15, 24 * 2**30)
+    Traceback (most recent call last):
+    ...
+    engine.errors.InvalidParameterError: the table (100,000,000 rows × 15 columns) needs about 84 GB of memory for an in-memory release and 26 GB is available — release it out of core with --engine dask (partition by partition, on this machine's cores or a cluster)
+    """
+    need = in_memory_release_bytes(rows, columns)
+    if need > available:
+        raise InvalidParameterError(
+            f"the table ({rows:,} rows × {columns:,} columns) needs about {need / 1e9:.0f} GB of memory for an "
+            f"in-memory release and {available / 1e9:.0f} GB is available — release it out of core with --engine "
+            "dask (partition by partition, on this machine's cores or a cluster)"
+        )
 
 
 def release_frame(prepared: PreparedData, release: Release) -> pd.DataFrame:
     """The released values as a table: one column per feature, or ``z1 … zk`` when the mechanism changes the
-    dimension (the JL–Laplace release lives in k projected dimensions, not in the features)."""
+    dimension (the JL–Laplace release lives in k projected dimensions, not in the features). The table holds the
+    release's array itself (not a copy)."""
     values = np.asarray(release.value, dtype=float)
     if values.shape[1] == prepared.d:
-        return prepared.as_frame(values)
-    return pd.DataFrame(values, columns=[f"z{i + 1}" for i in range(values.shape[1])])
+        names = list(prepared.feature_names)
+    else:
+        names = [f"z{i + 1}" for i in range(values.shape[1])]
+    return pd.DataFrame(values, columns=names, copy=False)  # the release's own array: no second copy (issue 33 §3)
 
 
 def release_summary(
@@ -370,5 +431,6 @@ def cli_command(
     return " ".join(shlex.quote(p) for p in parts)
 
 
-__all__ = ["ReleaseConfig", "ReleaseTarget", "cli_command", "privatize", "release_frame", "release_sampler",
-           "release_summary", "resolve_sampler", "run_release", "sampler_note"]
+__all__ = ["IN_MEMORY_PEAK_FACTOR", "ReleaseConfig", "ReleaseTarget", "check_in_memory_fits", "cli_command",
+           "in_memory_release_bytes", "privatize", "release_frame", "release_sampler", "release_summary",
+           "resolve_sampler", "run_release", "sampler_note"]

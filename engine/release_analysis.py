@@ -10,7 +10,7 @@ download from ``make_rng(seed)``, the analysis from ``seed`` through :func:`engi
 The download is therefore NOT one of the scored releases, and the run says so (:attr:`ReleaseAnalysis.download_note`):
 it covers every row (the scored releases leave out the attacks' control group, which must never be released) and has
 its own noise, from the same mechanism, sampler and distribution. Its sampler is numpy's floating-point one (the
-dashboard is a what-if tool: OpenDP's exact sampler takes about 90 µs a value), named in the summary and the note,
+dashboard is a what-if tool: OpenDP's exact sampler takes about 15 µs a value per core), named in the summary and the note,
 which points to the command that makes the release with vetted noise.
 
 Nothing here is new science: it orders engine calls and bundles their results, so that the dashboard holds no

@@ -146,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _first_command(argv)
     if command in ENGINE_COMMANDS:
+        from engine.native_threads import limit_native_threads
+
+        limit_native_threads()  # before numpy loads, as `python -m engine` (engine.native_threads)
         from engine.cli import main as engine_main
 
         return engine_main(argv, prog="studio")

@@ -8,7 +8,7 @@ page that ``app.py`` then routes and draws correctly. The Studio's pages live in
 by ``st.navigation``, so the legacy mode is never wanted: it is switched off here, before the server starts.
 
 It also gives the server's native thread pools (BLAS, OpenMP) one thread each, unless the environment already sets
-them (:data:`NATIVE_THREADS`): the Studio runs its work in parallel itself — a Mechanisms run's releases in
+them (:data:`engine.native_threads.NATIVE_THREADS`, the one rule): the Studio runs its work in parallel itself — a Mechanisms run's releases in
 ``PAGE_THREADS`` threads, a sweep's cells in worker processes — and BLAS threads on top of those outnumber the cores.
 Measured on the 2-core machine (``benchmarks/bench_dashboard.py``, Mechanisms run on a generated 25,000 × 30
 table, 4 runs each): 20.5 / 20.2 / 13.6 / 16.7 s with BLAS's own threads, 13.0 / 11.9 / 14.0 / 13.1 s with one;
@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from engine.native_threads import limit_native_threads
 
 if TYPE_CHECKING:
     from ui.room import Room
@@ -55,8 +56,6 @@ def app_dir() -> Path:
 
 #: The entry point, wherever the server is started from.
 APP = app_dir() / "app.py"
-#: The server's native thread pools, one thread each (an operator's own setting in the environment wins).
-NATIVE_THREADS: dict[str, str] = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: What ``app.py`` and the Start page import (pandas, pyarrow, the session state, the cached engine calls): imported
 #: before the server answers, so the first visitor's page does not wait for them.
 FIRST_PAGE_MODULES: tuple[str, ...] = ("ui.session_store", "ui.common", "ui.links", "ui.state", "ui.cached",
@@ -87,8 +86,7 @@ def import_first_page_modules() -> None:
 def main(argv: list[str] | None = None, *, room: Room | None = None) -> None:
     """``streamlit run app.py`` with ``argv`` (default: this process's arguments) as its options; with ``room``, a
     workshop server that lets in only the room's links (:mod:`ui.room_gate`)."""
-    for name, value in NATIVE_THREADS.items():  # before numpy (imported by streamlit) starts its pools
-        os.environ.setdefault(name, value)
+    limit_native_threads()  # before numpy (imported by streamlit) starts its pools: engine.native_threads
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 

@@ -28,20 +28,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from engine.data.preparation import (
-    MISSING_LEVEL,
-    OTHER_LEVEL,
-    Categorical,
-    DataSpec,
-    MissingRule,
-    PreparedData,
-    feature_names,
-)
+from engine.data.spec import MISSING_LEVEL, OTHER_LEVEL, Categorical, DataSpec, MissingRule
 from engine.errors import InvalidParameterError
+
+if TYPE_CHECKING:  # pandas and the preparation are imported where used: `privatize --help` needs neither
+    import pandas as pd
+
+    from engine.data.preparation import PreparedData
 
 MISSING_SYNTAX = "drop, COL=drop, COL=fill:VALUE or COL=fill:VALUE:indicator"
 
@@ -213,6 +208,8 @@ def feature_width(frame: pd.DataFrame, spec: DataSpec) -> int:
     """The number of prepared feature columns (one-hot and indicator columns counted) — the d a mechanism sees."""
     if not spec.categorical and not any(r.indicator for r in (spec.missing or {}).values()):
         return len(spec.features)
+    from engine.data.preparation import feature_names
+
     return len(feature_names(frame, spec))
 
 

@@ -25,22 +25,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.cli._common import _jsonable, add_overwrite_argument, checked_output, print_json
+from engine.cli._common import _jsonable, add_overwrite_argument, checked_output, one_line, print_json
 from engine.cli._data_flags import add_data_flags, feature_width
-from engine.cli._release_flags import PARAMETER_FLAGS, data_spec, mechanism_dict, read_config, save_config
+from engine.cli._parameter_flags import MECHANISM_KINDS, PARAMETER_FLAGS
 from engine.cli.privatize_dask import add_arguments as add_engine_arguments
 from engine.cli.privatize_dask import check_engine_flags, run_dask_release
-from engine.data.preparation import METHODS, PARQUET_EXTENSIONS, load_table
-from engine.errors import InvalidParameterError
-from engine.export_csv import write_safe_csv
-from engine.mechanisms import MECHANISMS
-from engine.output_files import write_text, write_with
-from engine.release import ReleaseConfig, release_frame, release_sampler, release_summary, run_release
+from engine.data.spec import METHODS
+from engine.errors import CancelledError, InvalidParameterError
+from engine.progress import CancelToken, Progress, ProgressCallback, cancel_on_interrupt, format_seconds
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The engine's numerical modules (pandas, the mechanisms, the release) are imported in run(): `privatize --help`
+# takes about as long as `import numpy` (issue 33).
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -65,7 +69,7 @@ def register(subparsers) -> None:
                         help="comma-separated feature columns (default: the configuration's, the demo's, or the "
                              "columns the Studio suggests for the table — as sweep and recommend)")
     parser.add_argument("--target", metavar="COL", help="outcome column to record in the data spec (not released)")
-    parser.add_argument("--mechanism", metavar="KIND", help=f"one of: {', '.join(sorted(MECHANISMS))}")
+    parser.add_argument("--mechanism", metavar="KIND", help=f"one of: {', '.join(MECHANISM_KINDS)}")
     group = parser.add_argument_group("mechanism parameters")
     for dest, (_, kind, text) in PARAMETER_FLAGS.items():
         group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=kind, default=None, help=text)
@@ -104,10 +108,15 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _write(frame, path: Path, *, overwrite: bool = False) -> None:
-    """The released table, written atomically (engine.output_files): a temporary file renamed into place."""
+def _write(frame: pd.DataFrame, path: Path, *, overwrite: bool = False) -> None:
+    """The released table, written atomically (engine.output_files): a temporary file renamed into place; Parquet a
+    row group at a time (:func:`engine.output_files.write_parquet`)."""
+    from engine.data.preparation import PARQUET_EXTENSIONS
+    from engine.export_csv import write_safe_csv
+    from engine.output_files import write_parquet
+
     if path.suffix.lower() in PARQUET_EXTENSIONS:
-        write_with(path, lambda handle: frame.to_parquet(handle, index=False), overwrite=overwrite)
+        write_parquet(path, frame, overwrite=overwrite)
     else:
         write_safe_csv(frame, path, overwrite=overwrite)  # formula-like headers and text cells neutralised (OWASP)
 
@@ -130,10 +139,70 @@ def guarantee_document(summary: dict[str, Any]) -> dict[str, Any]:
     return {**{k: summary[k] for k in keys if k in summary}, "preparation": preparation}
 
 
+#: A vetted release estimated longer than this is announced on stderr first, with its progress while it runs.
+ANNOUNCE_SECONDS = 60.0
+#: Seconds between progress lines of a long vetted release.
+PROGRESS_EVERY = 10.0
+
+
+def _stopping() -> None:
+    # Runs inside the SIGINT handler: os.write, never a buffered stream the main thread may be writing to.
+    os.write(sys.stderr.fileno(), b"stopping the release after the running chunks (Ctrl-C again: stop at once)\n")
+
+
+def _vetted_progress(sampler: str, rows: int, width: int) -> ProgressCallback | None:
+    """For a release with OpenDP's sampler estimated over :data:`ANNOUNCE_SECONDS`: announce it (how long, how to
+    stop it, what is faster) and return a callback printing its progress every :data:`PROGRESS_EVERY` seconds."""
+    from engine.mechanisms.samplers import OPENDP_SECONDS_PER_VALUE, available_cores, vetted_noise_seconds
+
+    if sampler != "opendp":
+        return None
+    values = rows * width
+    estimate = vetted_noise_seconds(values)
+    if estimate < ANNOUNCE_SECONDS:
+        return None
+    print(f"note: OpenDP's vetted sampler draws about {1 / OPENDP_SECONDS_PER_VALUE:,.0f} values a second per core; "
+          f"{values:,} values on {available_cores()} core(s) will take about {format_seconds(estimate)} "
+          "(Ctrl-C stops it; nothing is written until it is complete)", file=sys.stderr, flush=True)
+    last = [time.perf_counter()]
+
+    def report(p: Progress) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= PROGRESS_EVERY or p.done >= p.total:
+            last[0] = now
+            print(f"[{p.done:,}/{p.total:,} values] {p.message}", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _check_memory(path: str) -> None:
+    """Refuse up front a Parquet table whose in-memory release would not fit in this machine's available memory
+    (its size is in the file's metadata), suggesting ``--engine dask``; CSV is read as before (its size in memory
+    is not known before it is parsed)."""
+    from engine.data.preparation import PARQUET_EXTENSIONS
+    from engine.release import check_in_memory_fits
+
+    if Path(path).suffix.lower() not in PARQUET_EXTENSIONS or not Path(path).is_file():
+        return
+    import psutil
+    import pyarrow.parquet
+
+    try:
+        meta = pyarrow.parquet.ParquetFile(path).metadata
+    except (OSError, ValueError, pyarrow.ArrowException):
+        return  # not readable as Parquet: load_table says why, in one line
+    check_in_memory_fits(int(meta.num_rows), int(meta.num_columns), int(psutil.virtual_memory().available))
+
+
 def run(args: argparse.Namespace) -> int:
     check_engine_flags(args)
     if args.engine == "dask":
         return run_dask_release(args)
+    from engine.cli._release_flags import data_spec, mechanism_dict, read_config, save_config
+    from engine.data.preparation import PARQUET_EXTENSIONS, load_table
+    from engine.output_files import write_text
+    from engine.release import ReleaseConfig, release_frame, release_sampler, release_summary, run_release
+
     started = time.perf_counter()
     config = read_config(args.config) if args.config else None
     output = Path(args.output)
@@ -151,14 +220,16 @@ def run(args: argparse.Namespace) -> int:
     dataset = args.dataset if args.dataset else (None if args.input else (config.dataset if config else None))
     base_spec = config.data if config else None
     if args.input:
+        _check_memory(args.input)
         frame = load_table(args.input)
     elif dataset:
         from engine.data.demos import load_demo
 
-        demo = load_demo(dataset)
+        demo = load_demo(dataset)  # demos are cached: the cache keeps the table
         frame = demo.frame
         if base_spec is None:
             base_spec = demo.spec
+        del demo
     else:
         raise InvalidParameterError("name the data with --input FILE or --dataset NAME (or a --config made on a demo)")
 
@@ -172,8 +243,16 @@ def run(args: argparse.Namespace) -> int:
         save_config(args, release_config)
 
     t0 = time.perf_counter()
-    prepared, release = run_release(frame, release_config, sampler=sampler)
+    try:
+        with cancel_on_interrupt(CancelToken(), _stopping) as token:
+            prepared, release = run_release(frame, release_config, sampler=sampler, cancel=token,
+                                            progress=_vetted_progress(sampler, len(frame), feature_width(frame, spec)))
+    except CancelledError:
+        print(one_line("error: the release was stopped (Ctrl-C) before its noise was complete; nothing was written"),
+              file=sys.stderr)
+        return 130
     seconds = time.perf_counter() - t0
+    del frame  # the input table is no longer needed: its memory is free before the output is encoded
     released = release_frame(prepared, release)
     _write(released, output, overwrite=args.overwrite)
 

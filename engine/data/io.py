@@ -355,7 +355,9 @@ def _read_parquet(label: str, data: bytes, limits: DecodeLimits) -> pd.DataFrame
             parts.append(_undictionary(part, schema))
         table = pyarrow.concat_tables(parts) if parts else schema.empty_table()
         del parts
-        return table.to_pandas(use_threads=False)
+        # Arrow's buffers are released column by column as pandas takes them, and no consolidated 2-D copy is made:
+        # the table is held once, not three times, while it is converted (issue 33 §3).
+        return table.to_pandas(use_threads=False, self_destruct=True, split_blocks=True)
     except TableProblem:
         raise
     except (pyarrow.ArrowException, OSError, ValueError, TypeError) as exc:

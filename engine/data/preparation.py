@@ -66,7 +66,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -464,10 +464,66 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
+#: Rows per block of the row-wise steps (norms, largest entries): their temporaries are one block, not the matrix.
+_ROW_BLOCK = 1 << 16
+
+
+def _row_norms(x: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(x, axis=1)``, computed in row blocks (each row's sum is the same; issue 33 §3: the
+    whole-matrix call holds a squared copy of the matrix)."""
+    out = np.empty(x.shape[0])
+    for start in range(0, x.shape[0], _ROW_BLOCK):
+        out[start:start + _ROW_BLOCK] = np.linalg.norm(x[start:start + _ROW_BLOCK], axis=1)
+    return out
+
+
+def _safe_row_norms(x: np.ndarray) -> np.ndarray:
+    """Row norms of each row divided by its own largest |entry| (row by row, so a row's result never depends on
+    other rows): no underflow for rows of tiny values, no overflow for huge ones. In row blocks (as
+    :func:`_row_norms`)."""
+    out = np.empty(x.shape[0])
+    for start in range(0, x.shape[0], _ROW_BLOCK):
+        block = x[start:start + _ROW_BLOCK]
+        big = np.max(np.abs(block), axis=1, keepdims=True)
+        big[~((big > 0) & np.isfinite(big))] = 1.0
+        out[start:start + _ROW_BLOCK] = np.linalg.norm(block / big, axis=1) * big[:, 0]
+    return out
+
+
+def _column_mean_sd(raw: np.ndarray, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``((raw / unit).mean(axis=0), (raw / unit).std(axis=0))``, value for value, without a matrix of temporaries.
+
+    numpy reduces a C-ordered matrix along axis 0 row after row into each column's sum, so carrying the running sum
+    from one row block into the next (the block's rows appended to it) adds the same numbers in the same order as the
+    whole-matrix call; the variance is numpy's: the mean of the squared deviations from the mean. A single column
+    is reduced pairwise by numpy: it is computed as before (its temporaries are one column).
+    """
+    n, d = raw.shape
+    if d == 1 or not raw.flags.c_contiguous:
+        rescaled = raw / unit
+        return rescaled.mean(axis=0), rescaled.std(axis=0)
+
+    def column_sums(term: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        total: np.ndarray | None = None
+        for start in range(0, n, _ROW_BLOCK):
+            block = term(raw[start:start + _ROW_BLOCK])
+            total = np.add.reduce(block if total is None else np.concatenate([total[None], block]), axis=0)
+        assert total is not None
+        return total
+
+    mean = column_sums(lambda block: block / unit) / n
+
+    def squared_deviation(block: np.ndarray) -> np.ndarray:
+        dev = block / unit - mean
+        return np.multiply(dev, dev, out=dev)
+
+    return mean, np.sqrt(column_sums(squared_deviation) / n)
+
+
 def _shrink_into_ball(x: np.ndarray) -> None:
     """Scale (in place) any row whose computed norm exceeds 1 by rounding so that it is ≤ 1 exactly."""
     for _ in range(4):
-        norms = np.linalg.norm(x, axis=1)
+        norms = _row_norms(x)
         over = norms > 1.0
         if not over.any():
             return
@@ -510,10 +566,17 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
     problems, decoded = _check_table(frame, spec)
     if problems:
         raise problems[0]
+    # What the result keeps of the decoded columns, taken before the matrix is built: the decoded columns are then
+    # dropped, and the matrix is scaled in place (issue 33 §3: the in-memory release's peak memory).
+    fingerprint = _fingerprint(frame, spec, decoded.raw)
+    y = decoded.y.copy() if decoded.y is not None else None
+    extras = {role: _readonly(decoded.extras[role].copy()) for role in (spec.roles or {})}
+    dropped, filled, levels = dict(decoded.dropped), dict(decoded.filled), dict(decoded.levels)
     columns = [c for f in spec.features for c in decoded.features[f]]
     names = tuple(name for name, _, _ in columns)
     kinds = tuple(kind for _, _, kind in columns)
     raw = np.column_stack([values for _, values, _ in columns])
+    del columns, decoded
     unit_cols = np.array([kind != "numeric" for kind in kinds])  # one-hot and indicator columns: 0/1, public
     n, d = raw.shape
     norm = spec.normalization
@@ -523,26 +586,31 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
         upper = np.ones(d)
         lower[~unit_cols] = norm.lower
         upper[~unit_cols] = norm.upper
-        clipped_values = int(((raw < lower) | (raw > upper)).sum())
-        bounded = np.clip(raw, lower, upper)
+        clipped_values = int(sum(((block < lower) | (block > upper)).sum()
+                                 for block in (raw[i:i + _ROW_BLOCK] for i in range(0, n, _ROW_BLOCK))))
         if norm.standardize:
             centre = (lower + upper) / 2.0
             scale = (upper - lower) / 2.0
         else:
             centre = np.zeros(d)
             scale = np.maximum(np.abs(lower), np.abs(upper))
-        z = np.clip((bounded - centre) / scale, -1.0, 1.0)
+        # In place, value for value the same as clip((clip(raw, lower, upper) − centre) / scale, −1, 1): one matrix.
+        x = np.clip(raw, lower, upper, out=raw)
+        x -= centre
+        x /= scale
+        np.clip(x, -1.0, 1.0, out=x)
         row_factor = 1.0 / math.sqrt(d)
-        input_norms = np.linalg.norm(z, axis=1)
-        x = z * row_factor
+        input_norms = _row_norms(x)
+        x *= row_factor
     else:
         if norm.standardize:
             # Mean and sd of each column computed on the column divided by its largest |value| (an exact
             # power-free rescaling), so tiny (1e-250) or huge (1e250) values neither underflow nor overflow.
-            unit = np.max(np.abs(raw), axis=0)
+            unit = np.maximum(raw.max(axis=0), -raw.min(axis=0))  # max |value|, without a matrix of |values|
             unit[unit == 0] = 1.0
-            centre = (raw / unit).mean(axis=0) * unit
-            scale = (raw / unit).std(axis=0) * unit
+            mean, sd = _column_mean_sd(raw, unit)  # (raw / unit).mean(axis=0) and .std(axis=0), in row blocks
+            centre = mean * unit
+            scale = sd * unit
             centre[unit_cols] = 0.0  # one-hot and indicator columns keep their public 0/1 scale
             scale[unit_cols] = 1.0
         else:
@@ -551,13 +619,10 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
         # Spreads that underflow to 0 (values ~1e-300) or overflow make x non-finite here; the check below turns
         # that into a message naming the column instead of a ZeroDivisionError or a warning.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            x = raw - centre  # z, then scaled in place into x
+            x = raw  # z = raw − centre, then scaled, in place (the same values as `raw - centre`)
+            x -= centre
             x /= scale
-            # Row norms of each row divided by its own largest |entry| (row by row, so a row's result never
-            # depends on other rows): no underflow for rows of tiny values, no overflow for huge ones.
-            big = np.max(np.abs(x), axis=1, keepdims=True)
-            big[~((big > 0) & np.isfinite(big))] = 1.0
-            input_norms = np.linalg.norm(x / big, axis=1) * big[:, 0]
+            input_norms = _safe_row_norms(x)
             if norm.method == "clip":
                 row_factor = 1.0
                 clipped_rows = int((input_norms > 1.0).sum())
@@ -581,15 +646,13 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
             column=names[bad],
         )
     _shrink_into_ball(x)
-    y = decoded.y.copy() if decoded.y is not None else None
-    extras = {role: _readonly(decoded.extras[role].copy()) for role in (spec.roles or {})}
     return PreparedData(
         x=_readonly(np.ascontiguousarray(x)),
         y=None if y is None else _readonly(y),
         feature_names=names,
         spec=spec,
         extras=extras,
-        fingerprint=_fingerprint(frame, spec, decoded.raw),
+        fingerprint=fingerprint,
         centre=_readonly(np.asarray(centre, dtype=float)),
         scale=_readonly(np.asarray(scale, dtype=float)),
         row_factor=float(row_factor),
@@ -598,9 +661,9 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
         clipped_values=clipped_values,
         feature_kinds=kinds,
         rows_in_table=len(frame),
-        dropped_rows=dict(decoded.dropped),
-        filled_cells=dict(decoded.filled),
-        levels=dict(decoded.levels),
+        dropped_rows=dropped,
+        filled_cells=filled,
+        levels=levels,
     )
 
 

@@ -434,6 +434,14 @@ class GaussianMechanism(RecordMechanism):
         sigma = self.sigma
         value, drawn = sampler.add_gaussian(arr, sigma, sensitivity=float(self.b), epsilon=float(self.epsilon))
         drawn = dict(drawn)
+        delta_at = float(gaussian_delta(self.b, sigma, self.epsilon))
+        effective = drawn.get("opendp_effective_sensitivity")
+        if effective is not None:  # OpenDP's rounding: σ was raised for the effective sensitivity (samplers)
+            raised = float(drawn["noise_sd_per_coordinate"])
+            stated = float(gaussian_delta(float(effective), raised, self.epsilon))
+            if not stated <= delta_at:  # holds by σ'/Δ' ≥ σ/B; a change must not pass silently
+                raise RuntimeError(f"σ' = {raised!r} at Δ' = {effective!r} gives δ = {stated!r} > {delta_at!r}")
+            delta_at = stated
         guarantee = self.guarantee()
         note = drawn.pop("note", None)
         if note is not None:
@@ -447,7 +455,7 @@ class GaussianMechanism(RecordMechanism):
                 "calibration": self.calibration,
                 "implementation": "direct",
                 "sensitivity_l2": float(self.b),
-                "delta_at_sigma": float(gaussian_delta(self.b, sigma, self.epsilon)),
+                "delta_at_sigma": delta_at,
                 **drawn,
             },
         )

@@ -10,17 +10,29 @@
 * :mod:`engine.cli.privatize_dask` — ``python -m engine privatize --engine dask`` (the command line).
 
 Nothing here imports ``dask`` at module import time except inside the functions that need it, so the rest of the
-engine works without it.
+engine works without it; the package's names are imported on first use.
 """
 
-from engine.scale.cluster import (
-    ClusterUnreachableError,
-    cluster_summary,
-    dask_client,
-    machine_cores,
-    validate_scheduler_address,
-)
-from engine.scale.out_of_core import run_out_of_core_release
+import importlib
+from typing import Any
+
+_HOMES = {
+    "ClusterUnreachableError": "engine.scale.cluster",
+    "cluster_summary": "engine.scale.cluster",
+    "dask_client": "engine.scale.cluster",
+    "machine_cores": "engine.scale.cluster",
+    "validate_scheduler_address": "engine.scale.cluster",
+    "run_out_of_core_release": "engine.scale.out_of_core",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names, imported on first use (PEP 562): importing one submodule (e.g. the modes, for a
+    command's ``--help``) does not import pandas and the release."""
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ClusterUnreachableError",

@@ -25,6 +25,7 @@ import importlib.util
 import ipaddress
 import os
 import re
+import signal
 import socket
 import struct
 import time
@@ -139,28 +140,132 @@ def dask_client(
 
     if address is None:
         workers = machine_cores() if n_workers is None else check_integer("n_workers", n_workers, 1, 1024)
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=processes,
-            memory_limit=memory_limit,
-            host="127.0.0.1" if processes else None,  # thread workers talk in-process, not over TCP
-            dashboard_address=None,
-            # The scheduler's HTTP endpoints (health, metrics) on a free port: several clusters can run at once.
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0" if processes else ":0"},
-            silence_logs=50,
-        )
+        # Ctrl-C in a terminal reaches the whole process group, the workers too: started with SIGINT blocked (the
+        # threads that spawn them inherit this thread's mask, and a process keeps it across exec), they leave it to
+        # this process, which stops the release and closes them — instead of each printing a traceback as it dies.
+        # A Ctrl-C during the start is delivered once the mask is restored.
+        ours = _start_resource_tracker() if processes else False
+        mask = _block_sigint() if processes else None
         try:
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=processes,
+                memory_limit=memory_limit,
+                host="127.0.0.1" if processes else None,  # thread workers talk in-process, not over TCP
+                dashboard_address=None,
+                # The scheduler's HTTP endpoints (health, metrics) on a free port: several clusters can run at once.
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0" if processes else ":0"},
+                silence_logs=50,
+            )
+        except BaseException:
+            _restore_mask(mask)
+            raise
+        try:
+            _restore_mask(mask)
             with Client(cluster, set_as_default=False) as client:
-                yield client
+                try:
+                    yield client
+                except BaseException:  # a stop (Ctrl-C) or an error: let the running tasks see it and end first
+                    _wait_until_idle(client, STOP_WAIT_SECONDS)
+                    raise
         finally:
             cluster.close()
+            if ours:
+                _stop_resource_tracker()
         return
     client = connect(address, timeout=timeout)
     try:
         yield client
     finally:
         client.close()
+
+
+def _block_sigint() -> set[int | signal.Signals] | None:
+    """Block SIGINT in this thread; the previous mask (None where signal masks do not exist).
+
+    Call :func:`_start_resource_tracker` first: started later, by the thread that spawns the first worker,
+    multiprocessing's resource tracker would unblock SIGINT in that thread once it has spawned the tracker
+    (``ensure_running`` ends with ``SIG_UNBLOCK`` whatever the mask was), and every worker after it would get
+    Ctrl-C again."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _start_resource_tracker() -> bool:
+    """Start multiprocessing's resource tracker (the local cluster's spawned workers use it); True when this call
+    started it — only then does the cluster stop it (:func:`_stop_resource_tracker`): one already running belongs
+    to something else of this process (a sweep's worker pool), whose processes hold its pipe open."""
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    running = getattr(tracker, "_fd", None) is not None
+    resource_tracker.ensure_running()
+    return not running
+
+
+def _restore_mask(mask: set[int | signal.Signals] | None) -> None:
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+#: Longest wait, after a stop, for the local workers' running tasks to end before the cluster is closed: a worker
+#: closed while it runs a task takes about 4 s to be shut down; a task that looks at its cancel token (the vetted
+#: noise of a partition: :class:`engine.scale.out_of_core.StagingCancelToken`) ends within half a second.
+STOP_WAIT_SECONDS = 2.0
+
+
+def _wait_until_idle(client: Any, seconds: float) -> None:
+    """Wait up to ``seconds`` until no worker of ``client``'s cluster executes a task (cancelled ones included)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            busy = client.run(lambda dask_worker: dask_worker.state.executing_count)
+        except Exception:  # noqa: BLE001 - a cluster that cannot answer is closed as it is
+            return
+        if not any(busy.values()):
+            return
+        time.sleep(0.05)
+
+
+#: Longest wait for the resource tracker to exit once its pipe is closed (it exits at once unless another process
+#: holds the pipe: then it is left to exit with that process, and this process is not blocked).
+TRACKER_STOP_SECONDS = 2.0
+
+
+def _stop_resource_tracker() -> None:
+    """Stop and reap the resource tracker :func:`_start_resource_tracker` started: left to itself it exits only
+    after this process has, orphaned, so a command's process group outlived the command (issue 33 §2). The wait is
+    bounded: a process forked meanwhile (a sweep's worker pool started by another thread) holds the tracker's pipe
+    open, and multiprocessing's own ``_stop`` would wait for it forever. It is started again on demand if anything
+    needs it."""
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    lock = getattr(tracker, "_lock", None)
+    if tracker is None or lock is None:  # pragma: no cover - another Python's multiprocessing
+        return
+    with lock:
+        fd, pid = getattr(tracker, "_fd", None), getattr(tracker, "_pid", None)
+        if fd is None:
+            return
+        os.close(fd)  # closing the pipe's last write end stops the tracker
+        tracker._fd = None
+        if pid is None:  # pragma: no cover - a tracker inherited from a parent process
+            return
+        deadline = time.monotonic() + TRACKER_STOP_SECONDS
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # reaped already
+                done = pid
+            if done == pid:
+                tracker._pid = None
+                return
+            if time.monotonic() >= deadline:
+                return  # another process holds its pipe: it exits with that process
+            time.sleep(0.02)
 
 
 def connect(address: str, *, timeout: float | None = None) -> Any:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,10 +39,10 @@ import numpy as np
 import pandas as pd
 
 from engine.data.preparation import SCALED_SPREAD, TableProblem, TooFewRowsError, privacy_note, table_problems
-from engine.errors import InvalidParameterError
+from engine.errors import CancelledError, InvalidParameterError
 from engine.fingerprint import FINGERPRINT_TEXT, keyed_hasher
 from engine.mechanisms.base import PartitionPlan
-from engine.progress import Progress, ProgressCallback
+from engine.progress import CancelToken, Progress, ProgressCallback
 from engine.release import ReleaseConfig, privatize, release_sampler, sampler_note
 from engine.rng import SEEDED_WARNING
 from engine.scale.atomic_output import check_output_directory, commit, staging_directory, write_partition
@@ -130,6 +131,31 @@ class PartitionJob:
         return np.random.default_rng(seq)
 
 
+class StagingCancelToken(CancelToken):
+    """Cancelled once the release's staging folder is gone: the driver removes it when the release stops (Ctrl-C,
+    an error), before it closes the cluster. A partition task drawing vetted noise (minutes for a large partition)
+    looks between chunks, at most every :data:`CANCEL_POLL` seconds, so the workers stop within about a second
+    instead of finishing noise nobody will write — on a remote cluster too (its workers write into that folder)."""
+
+    def __init__(self, directory: str) -> None:
+        super().__init__()
+        self._directory = directory
+        self._gone = False
+        self._looked = -math.inf
+
+    @property
+    def cancelled(self) -> bool:
+        now = time.monotonic()
+        if not self._gone and now - self._looked >= CANCEL_POLL:
+            self._looked = now
+            self._gone = not os.path.isdir(self._directory)
+        return self._gone or super().cancelled
+
+
+#: Seconds between a partition task's looks at its staging folder.
+CANCEL_POLL = 0.25
+
+
 def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, Any]:
     data, failure = _read(partition, job.columns)
     if failure is not None:
@@ -149,7 +175,13 @@ def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, An
     assert prep is not None, "the driver fits the map first when it needs the data's statistics"
     x, report["clipped_rows"], report["clipped_values"] = prepare_rows(raw, prep)
     del raw
-    release = privatize(job.plan, x, sampler=job.sampler, rng=job.rng(index), seeded=job.seeded)
+    # one thread per partition task: the cluster runs the partitions in parallel
+    cancel = StagingCancelToken(job.directory) if job.sampler == "opendp" else None
+    try:
+        release = privatize(job.plan, x, sampler=job.sampler, rng=job.rng(index), seeded=job.seeded, workers=1,
+                            cancel=cancel)
+    except CancelledError:
+        return {**report, "cancelled": True}
     value = np.asarray(release.value)
     report["details"], report["guarantee"] = dict(release.details), release.guarantee
     del x, release
@@ -390,6 +422,8 @@ def run_out_of_core_release(
         task = dask.delayed(_release_task, pure=True)
         reports = _run(client, [task(p, j, job_future) for j, p in enumerate(plan.partitions)],
                        "release", progress)
+        if any(r.get("cancelled") for r in reports):  # the staging folder went away under the release
+            raise CancelledError("the release was cancelled (its staging folder was removed); nothing was written")
         _raise_first_problem(reports)
         for report in reports:
             if "io_error" in report:

@@ -24,10 +24,13 @@ need the whole table).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from engine.errors import InvalidParameterError
-from engine.guarantee import GuaranteeStatement
-from engine.mechanisms import RecordMechanism
+
+if TYPE_CHECKING:  # annotations only: `privatize --help` reads MODES without importing the mechanisms
+    from engine.guarantee import GuaranteeStatement
+    from engine.mechanisms import RecordMechanism
 
 #: Execution modes of the out-of-core release → what the guarantee says about them.
 MODES: dict[str, str] = {

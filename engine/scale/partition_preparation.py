@@ -41,6 +41,7 @@ from engine.data.preparation import (
     TableProblem,
     TooFewRowsError,
     _numeric,
+    _safe_row_norms,
     _shrink_into_ball,
     row_label,
     table_problems,
@@ -234,11 +235,10 @@ def partition_max_norm(raw: np.ndarray, centre: np.ndarray, scale: np.ndarray) -
 
 def _input_norms(raw: np.ndarray, centre: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        x = raw - centre
-        x /= scale
-        big = np.max(np.abs(x), axis=1, keepdims=True)
-        big[~((big > 0) & np.isfinite(big))] = 1.0
-        norms = np.linalg.norm(x / big, axis=1) * big[:, 0]
+        x = raw - centre  # (a new array: raw is the partition's decoded columns)
+        if not np.all(scale == 1.0):  # dividing by 1 changes no value: skipped for the unscaled modes
+            x /= scale
+        norms = _safe_row_norms(x)  # as the in-memory path: row by row, in row blocks
     return x, norms
 
 

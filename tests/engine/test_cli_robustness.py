@@ -138,3 +138,119 @@ def test_mechanism_constructors_refuse_parameters_that_overflow():
         PrivateProjection(b=0.5, epsilon1=1.0, delta1=1e-5, epsilon2=0.5, delta2=1e-320)
     with pytest.raises(InvalidParameterError, match="epsilon of the jl-laplace mechanism"):
         JLLaplace(k=5, epsilon=1e-300, d=3)
+
+
+@pytest.mark.slow  # a real process and a real SIGINT (≈ 5 s)
+def test_ctrl_c_stops_a_long_vetted_release_within_seconds(tmp_path):
+    """Issue 35 item 8: the default (OpenDP) release draws its noise in chunks and looks at Ctrl-C between them.
+    A release announced as taking about a minute or more stops within a few seconds of Ctrl-C, says so in one line,
+    exits 130 and writes nothing (before: one uninterruptible call, 138 s on 200,000 rows)."""
+    from engine.cli.privatize import ANNOUNCE_SECONDS
+    from engine.mechanisms.samplers import OPENDP_SECONDS_PER_VALUE, available_cores
+
+    rows = int(ANNOUNCE_SECONDS * 1.5 * available_cores() / OPENDP_SECONDS_PER_VALUE / 15)  # announced: ≥ 90 s
+    table = tmp_path / "big.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(rows, 15)), columns=[f"c{j}" for j in range(15)]).to_parquet(table)
+    out = tmp_path / "private.csv"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "privatize", "--input", str(table), "--features",
+         ",".join(f"c{j}" for j in range(15)), *GAUSS, "--output", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    announced = proc.stderr.readline()
+    assert announced.startswith("note: OpenDP's vetted sampler draws about"), announced
+    assert "Ctrl-C stops it" in announced
+    time.sleep(2.0)  # into the chunks (preparing 750,000 rows takes about a second)
+    signalled = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    stopped_after = time.perf_counter() - signalled
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    assert stderr.strip().splitlines()[-1] == ("error: the release was stopped (Ctrl-C) before its noise was "
+                                               "complete; nothing was written")
+    assert stopped_after < 10.0, stopped_after  # the whole release: 90 s or more; a chunk: a fraction of a second
+    assert not out.exists() and not list(tmp_path.glob("private.csv*"))
+
+
+def _session_members(sid: int) -> list[str]:
+    """Processes (alive or not yet reaped) whose session is ``sid``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:
+            found.append(f"{stat.parent.name} ({fields[0]})")
+    return found
+
+
+@pytest.mark.slow  # a real local cluster (≈ 5 s)
+def test_a_dask_release_leaves_no_process_behind(tmp_path):
+    """Issue 33 §2: after `privatize --engine dask` ends, nothing of its local cluster is left in its session (the
+    resource tracker of the spawned workers used to outlive the command, orphaned)."""
+    table = tmp_path / "t.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(2_000, 3)), columns=["a", "b", "c"]).to_parquet(table)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "privatize", "--engine", "dask", "--workers", "1", "--input", str(table),
+         "--features", "a,b,c", *GAUSS, "--sampler", "numpy", "--output", str(tmp_path / "out")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    _, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr
+    assert _session_members(proc.pid) == []
+
+
+@pytest.mark.slow  # a real local cluster, a real Ctrl-C (≈ 15 s)
+def test_ctrl_c_stops_a_vetted_dask_release_and_leaves_nothing_behind(tmp_path):
+    """Issue 35 item 8 on Dask: Ctrl-C in a terminal (SIGINT to the whole process group, the workers too) during the
+    vetted release pass stops it — the partition tasks see their staging folder gone between noise chunks — with one
+    line and exit 130: no traceback from the workers, no output or staging folder, no process left in the session.
+    The release would take over a minute (9 million values at about 16 µs each on 2 cores); the 60 s wait is only a
+    guard against a hang (it stops in a few seconds)."""
+    rows = 600_000
+    table = tmp_path / "big.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(rows, 15)), columns=[f"c{j}" for j in range(15)]).to_parquet(table)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "privatize", "--engine", "dask", "--workers", "2", "--input", str(table),
+         "--features", ",".join(f"c{j}" for j in range(15)), *GAUSS, "--normalize", "clip", "--no-standardize",
+         "--partition-rows", "150000", "--output", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    seen = []
+    while not seen or (seen[-1] and not seen[-1].startswith("release:")):  # the release pass has started
+        seen.append(proc.stderr.readline())
+    assert seen[-1].startswith("release:"), seen
+    time.sleep(2.0)  # the workers are drawing noise
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr and stdout == "", stderr
+    assert stderr.strip().splitlines()[-1] == "error: interrupted (Ctrl-C); no output was written"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.parquet"]  # no output, no staging folder
+    assert _session_members(proc.pid) == []
+
+
+def test_a_table_too_large_for_memory_is_refused_up_front_with_the_dask_engine_named(tmp_path, capsys, monkeypatch):
+    """Issue 33 §3: a Parquet table whose in-memory release would not fit (its size read from the file's metadata)
+    is refused before it is read, in one line that names --engine dask."""
+    import types
+
+    import psutil
+
+    from engine.release import in_memory_release_bytes
+
+    table = tmp_path / "t.parquet"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(5_000, 3)), columns=["a", "b", "c"]).to_parquet(table)
+    need = in_memory_release_bytes(5_000, 3)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: types.SimpleNamespace(available=need - 1))
+    out = tmp_path / "o.csv"
+    code = main(["privatize", "--input", str(table), "--features", "a,b,c", *GAUSS, "--output", str(out)])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and "--engine dask" in err and "5,000 rows × 3 columns" in err, err
+    assert not out.exists()
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: types.SimpleNamespace(available=need))
+    assert main(["privatize", "--input", str(table), "--features", "a,b,c", *GAUSS, "--sampler", "numpy",
+                 "--output", str(out)]) == 0

@@ -97,3 +97,39 @@ def test_json_output_converts_numpy_values(capsys):
 
     print_json({"a": np.arange(3), "b": np.float64(0.5), "c": [np.int64(2), float("inf")]})
     assert json.loads(capsys.readouterr().out) == {"a": [0, 1, 2], "b": 0.5, "c": [2, "inf"]}
+
+
+def test_privatize_help_imports_numpy_at_most():
+    """Issue 33: `privatize --help` took 0.87 s (pandas imported at the top of cli/_data_flags.py, the mechanisms for
+    their names); now it imports numpy at most (the data spec's constants), in about the time of `import numpy`."""
+    rc, modules, stderr = _modules_after("privatize", "--help")
+    assert rc == 0, stderr
+    heavy = sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+    assert heavy in ([], ["numpy"]), heavy
+    assert not [m for m in modules if m.startswith(("engine.mechanisms", "engine.release", "engine.data.preparation",
+                                                     "engine.scale.out_of_core"))]
+
+
+def test_the_help_lists_every_registered_mechanism():
+    from engine.cli._parameter_flags import MECHANISM_KINDS
+    from engine.mechanisms import MECHANISMS
+
+    assert MECHANISM_KINDS == tuple(sorted(MECHANISMS))
+
+
+def test_the_command_line_runs_native_pools_on_one_thread_unless_told_otherwise():
+    """Issue 33: one rule everywhere — the command line, like the server and the sweeps' workers, gives BLAS and
+    OpenMP one thread each before numpy loads (engine.native_threads); an operator's own setting wins."""
+    import os
+
+    from engine.native_threads import NATIVE_THREADS
+
+    code = ("import json, os, runpy, sys\nsys.argv = ['engine', '--version']\n"
+            "try:\n    runpy.run_module('engine', run_name='__main__', alter_sys=True)\nexcept SystemExit:\n    pass\n"
+            f"print(json.dumps({{k: os.environ.get(k) for k in {sorted(NATIVE_THREADS)!r}}}))\n")
+    env = {k: v for k, v in os.environ.items() if k not in NATIVE_THREADS}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, env=env)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == NATIVE_THREADS
+    env["OMP_NUM_THREADS"] = "3"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, env=env)
+    assert json.loads(out.stdout.strip().splitlines()[-1])["OMP_NUM_THREADS"] == "3"

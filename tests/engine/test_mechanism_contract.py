@@ -229,7 +229,7 @@ def test_opendp_noises_blocks_of_whole_rows_and_certifies_each(monkeypatch):
     vetted = [cls for cls in MECHANISMS.values() if "opendp" in cls.TAGS.samplers]
     assert vetted, "no mechanism draws with OpenDP"
     mech = vetted[0].from_budget(0.5, 1.0, 1e-5, d=D)
-    monkeypatch.setattr(samplers, "_OPENDP_BLOCK", 7)  # 2 rows of 3 per block, the last block 1 row
+    monkeypatch.setattr(samplers, "OPENDP_CHUNK_VALUES", 7)  # 2 rows of 3 per chunk, the last chunk 1 row
     x = np.full((5, D), 0.1)
     rel = privatize(mech, x, sampler="opendp")
     assert rel.value.shape == x.shape and not np.any(rel.value == x)

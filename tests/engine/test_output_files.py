@@ -179,6 +179,25 @@ def test_write_bytes_never_replaces_a_file_that_appeared_without_overwrite(tmp_p
     assert path.read_bytes() == b"new" and str(path) in written_outputs()
 
 
+def test_write_parquet_writes_the_frame_a_row_group_at_a_time(tmp_path):
+    """The values of ``to_parquet`` (read back equal, column names and order kept, no index column), in row
+    groups of the given size, atomically; and an empty frame is written with its columns."""
+    import pyarrow.parquet as pq
+
+    from engine.output_files import write_parquet
+
+    frame = pd.DataFrame(np.random.default_rng(3).normal(size=(2_500, 3)), columns=["b", "a", "z1"])
+    path = tmp_path / "o.parquet"
+    write_parquet(path, frame, rows=1_000)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 3
+    pd.testing.assert_frame_equal(pd.read_parquet(path), frame, check_exact=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.parquet"] and str(path) in written_outputs()
+    with pytest.raises(InvalidParameterError, match="appeared while the command ran"):
+        write_parquet(path, frame)
+    write_parquet(path, frame.iloc[:0], overwrite=True)
+    assert list(pd.read_parquet(path).columns) == ["b", "a", "z1"] and len(pd.read_parquet(path)) == 0
+
+
 def test_a_replaced_file_keeps_its_permissions_and_a_new_one_gets_the_umasks(tmp_path):
     """A release kept private (mode 600) stays private when --overwrite replaces it."""
     path = tmp_path / "private.csv"
@@ -435,12 +454,13 @@ def test_ctrl_c_after_a_committed_release_says_the_output_is_complete(tmp_path, 
 
 
 def test_ctrl_c_before_any_output_says_none_was_written(tmp_path, capsys, monkeypatch):
-    import engine.cli.privatize as privatize
+    import engine.release
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(privatize, "run_release", interrupted)
+    # the command imports run_release when it runs (its --help imports numpy at most)
+    monkeypatch.setattr(engine.release, "run_release", interrupted)
     code, _, err = _run(["privatize", "--dataset", "togo-demo", *GAUSS, "--seed", "1", "--output",
                          str(tmp_path / "o.csv"), "--save-config", str(tmp_path / "c.json")], capsys)
     assert code == 130

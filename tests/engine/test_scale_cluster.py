@@ -165,3 +165,31 @@ def test_sweep_engine_flags_are_checked_before_any_work(tmp_path, capsys, monkey
     err = capsys.readouterr().err
     assert err.count("\n") <= 2 and f"tcp://127.0.0.1:{port}" in err and "Traceback" not in err
     assert not (tmp_path / "s.csv").exists()
+
+
+_TRACKER_OF_A_POOL = """
+import multiprocessing, os
+from multiprocessing import resource_tracker
+from engine.scale.cluster import dask_client
+
+with multiprocessing.get_context("forkserver").Pool(1) as pool:  # a sweep's worker pool: it holds the tracker's pipe
+    assert pool.apply(os.getpid) > 0
+    tracker = resource_tracker._resource_tracker
+    before = tracker._pid
+    for processes in (False, True):
+        with dask_client(None, n_workers=1, processes=processes) as client:
+            assert client.submit(sum, [1, 2]).result() == 3
+        assert tracker._pid == before and tracker._fd is not None, "the pool's tracker was stopped"
+        os.kill(before, 0)  # still running
+print("ok")
+"""
+
+
+@pytest.mark.slow  # a real local cluster in a fresh interpreter (≈ 5 s)
+def test_a_local_cluster_returns_and_leaves_a_resource_tracker_it_did_not_start():
+    """A resource tracker already running (a sweep's worker pool started it, and the pool's processes hold its pipe)
+    is not the cluster's to stop: stopping it waited for the pool's processes forever (a Dask release after a sweep
+    in the same process, e.g. the app, never returned). The 120 s is only a guard against that hang."""
+    out = subprocess.run([sys.executable, "-c", _TRACKER_OF_A_POOL], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

@@ -7,6 +7,7 @@ Dask's own command-line entry points is in test_scale_cluster.py.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -275,6 +276,27 @@ def test_interrupted_run_leaves_no_complete_looking_output(tmp_path, client):
                                 progress=interrupt)
     assert len(staged[0]) >= 2  # partitions were being written …
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # … and nothing remains, under any name
+
+
+def test_vetted_partition_tasks_stop_when_the_staging_folder_goes(tmp_path, client):
+    """The driver removes the staging folder when a release stops; partition tasks drawing OpenDP noise see it
+    between chunks and end (StagingCancelToken), reported as a cancelled release — not as noise drawn to the end
+    and then a failed write into a missing folder."""
+    from engine.errors import CancelledError
+
+    frame = _table(40_000, seed=3)  # 4 partitions of 30,000 values: seconds of vetted noise each
+    source = _write_parquet(frame, tmp_path / "in", files=1)
+    config = ReleaseConfig(DataSpec(FEATURES, normalization=BOUNDS), GaussianMechanism(0.5, 1.0, 1e-5).to_dict())
+
+    def remove_staging(progress):
+        if progress.message == "release" and progress.done == 0:
+            for staging in [p for p in tmp_path.iterdir() if ".partial-" in p.name]:
+                shutil.rmtree(staging)
+
+    with pytest.raises(CancelledError, match="the release was cancelled"):
+        run_out_of_core_release(client, str(source), str(tmp_path / "out"), config, partition_rows=10_000,
+                                progress=remove_staging)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
 def test_output_folder_is_complete_with_its_sidecar(tmp_path, client):
