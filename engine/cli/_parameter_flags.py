@@ -3,7 +3,7 @@ import the engine's numerical modules (``privatize --help`` in about the time of
 
 from __future__ import annotations
 
-__all__ = ["MECHANISM_KINDS", "PARAMETER_FLAGS"]
+__all__ = ["PARAMETER_FLAGS"]
 
 #: Command-line flag (argparse dest) → (mechanism field, type, help).
 PARAMETER_FLAGS: dict[str, tuple[str, type, str]] = {
@@ -27,7 +27,3 @@ PARAMETER_FLAGS: dict[str, tuple[str, type, str]] = {
     "t": ("t", float, "row-wise per-coordinate threshold t ≥ t_min (jl-laplace)"),
     "target_delta": ("target_delta", float, "row-wise: choose t so the paper's failure bound equals this δ (jl-laplace)"),
 }
-
-#: The mechanisms' command-line names, for help texts (the registry, ``engine.mechanisms.MECHANISMS``, is the one
-#: home of the mechanisms; a test checks this list against it).
-MECHANISM_KINDS: tuple[str, ...] = ("gaussian", "jl-laplace", "mondrian", "projection")

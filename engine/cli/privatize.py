@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli._common import _jsonable, add_overwrite_argument, checked_output, one_line, print_json
 from engine.cli._data_flags import add_data_flags, feature_width
-from engine.cli._parameter_flags import MECHANISM_KINDS, PARAMETER_FLAGS
+from engine.cli._parameter_flags import PARAMETER_FLAGS
 from engine.cli.privatize_dask import add_arguments as add_engine_arguments
 from engine.cli.privatize_dask import check_engine_flags, run_dask_release
 from engine.data.spec import METHODS
@@ -69,7 +69,9 @@ def register(subparsers) -> None:
                         help="comma-separated feature columns (default: the configuration's, the demo's, or the "
                              "columns the Studio suggests for the table — as sweep and recommend)")
     parser.add_argument("--target", metavar="COL", help="outcome column to record in the data spec (not released)")
-    parser.add_argument("--mechanism", metavar="KIND", help=f"one of: {', '.join(MECHANISM_KINDS)}")
+    parser.add_argument("--mechanism", metavar="KIND",
+                        help="a registered mechanism's KIND (e.g. gaussian, projection); any other is refused with the "
+                        "list of registered mechanisms (the registry is read when the command runs, not for --help)")
     group = parser.add_argument_group("mechanism parameters")
     for dest, (_, kind, text) in PARAMETER_FLAGS.items():
         group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=kind, default=None, help=text)
