@@ -213,15 +213,16 @@ def release_estimate(config: RunConfig, spec: DataSpec, *, n: int, d: int) -> Ru
                                      config.candidate, n=n, d=d)
 
 
-def release_run(state: StudioState, config: RunConfig, frame: pd.DataFrame, spec: DataSpec) -> MechanismRun:
+def release_run(state: StudioState, config: RunConfig, frame: pd.DataFrame, spec: DataSpec, *,
+                shareable: bool = False, stop_key: str = "mechanisms.stop") -> MechanismRun:
     """The Mechanisms page's run of ``config``: this session's finished one, else
     :func:`engine.release_analysis.analyse_release` in a worker thread (:func:`in_background`) with a progress bar
     and a Stop button (``mechanisms.stop``), which stop it within a second or two wherever it is; announced first
     (:meth:`ui.state.StudioState.begin_work`, so that a reload during it says what it interrupted) and kept in
     ``state.runs`` with its configuration.
 
-    On a workshop server (:mod:`ui.room`) a run with fresh randomness asked by the form's Run button
-    (``state.run_request_shareable``) is the room's: one that anyone in the room already made with the same setup
+    On a workshop server (:mod:`ui.room`) a ``shareable`` run with fresh randomness (the Mechanisms form's Run button:
+    ``state.run_request_shareable``; never a Workshop measurement, "Draw again" or a seed of one's own) is the room's: one that anyone in the room already made with the same setup
     (:meth:`ui.state.RunConfig.confirm_key`) is taken, else it is made once in the room's queue (:func:`room_turn`)
     and kept for the others."""
     stored = state.remembered_run(config)
@@ -230,7 +231,7 @@ def release_run(state: StudioState, config: RunConfig, frame: pd.DataFrame, spec
     release = _release_config(config, spec)
     analysis = AnalysisConfig(program=config.program)
     room = rooms.current()
-    shared_key = config.confirm_key() if state.run_request_shareable and not config.user_seed else None
+    shared_key = config.confirm_key() if shareable and not config.user_seed else None
     if room is not None and shared_key is not None:
         shared = room.run(shared_key)
         if shared is not None:
@@ -241,7 +242,7 @@ def release_run(state: StudioState, config: RunConfig, frame: pd.DataFrame, spec
     state.begin_work(Work("run", describe_run(config), run=config))
     checkpoint()
     stop_slot = st.empty()
-    stop_slot.button("Stop the run", key="mechanisms.stop", icon=":material/stop_circle:",
+    stop_slot.button("Stop the run", key=stop_key, icon=":material/stop_circle:",
                      help="Stops the run within a second or two; the previous run stays.")
     bar = ProgressBar(st.empty(), "Releasing the data…")
 

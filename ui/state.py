@@ -516,6 +516,16 @@ class StudioState:
         """The session's sweep results computed on the data with ``fingerprint`` (others are kept, not shown)."""
         return tuple(r for r in self.sweeps if r.fingerprint == fingerprint)
 
+    def shown_sweeps(self, fingerprint: str) -> tuple[SweepResult, ...]:
+        """The sweeps the Tradeoffs page shows on the data with ``fingerprint``: a stopped sweep's finished points when
+        there is one on these data, else the last complete sweep's results."""
+        partial = self.sweep_partial
+        if partial is not None and partial.stopped and partial.data == fingerprint:
+            stopped = tuple(partial.results())
+            if stopped:
+                return stopped
+        return self.sweeps_for(fingerprint)
+
     def sweeps_status(self, fingerprint: str, form: list[SweepConfig] | None) -> Literal["none", "current",
                                                                                         "stale", "other-data"]:
         """How the session's sweeps relate to the loaded data and the form's configurations: none yet, current,
@@ -597,10 +607,16 @@ class StudioState:
         self.working = None
 
     def restored_after_reload(self) -> None:
-        """A reload brought this state back: work that was running then was interrupted."""
+        """A reload brought this state back: work that was running then was interrupted. Its request is dropped, so
+        that no page starts it again by itself under the notice that says it was interrupted: "Run it again"
+        (:meth:`run_again`) asks for it anew."""
         if self.working is not None:
             self.interrupted = self.working
             self.working = None
+        self.run_request = None
+        self.sweep_pending = ()
+        self.recommend_request = None
+        self.public_info_work.pending = None
 
     def run_again(self) -> str:
         """Ask the interrupted work's page to run it again; returns that page."""

@@ -100,7 +100,7 @@ if request is not None and state.remembered_run(request) is None:
         stop_page()
 if request is not None:
     with user_errors():
-        release_run(state, request, loaded.frame, loaded.spec)
+        release_run(state, request, loaded.frame, loaded.spec, shareable=state.run_request_shareable)
     state.run_request = None  # done, or failed with its message above: the form asks again
 
 form = form_config(kind, prepared.d, context)

@@ -53,9 +53,8 @@ draw_form(prepared.n, loaded.default_program, prepared.fingerprint)
 run_pending(state, prepared)
 
 status = state.sweeps_status(prepared.fingerprint, form_configs(state, prepared.n, loaded.default_program))
-partial = state.sweep_partial
-partial_results = partial.results() if partial is not None and partial.stopped and partial.data == \
-    prepared.fingerprint else []
+results = list(state.shown_sweeps(prepared.fingerprint))  # a stopped sweep's points, else the last sweep's
+partial_results = [r for r in results if not r.complete]
 if status == "other-data":
     st.info("The session's last sweep was computed on other data (or another preparation of them); it is kept and "
             "shown again when those data are loaded. Run the sweep for these data.", icon=":material/history:")
@@ -65,7 +64,6 @@ if status in ("none", "other-data") and not partial_results:
     stop_page()
 
 # ---- results ----------------------------------------------------------------------------------------------------
-results = partial_results or list(state.sweeps_for(prepared.fingerprint))
 stale = not partial_results and status == "stale"
 if stale:
     st.warning("**Settings changed — run again.** The results below (greyed) are of the last sweep, "

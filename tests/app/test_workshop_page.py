@@ -137,3 +137,35 @@ def test_html_report_shows_the_comparison_the_choice_and_the_rationale_escaped()
         for cell in expected.loc[line]:
             assert html.escape(cell, quote=False) in page, (line, cell)
     assert "simulation — not private" in page
+
+
+def test_measuring_several_pins_measures_each_and_never_takes_a_rooms_shared_run(monkeypatch):
+    """Two unmeasured pins are measured one after the other in one click (each run draws its own Stop button: the
+    page used to fail with a duplicate element key after the first), and on a workshop server a measurement is
+    never a run someone in the room shared — even after a Run with fresh randomness of the same setup."""
+    from ui import room as rooms
+
+    monkeypatch.setattr(rooms, "session_role", lambda: "facilitator")
+    rooms.activate(rooms.Room(slots=1))
+    try:
+        other = start_on("mechanisms")  # someone in the room runs the candidate's projection with fresh randomness
+        other.button(key="mechanisms.run").click().run()
+        assert_clean(other)
+        shared = studio(other).last_run
+        at = start_app()
+        open_page(at, "mechanisms")
+        at.button(key="mechanisms.run").click().run()  # this session's last action: a shareable Run
+        assert studio(at).last_run.result is shared.result
+        open_page(at, "feasibility")
+        at.button(key="feasibility.pin.button").click().run()
+        budget = Candidate.of("projection budget", "feasibility", shared.config.mechanism)
+        studio(at).workshop = studio(at).workshop.pin(budget)
+        open_page(at, "workshop")
+        at.button(key="workshop.measure").click().run()
+        assert_clean(at)
+        pinned = studio(at).workshop.pinned
+        assert len(pinned) == 2 and all(c.evidence is not None for c in pinned)
+        assert not any("already made in this room" in t.value for t in at.toast)
+        assert all(r.result is not shared.result for r in studio(at).runs[-2:])
+    finally:
+        rooms.activate(None)

@@ -79,7 +79,7 @@ def select_point(point_id: str, d: int) -> None:
     configured mechanism."""
     state = get_state()
     kind, _, index = str(point_id).partition(":")
-    for result in state.sweeps_for(state.data_fingerprint or ""):
+    for result in state.shown_sweeps(state.data_fingerprint or ""):  # the results the page draws
         if result.config.mechanism != kind:
             continue
         found = result.mechanism_at(int(index), d=d)

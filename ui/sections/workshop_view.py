@@ -132,7 +132,7 @@ def measure(state: StudioState, index: int, loaded: Any, program: Any) -> None:
     config = RunConfig(data=loaded.prepared.fingerprint, mechanism=mechanism, program=program,
                        candidate=candidate.guarantee, seed=seed, user_seed=user_seed,
                        dataset=state.demo_name if state.source == "demo" else None)
-    run = release_run(state, config, loaded.frame, loaded.spec)
+    run = release_run(state, config, loaded.frame, loaded.spec, stop_key=f"workshop.stop_{index}")
     evidence = candidate_from_run(run.result, candidate.label, program=program).evidence
     assert evidence is not None  # candidate_from_run always measures
     state.workshop = state.workshop.replace_candidate(index, candidate.with_evidence(evidence))
