@@ -241,6 +241,25 @@ def _shown(levels: dict[str, int], limit: int = 8) -> str:
     return ", ".join(names[:limit]) + (f", … ({len(names) - limit:,} more)" if len(names) > limit else "")
 
 
+def bounds_controls(spec: DataSpec, numeric_features: list[str], container: Any) -> tuple[tuple[float, ...],
+                                                                                         tuple[float, ...]]:
+    """The editable table of public bounds per numeric feature (started from the spec's; the edit outlives the page,
+    :func:`ui.state.editor_table`): the lower and upper bounds typed, NaN where a cell is empty."""
+    base = editor_table("bounds", "data.bounds")
+    if base is None or list(base["feature"]) != numeric_features:
+        known = dict(zip(spec.numeric_features, zip(spec.normalization.lower, spec.normalization.upper, strict=False),
+                         strict=False))
+        base = pd.DataFrame({"feature": numeric_features,
+                             "lower": [known.get(f, (math.nan, math.nan))[0] for f in numeric_features],
+                             "upper": [known.get(f, (math.nan, math.nan))[1] for f in numeric_features]})
+        get_state().set_editor_base("bounds", base)
+        forget_widget("data.bounds")
+    edited = container.data_editor(base, key="data.bounds", hide_index=True, disabled=["feature"], num_rows="fixed",
+                                   width="stretch")
+    get_state().keep_editor("bounds", edited)  # the edit outlives the page (Streamlit forgets the editor's)
+    return tuple(float(v) for v in edited["lower"]), tuple(float(v) for v in edited["upper"])
+
+
 def missing_controls(profile: pd.DataFrame, spec: DataSpec, used: list[str], categorical: dict[str, Categorical],
                      target: str | None, container: Any) -> tuple[dict[str, MissingRule], dict[str, Categorical]]:
     """One row per used column with missing cells: drop the rows, fill with a public constant (optionally with a

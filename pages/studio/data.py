@@ -31,6 +31,7 @@ from ui.cached import (
 from ui.common import DATA_DEPENDENT_NOTE, HELP, field_error, plain, show_notices, user_errors
 from ui.data_controls import (
     COLUMN_KEY_PREFIXES,
+    bounds_controls,
     build_spec,
     categorical_controls,
     feature_picker,
@@ -44,7 +45,7 @@ from ui.room import ROWS_HIDDEN, may_see_rows, shared_upload
 from ui.sections.data_choices import draw_left_out, draw_rows_kept
 from ui.sections.data_preview import draw_preview
 from ui.sections.data_upload import handle_upload
-from ui.state import editor_table, forget_widget, forget_widgets_with_prefix, get_state, seed_widget, widget
+from ui.state import forget_widget, forget_widgets_with_prefix, get_state, seed_widget, widget
 
 state = get_state()
 if state.entered_page:
@@ -232,23 +233,7 @@ else:
             st.caption("Public bounds per numeric feature — from a codebook, legal limits or published ranges, never "
                        "from these data. Values outside are clipped to the bounds. Encoded text columns are 0/1 and "
                        "need no bounds.")
-            base = editor_table("bounds", "data.bounds")
-            if base is None or list(base["feature"]) != numeric_features:
-                known = dict(zip(active_spec.numeric_features, zip(active_spec.normalization.lower,
-                                                                    active_spec.normalization.upper, strict=False),
-                                 strict=False))
-                base = pd.DataFrame(
-                    {"feature": numeric_features,
-                     "lower": [known.get(f, (math.nan, math.nan))[0] for f in numeric_features],
-                     "upper": [known.get(f, (math.nan, math.nan))[1] for f in numeric_features]}
-                )
-                state.set_editor_base("bounds", base)
-                forget_widget("data.bounds")
-            edited = st.data_editor(base, key="data.bounds", hide_index=True, disabled=["feature"],
-                                    num_rows="fixed", width="stretch")
-            state.keep_editor("bounds", edited)  # the edit outlives the page (Streamlit forgets the editor's)
-            lower = tuple(float(v) for v in edited["lower"])
-            upper = tuple(float(v) for v in edited["upper"])
+            lower, upper = bounds_controls(active_spec, numeric_features, st.container())
             st.button("Fill with the data's own min and max (exploration only)", key="data.fill_bounds",
                       on_click=fill_bounds_from_data, args=(tuple(numeric_features),), icon=":material/warning:",
                       help="Reads the bounds from the sensitive data itself, so the preparation is no longer "
