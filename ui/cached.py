@@ -536,9 +536,10 @@ def noise_advice(mechanism: RecordMechanism, d: int) -> str:
 
 
 @st.cache_data(max_entries=16, ttl="2h", show_spinner=False, hash_funcs=CONFIG_HASH)
-def suggested_target(data_key: str, _prepared: PreparedData, program: ProgramConfig) -> TargetSuggestion:
+def suggested_target(fingerprint: str, _prepared: PreparedData, program: ProgramConfig) -> TargetSuggestion:
     """A recommender target between the best rule that uses no data and the non-private program
-    (``engine.recommend.suggest_target``)."""
+    (``engine.recommend.suggest_target``), cached by the prepared data's ``fingerprint`` (the used columns and the
+    spec: a table's key alone would serve one preparation's suggestion for another)."""
     from engine.recommend import suggest_target
 
     return suggest_target(_prepared, program)

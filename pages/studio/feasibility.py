@@ -255,7 +255,7 @@ else:
     headline = rec_program.headline_metric
     with st.form("feasibility.recommend_form"):
         r1, r2, r3 = st.columns([0.4, 0.35, 0.25])
-        suggested = suggested_target(rec_loaded.key, rec_loaded.prepared, rec_program)
+        suggested = suggested_target(rec_loaded.prepared.fingerprint, rec_loaded.prepared, rec_program)
         default = (f"{headline}>=0" if suggested.target is None else
                    f"{suggested.target.metric}{suggested.target.op}{suggested.target.value:g}")
         seed_widget("feasibility.rec_target", default)
