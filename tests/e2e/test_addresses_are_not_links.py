@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.e2e.conftest import PAGES, go, idle, no_exception
+from tests.e2e.conftest import go, no_exception, open_upload_on_data_page, upload_file
 
 pytestmark = pytest.mark.e2e
 
@@ -26,20 +26,13 @@ def _links_to_the_host(page) -> list[str]:
 
 def test_column_names_that_are_addresses_are_not_links(page, server, tmp_path):
     url, _, _ = server
-    page.goto(url)
-    page.wait_for_function("t => { const h = document.querySelector('h1'); return h && h.innerText.trim() === t; }",
-                           arg=PAGES[""], timeout=120_000)
-    idle(page, settle=False)
-    go(page, "data")
+    open_upload_on_data_page(page, url)  # by its address: the Start page is walked by the workflow test
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({COLUMNS[0]: rng.normal(size=60).round(3), COLUMNS[1]: rng.integers(0, 9, 60),
                           COLUMNS[2]: ["a", "b", "c"] * 20, COLUMNS[3]: np.arange(60) % 2})
     path = tmp_path / "addresses.csv"
     frame.to_csv(path, index=False)
-    page.get_by_text("Upload a file", exact=True).click()
-    idle(page)
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
-    idle(page)
+    upload_file(page, path)
     from playwright.sync_api import expect
 
     expect(page.locator('[data-testid="stSidebar"]')).to_contain_text("n = 60 people", timeout=60_000)
