@@ -179,7 +179,9 @@ def test_a_reload_during_a_sweep_says_what_it_interrupted_and_runs_it_again(page
     idle(page)
     expect(page.get_by_text("The page was reloaded while the sweep of projection, gaussian", exact=False)
            ).to_be_visible(timeout=60_000)
-    assert page.get_by_role("spinbutton", name="Seed", exact=True).input_value() == "5"  # the typed seed is kept
+    # the typed seed is kept (waited for: the notice is drawn before the page's form, which a loaded machine redraws
+    # a moment later)
+    expect(page.get_by_role("spinbutton", name="Seed", exact=True)).to_have_value("5", timeout=30_000)
     click_button(page, "Run it again")  # the same sweep runs again (its cells finished before the reload are reused)
     idle(page, timeout=300_000)
     expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)

@@ -173,6 +173,14 @@ def test_ctrl_c_stops_a_long_vetted_release_within_seconds(tmp_path):
     assert not out.exists() and not list(tmp_path.glob("private.csv*"))
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before exec: SIGINT as a shell started from a terminal gives it (default action, not blocked) —
+    not whatever this test process inherited or was left with by an earlier test in the same worker (a blocked or
+    ignored SIGINT is inherited across exec, and Python installs no KeyboardInterrupt handler over an ignored one)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _session_members(sid: int) -> list[str]:
     """Processes (alive or not yet reaped) whose session is ``sid``."""
     found = []
@@ -218,6 +226,7 @@ def test_ctrl_c_stops_a_vetted_dask_release_and_leaves_nothing_behind(tmp_path):
          "--features", ",".join(f"c{j}" for j in range(15)), *GAUSS, "--normalize", "clip", "--no-standardize",
          "--partition-rows", "150000", "--output", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
     )
     seen = []
     while not seen or (seen[-1] and not seen[-1].startswith("release:")):  # the release pass has started
@@ -225,7 +234,12 @@ def test_ctrl_c_stops_a_vetted_dask_release_and_leaves_nothing_behind(tmp_path):
     assert seen[-1].startswith("release:"), seen
     time.sleep(2.0)  # the workers are drawing noise
     os.killpg(proc.pid, signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # a hang: end it, and say what the command printed
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"Ctrl-C did not stop the release within 60 s; it printed: {''.join(seen)}{stderr}")
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr and stdout == "", stderr
     assert stderr.strip().splitlines()[-1] == "error: interrupted (Ctrl-C); no output was written"
