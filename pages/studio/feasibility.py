@@ -8,7 +8,6 @@ import streamlit as st
 
 from engine.errors import EngineError
 from engine.evaluation.programs import ProgramConfig
-from engine.mechanisms import budgeted_kinds, preselected_kinds
 from engine.validation import check_interval
 from ui.cached import (
     CEILING_BS,
@@ -18,15 +17,13 @@ from ui.cached import (
     feasibility_report,
     feasibility_surface,
     gamma_ceiling,
-    suggested_target,
 )
 from ui.common import HELP, b_in_data_units, field_error, stale_block, user_errors
 from ui.figures.feasibility import b_max_figure, gamma_max_figure, region_figure
 from ui.figures.theme import exact, fmt, fmt_param
 from ui.runs import recommendation
 from ui.sections.feasibility_example import draw_example1
-from ui.sections.feasibility_recommendation import draw_recommendation
-from ui.sections.tradeoffs_form import MECH_LABELS
+from ui.sections.feasibility_recommendation import draw_recommend_form, draw_recommendation
 from ui.sections.workshop_pin import draw_pin_budget
 from ui.state import (
     STUDIO_B,
@@ -252,26 +249,7 @@ rec_program = state.program_or(rec_loaded.default_program) if rec_loaded is not 
 if rec_loaded is None or rec_loaded.prepared.y is None or rec_program is None:
     st.info("Choose a target column and a program on the Data page to get a recommendation.", icon=":material/info:")
 else:
-    headline = rec_program.headline_metric
-    with st.form("feasibility.recommend_form"):
-        r1, r2, r3 = st.columns([0.4, 0.35, 0.25])
-        suggested = suggested_target(rec_loaded.prepared.fingerprint, rec_loaded.prepared, rec_program)
-        default = (f"{headline}>=0" if suggested.target is None else
-                   f"{suggested.target.metric}{suggested.target.op}{suggested.target.value:g}")
-        seed_widget("feasibility.rec_target", default)
-        r1.text_input("Target", key="feasibility.rec_target",
-                      help="METRIC>=VALUE or METRIC<=VALUE: accuracy>=0.75, gamma>=0.9 (the decision agreement on "
-                      "these data — not Theorem 1's worst-case γ), profit>=90% (of the non-private profit), "
-                      "extra_exclusion_errors_population<=10000. The default sits halfway between the best rule "
-                      "that uses no data and the non-private program: " + suggested.text + ".")
-        seed_widget("feasibility.rec_mechanisms", list(preselected_kinds()))
-        r2.multiselect("Mechanisms", budgeted_kinds(), key="feasibility.rec_mechanisms",
-                       format_func=MECH_LABELS.get)
-        seed_widget("feasibility.rec_confidence", 0.95)
-        r3.number_input("Confidence", key="feasibility.rec_confidence", min_value=0.5, max_value=0.999, step=0.01)
-        st.form_submit_button("Recommend", type="primary", key="feasibility.recommend", icon=":material/explore:")
-    if suggested.target is None:
-        st.warning(suggested.text[0].upper() + suggested.text[1:] + ".", icon=":material/report:")
+    draw_recommend_form(rec_loaded.prepared, rec_program)
     asked = None
     with user_errors(prefix="Recommendation: "):
         from engine.recommend import RecommendConfig, Target

@@ -10,10 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from engine.attacks.threat_model import protection_in_words
-from engine.mechanisms import MECHANISMS
+from engine.data.preparation import PreparedData
+from engine.evaluation.programs import ProgramConfig
+from engine.mechanisms import MECHANISMS, budgeted_kinds, preselected_kinds
+from ui.cached import suggested_target
 from ui.common import readable_table
 from ui.figures.theme import fmt
+from ui.sections.tradeoffs_form import MECH_LABELS
 from ui.sections.workshop_pin import draw_pin_recommendation
+from ui.state import seed_widget
 
 
 def draw_recommendation(rec: Any, prepared: Any, use_recommended: Callable[..., None], program: Any) -> None:
@@ -54,3 +59,28 @@ def draw_recommendation(rec: Any, prepared: Any, use_recommended: Callable[..., 
                f"({len(rec.evaluated)} points evaluated in {fmt(rec.seconds)} s; a seeded simulation, not a "
                "release)." + ("" if not unmet else " No ε in the searched range meets the target for: " + "; ".join(
                    f"{MECHANISMS[m].LABEL} at B = {fmt(b)}" for m, b in unmet) + "."))
+
+
+def draw_recommend_form(prepared: PreparedData, program: ProgramConfig) -> None:
+    """The recommender's form: the target — by default halfway between the best rule that uses no data and the
+    non-private program (:func:`ui.cached.suggested_target`) —, the mechanisms searched and the confidence."""
+    headline = program.headline_metric
+    with st.form("feasibility.recommend_form"):
+        r1, r2, r3 = st.columns([0.4, 0.35, 0.25])
+        suggested = suggested_target(prepared.fingerprint, prepared, program)
+        default = (f"{headline}>=0" if suggested.target is None else
+                   f"{suggested.target.metric}{suggested.target.op}{suggested.target.value:g}")
+        seed_widget("feasibility.rec_target", default)
+        r1.text_input("Target", key="feasibility.rec_target",
+                      help="METRIC>=VALUE or METRIC<=VALUE: accuracy>=0.75, gamma>=0.9 (the decision agreement on "
+                      "these data — not Theorem 1's worst-case γ), profit>=90% (of the non-private profit), "
+                      "extra_exclusion_errors_population<=10000. The default sits halfway between the best rule "
+                      "that uses no data and the non-private program: " + suggested.text + ".")
+        seed_widget("feasibility.rec_mechanisms", list(preselected_kinds()))
+        r2.multiselect("Mechanisms", budgeted_kinds(), key="feasibility.rec_mechanisms",
+                       format_func=MECH_LABELS.get)
+        seed_widget("feasibility.rec_confidence", 0.95)
+        r3.number_input("Confidence", key="feasibility.rec_confidence", min_value=0.5, max_value=0.999, step=0.01)
+        st.form_submit_button("Recommend", type="primary", key="feasibility.recommend", icon=":material/explore:")
+    if suggested.target is None:
+        st.warning(suggested.text[0].upper() + suggested.text[1:] + ".", icon=":material/report:")
