@@ -337,6 +337,32 @@ def test_issue_oracle_congenial_wasserstein():
     assert fixed.exact and fixed.epsilon == pytest.approx(0.8410, abs=5e-4)
 
 
+@pytest.mark.parametrize("replicates", [2, 3])
+def test_replicates_published_together_keep_the_composed_claim_and_the_uncomposed_one_is_caught(replicates):
+    """Issue 30 §2: R independent draws of one period's release, published together, are one joint mechanism with
+    the product law; its exact realised ε is the largest |log-ratio| over the joint outputs. The printed guarantee
+    (``compose_replicates``: R·ε) holds; the mutation that prints one replicate's ε for all R is caught (congenial
+    base, the issue's table, derived Δ_z = 4: one draw realises 0.841 of its claimed 1)."""
+    from engine.accounting.composition import compose_replicates
+    from engine.public_info.count_release import release_guarantee
+
+    public = ("last-period", "total", "subcount")
+    tables = coupled_count_tables(public, True)
+    config = _config("wasserstein", "congenial", public, _derived_delta_z(public, True))
+    one = audit_count_release(tables, config)
+    assert one.exact and one.maximum_listed  # every output of one draw is listed: the joint law is exact too
+    p0, p1 = one.p0[one.resolved_mask], one.p1[one.resolved_mask]
+    ratio = np.log(p1) - np.log(p0)
+    joint = ratio
+    for _ in range(replicates - 1):  # the joint outputs' log-ratios: sums over independent draws
+        joint = np.add.outer(joint, ratio).ravel()
+    realised = float(np.max(np.abs(joint)))
+    assert realised == pytest.approx(replicates * one.epsilon, rel=1e-9)  # R × one draw's worst output
+    claimed = compose_replicates(release_guarantee(config, 1, True), replicates).epsilon
+    assert claimed == pytest.approx(replicates * 1.0) and realised <= claimed + 1e-9
+    assert realised > 1.0 + 0.5  # printing one replicate's ε = 1 for the R draws would be violated: caught
+
+
 @pytest.mark.slow
 def test_issue_oracle_post_processing():
     """Issue 30 §1: post-processing, two regions with 50 cases each (every case in the sub-count too), one person
