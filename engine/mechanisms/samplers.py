@@ -23,7 +23,9 @@ A mechanism draws its noise through a :class:`NoiseSampler` handed to its ``rele
     so chunks are drawn by ``workers`` threads at once; between chunks the sampler reports progress and looks at
     its cancel token (a chunk takes a fraction of a second), so Ctrl-C and the app's Stop take effect within
     about a second. Exact sampling costs about 15 µs a value per core (:data:`OPENDP_SECONDS_PER_VALUE`; at
-    k = None, OpenDP's default, 66 µs): a data holder's release, not a dashboard what-if.
+    k = None, OpenDP's default, 59–84 µs): a data holder's release, not a dashboard what-if. It is the fastest
+    exact sampler found on PyPI (``benchmarks/bench_vetted.py`` compares PyDP, diffprivlib and Tumult Core:
+    docs/performance.md); the only faster one, PyDP, samples an approximation of the Gaussian, so it is not used.
 ``"numpy"`` — :class:`NumpySampler`
     ``numpy.random.Generator`` draws. The only choice with a seed (then a simulation, not private) and for the
     mechanisms OpenDP cannot express exactly (each says why in its tags: ``MechanismTags.opendp_reason``).
@@ -80,14 +82,15 @@ SAMPLERS: dict[str, str] = {
 }
 
 #: OpenDP's noise granularity: values are rounded to multiples of 2^k and the noise is a discrete Gaussian on that
-#: grid (module docstring). None — OpenDP's default, the subnormal spacing 2^-1074 — costs 66 µs a value; any k from
-#: −40 to −15 about 15 µs (measured: docs/performance.md), so the finest of those with a negligible rounding term.
+#: grid (module docstring). None — OpenDP's default, the subnormal spacing 2^-1074 — costs 59–84 µs a value; any k
+#: from −40 to −10 about 14–16 µs (``benchmarks/bench_vetted.py``; docs/performance.md), so a fine one with a
+#: negligible rounding term.
 OPENDP_K = -30
 #: Values per OpenDP call: whole rows, about this many values (about 0.15 s of one core). Bounds what
 #: crosses into OpenDP at once (memory), the wait for Ctrl-C or Stop, and the rounding term √m·2^k.
 OPENDP_CHUNK_VALUES = 1 << 13
 #: CPU seconds per value of the vetted sampler at :data:`OPENDP_K` (measured on the 2-core development machine under
-#: load 3–5: 13.6–20 µs; benchmarks/bench_vetted.py): the estimate the command line warns with.
+#: load 1–8: 14.4–18.6 µs; benchmarks/bench_vetted.py): the estimate the command line warns with.
 OPENDP_SECONDS_PER_VALUE = 16e-6
 #: Values per numpy block (in-memory releases draw and add the noise in row blocks: one block's noise at a time).
 _NUMPY_BLOCK_VALUES = 1 << 20
