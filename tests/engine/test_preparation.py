@@ -564,3 +564,32 @@ def test_column_statistics_in_row_blocks_are_numpys_value_for_value(n, d):
     mean, sd = _column_mean_sd(raw, unit)
     np.testing.assert_array_equal(mean, (raw / unit).mean(axis=0))
     np.testing.assert_array_equal(sd, (raw / unit).std(axis=0))
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 8, 15, 33])
+@pytest.mark.parametrize("scale", [1e-300, 1e-3, 1.0, 3.0, 1e140])
+def test_row_norms_and_ball_projection_equal_their_definitions_bit_for_bit(d, scale):
+    """The column-wise row maximum and the masked multiply (issue 33 §2) give the values of the definitions:
+    ‖x / max|x|‖·max|x| row by row, and x[over] *= nextafter(1/‖x‖, 0) until no row's norm exceeds 1."""
+    from engine.data.preparation import _row_norms, _safe_row_norms, _shrink_into_ball
+
+    rng = np.random.default_rng(d)
+    x = rng.standard_normal((5000, d)) * scale
+    x[::13] = 0.0
+    x[::17, 0] = -0.0
+    big = np.max(np.abs(x), axis=1, keepdims=True)
+    big[~((big > 0) & np.isfinite(big))] = 1.0
+    with np.errstate(all="ignore"):
+        want = np.linalg.norm(x / big, axis=1) * big[:, 0]
+    assert np.array_equal(_safe_row_norms(x), want)
+    y = x / np.maximum(want, 1.0)[:, None]
+    expected = y.copy()
+    for _ in range(4):
+        norms = _row_norms(expected)
+        over = norms > 1.0
+        if not over.any():
+            break
+        expected[over] *= np.nextafter(1.0 / norms[over], 0.0)[:, None]
+    _shrink_into_ball(y)
+    assert np.array_equal(y, expected)
+    assert np.linalg.norm(y, axis=1).max() <= 1.0
