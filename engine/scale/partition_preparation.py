@@ -207,7 +207,7 @@ def canonical_digest(values: dict[str, np.ndarray], spec: DataSpec, rows: int, *
         for start in range(0, v.shape[0], _DIGEST_VALUES):
             block = buffer[:min(_DIGEST_VALUES, v.shape[0] - start)]
             np.add(v[start:start + _DIGEST_VALUES], 0.0, out=block)  # −0 + 0 = +0: the canonical zero
-            h.update(block)
+            h.update(block.data)  # the block's bytes (contiguous)
     return h.hexdigest()
 
 
