@@ -291,55 +291,101 @@ def run_release(
         raise InvalidParameterError(f"config must be a ReleaseConfig; got {type(config).__name__}")
     if rng is not None:
         check_rng(rng)
-    chosen = release_sampler(config, sampler)
-    mechanism = config.build_mechanism()
+    release_sampler(config, sampler)  # refused before the data are prepared
     prepared = prepare(frame, config.data)
-    stream = rng if rng is not None else make_rng(config.seed)
-    return prepared, privatize(mechanism, prepared.x, sampler=chosen, rng=stream, seeded=config.seeded,
-                               cancel=cancel, progress=progress)
+    return prepared, release_prepared(prepared, config, rng=rng, sampler=sampler, cancel=cancel, progress=progress)
 
 
-#: Peak resident memory of an in-memory release (``privatize`` without ``--engine dask``: read, prepare, release,
-#: write), in multiples of the table's values as float64 (rows × columns × 8 bytes). Measured on 2,000,000 × 15
-#: Parquet in and out with numpy noise (``benchmarks/bench_issue33.py``): 6.5 (8.6 before issue 33); rounded up.
-IN_MEMORY_PEAK_FACTOR = 7.0
-#: What the interpreter and the libraries take before any data (bytes).
-_BASE_BYTES = 300 * 2**20
-
-
-def in_memory_release_bytes(rows: int, columns: int) -> int:
-    """Bytes an in-memory release of a ``rows`` × ``columns`` numeric table needs at its peak (an estimate:
-    :data:`IN_MEMORY_PEAK_FACTOR`).
-
-    >>> round(in_memory_release_bytes(10_000_000, 15) / 1e9, 1)
-    8.7
-    """
-    return int(IN_MEMORY_PEAK_FACTOR * rows * columns * 8 + _BASE_BYTES)
-
-
-def check_in_memory_fits(rows: int, columns: int, available: int) -> None:
-    """Refuse, before reading it, a table whose in-memory release needs more than ``available`` bytes, naming the
-    out-of-core release instead.
+def release_prepared(
+    prepared: PreparedData, config: ReleaseConfig, *, rng: np.random.Generator | None = None,
+    sampler: str | None = None, cancel: CancelToken | None = None, progress: ProgressCallback | None = None,
+) -> Release:
+    """The release of data already prepared with ``config.data`` (:func:`engine.data.preparation.prepare`, or
+    :func:`~engine.data.preparation.prepare_parquet` for a Parquet table read column by column): what
+    :func:`run_release` does after preparing, with the same defaults, so the same seed gives the same values.
 
     Raises
     ------
     InvalidParameterError
-        With the table's size, the estimate, what is available and ``--engine dask``.
+        ``prepared`` was made with another data spec, or the sampler is refused (:func:`release_sampler`).
+    """
+    if not isinstance(config, ReleaseConfig):
+        raise InvalidParameterError(f"config must be a ReleaseConfig; got {type(config).__name__}")
+    if prepared.spec != config.data:
+        raise InvalidParameterError("the data were prepared with another data spec than the configuration's — "
+                                    "prepare them with config.data")
+    if rng is not None:
+        check_rng(rng)
+    chosen = release_sampler(config, sampler)
+    stream = rng if rng is not None else make_rng(config.seed)
+    return privatize(config.build_mechanism(), prepared.x, sampler=chosen, rng=stream, seeded=config.seeded,
+                     cancel=cancel, progress=progress)
+
+
+#: Peak resident memory of an in-memory release (``privatize`` without ``--engine dask``: read, prepare, release,
+#: write), in multiples of the table's values as float64 (rows × columns × 8 bytes), when the table is read whole
+#: (CSV, or Parquet whose columns need the general preparation). Measured on 2,000,000 × 15 Parquet in and out with
+#: numpy noise (``benchmarks/bench_issue33.py``): 4.9 (6.5 before issue 33 §3's column-by-column path); rounded up.
+IN_MEMORY_PEAK_FACTOR = 6.0
+#: The same for a Parquet table of plain number columns prepared column by column
+#: (:func:`engine.data.preparation.prepare_parquet`): the prepared matrix and the release's output, each once, plus
+#: one column while it is read. Measured on the same table: see docs/performance.md ("Release at scale"); rounded up.
+BY_COLUMN_PEAK_FACTOR = 2.5
+#: What the interpreter and the libraries take before any data (bytes).
+_BASE_BYTES = 300 * 2**20
+
+
+def in_memory_release_bytes(rows: int, columns: int, *, by_column: bool = False) -> int:
+    """Bytes an in-memory release of a ``rows`` × ``columns`` numeric table needs at its peak (an estimate:
+    :data:`IN_MEMORY_PEAK_FACTOR`, or :data:`BY_COLUMN_PEAK_FACTOR` for a Parquet table prepared column by column).
+
+    >>> round(in_memory_release_bytes(10_000_000, 15) / 1e9, 1)
+    7.5
+    >>> round(in_memory_release_bytes(60_000_000, 15, by_column=True) / 1e9, 1)
+    18.3
+    """
+    factor = BY_COLUMN_PEAK_FACTOR if by_column else IN_MEMORY_PEAK_FACTOR
+    return int(factor * rows * columns * 8 + _BASE_BYTES)
+
+
+def in_memory_row_limit(columns: int, available: int, *, by_column: bool = False) -> int:
+    """The most rows of ``columns`` columns an in-memory release fits in ``available`` bytes: beyond it, release
+    out of core (``--engine dask``).
+
+    >>> in_memory_row_limit(15, 24 * 2**30, by_column=True)  # a 24 GiB machine, Parquet of plain numbers
+    84850769
+    >>> in_memory_row_limit(15, 24 * 2**30)  # the same table read whole (CSV)
+    35354487
+    """
+    factor = BY_COLUMN_PEAK_FACTOR if by_column else IN_MEMORY_PEAK_FACTOR
+    return max(0, int((available - _BASE_BYTES) // (factor * max(1, columns) * 8)))
+
+
+def check_in_memory_fits(rows: int, columns: int, available: int, *, by_column: bool = False) -> None:
+    """Refuse, before reading it, a table whose in-memory release needs more than ``available`` bytes, saying up to
+    how many rows this machine releases in memory and naming the out-of-core release instead.
+
+    Raises
+    ------
+    InvalidParameterError
+        With the table's size, the estimate, what is available, the row limit and ``--engine dask``.
 
     Examples
     --------
     >>> check_in_memory_fits(1_000, 15, 2**30)
-    >>> check_in_memory_fits(100_000_000, 15, 24 * 2**30)
+    >>> check_in_memory_fits(100_000_000, 15, 24 * 2**30, by_column=True)
     Traceback (most recent call last):
     ...
-    engine.errors.InvalidParameterError: the table (100,000,000 rows × 15 columns) needs about 84 GB of memory for an in-memory release and 26 GB is available — release it out of core with --engine dask (partition by partition, on this machine's cores or a cluster)
+    engine.errors.InvalidParameterError: the table (100,000,000 rows × 15 columns) needs about 30 GB of memory for an in-memory release and 26 GB is available: this machine releases up to about 84,850,769 rows of 15 columns in memory — release it out of core with --engine dask (partition by partition, on this machine's cores or a cluster)
     """
-    need = in_memory_release_bytes(rows, columns)
+    need = in_memory_release_bytes(rows, columns, by_column=by_column)
     if need > available:
+        limit = in_memory_row_limit(columns, available, by_column=by_column)
         raise InvalidParameterError(
             f"the table ({rows:,} rows × {columns:,} columns) needs about {need / 1e9:.0f} GB of memory for an "
-            f"in-memory release and {available / 1e9:.0f} GB is available — release it out of core with --engine "
-            "dask (partition by partition, on this machine's cores or a cluster)"
+            f"in-memory release and {available / 1e9:.0f} GB is available: this machine releases up to about "
+            f"{limit:,} rows of {columns:,} columns in memory — release it out of core with --engine dask "
+            "(partition by partition, on this machine's cores or a cluster)"
         )
 
 
@@ -431,6 +477,6 @@ def cli_command(
     return " ".join(shlex.quote(p) for p in parts)
 
 
-__all__ = ["IN_MEMORY_PEAK_FACTOR", "ReleaseConfig", "ReleaseTarget", "check_in_memory_fits", "cli_command",
-           "in_memory_release_bytes", "privatize", "release_frame", "release_sampler", "release_summary",
-           "resolve_sampler", "run_release", "sampler_note"]
+__all__ = ["BY_COLUMN_PEAK_FACTOR", "IN_MEMORY_PEAK_FACTOR", "ReleaseConfig", "ReleaseTarget", "check_in_memory_fits",
+           "cli_command", "in_memory_release_bytes", "in_memory_row_limit", "privatize", "release_frame",
+           "release_prepared", "release_sampler", "release_summary", "resolve_sampler", "run_release", "sampler_note"]

@@ -177,10 +177,26 @@ def _vetted_progress(sampler: str, rows: int, width: int) -> ProgressCallback | 
     return report
 
 
-def _check_memory(path: str) -> None:
+def _parquet_columns(path: str) -> list[str] | None:
+    """The column names of a Parquet file (from its metadata), or None for any other input."""
+    from engine.data.preparation import PARQUET_EXTENSIONS
+
+    if Path(path).suffix.lower() not in PARQUET_EXTENSIONS or not Path(path).is_file():
+        return None
+    import pyarrow.parquet
+
+    try:
+        return [str(c) for c in pyarrow.parquet.ParquetFile(path).schema_arrow.names]
+    except (OSError, ValueError, TypeError, pyarrow.ArrowException):
+        return None  # not readable as Parquet: load_table says why, in one line
+
+
+def _check_memory(path: str, spec: Any) -> None:
     """Refuse up front a Parquet table whose in-memory release would not fit in this machine's available memory
-    (its size is in the file's metadata), suggesting ``--engine dask``; CSV is read as before (its size in memory
-    is not known before it is parsed)."""
+    (its size is in the file's metadata), saying up to which size this machine releases in memory and suggesting
+    ``--engine dask``; CSV is read as before (its size in memory is not known before it is parsed). ``spec``: the
+    data spec when the table may be prepared column by column (then only its columns count, at the lower peak of
+    :func:`engine.release.in_memory_release_bytes`), None when it is read whole."""
     from engine.data.preparation import PARQUET_EXTENSIONS
     from engine.release import check_in_memory_fits
 
@@ -193,7 +209,9 @@ def _check_memory(path: str) -> None:
         meta = pyarrow.parquet.ParquetFile(path).metadata
     except (OSError, ValueError, pyarrow.ArrowException):
         return  # not readable as Parquet: load_table says why, in one line
-    check_in_memory_fits(int(meta.num_rows), int(meta.num_columns), int(psutil.virtual_memory().available))
+    columns = len(spec.columns) if spec is not None else int(meta.num_columns)
+    check_in_memory_fits(int(meta.num_rows), columns, int(psutil.virtual_memory().available),
+                         by_column=spec is not None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -201,9 +219,15 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "dask":
         return run_dask_release(args)
     from engine.cli._release_flags import data_spec, mechanism_dict, read_config, save_config
-    from engine.data.preparation import PARQUET_EXTENSIONS, load_table
+    from engine.data.preparation import PARQUET_EXTENSIONS, load_table, prepare, prepare_parquet
     from engine.output_files import write_text
-    from engine.release import ReleaseConfig, release_frame, release_sampler, release_summary, run_release
+    from engine.release import (
+        ReleaseConfig,
+        release_frame,
+        release_prepared,
+        release_sampler,
+        release_summary,
+    )
 
     started = time.perf_counter()
     config = read_config(args.config) if args.config else None
@@ -221,9 +245,20 @@ def run(args: argparse.Namespace) -> int:
 
     dataset = args.dataset if args.dataset else (None if args.input else (config.dataset if config else None))
     base_spec = config.data if config else None
+    notes: list[str] = []
+    prepared = spec = None
+    frame: pd.DataFrame | None = None
     if args.input:
-        _check_memory(args.input)
-        frame = load_table(args.input)
+        columns = _parquet_columns(args.input)
+        if columns is not None and (args.features is not None or base_spec is not None):
+            # Feature columns named: a Parquet table of plain numbers is prepared column by column, without a table
+            # in memory (engine.data.preparation.prepare_parquet); anything else is read whole, as before.
+            spec = data_spec(args, base_spec, columns, notes)
+            _check_memory(args.input, spec)
+            prepared = prepare_parquet(args.input, spec)
+        if prepared is None:
+            _check_memory(args.input, None)
+            frame = load_table(args.input)
     elif dataset:
         from engine.data.demos import load_demo
 
@@ -235,9 +270,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise InvalidParameterError("name the data with --input FILE or --dataset NAME (or a --config made on a demo)")
 
-    notes: list[str] = []
-    spec = data_spec(args, base_spec, [str(c) for c in frame.columns], notes, frame)
-    mechanism = mechanism_dict(args, config.mechanism if config else None, feature_width(frame, spec))
+    if spec is None:
+        assert frame is not None
+        spec = data_spec(args, base_spec, [str(c) for c in frame.columns], notes, frame)
+    width = len(spec.features) if prepared is not None else feature_width(frame, spec)
+    mechanism = mechanism_dict(args, config.mechanism if config else None, width)
     seed = args.seed if args.seed is not None else (config.seed if config else None)
     release_config = ReleaseConfig(data=spec, mechanism=mechanism, seed=seed, dataset=None if args.input else dataset)
     sampler = release_sampler(release_config, args.sampler)  # refuse before any work
@@ -247,21 +284,26 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         with cancel_on_interrupt(CancelToken(), _stopping) as token:
-            prepared, release = run_release(frame, release_config, sampler=sampler, cancel=token,
-                                            progress=_vetted_progress(sampler, len(frame), feature_width(frame, spec)))
+            if prepared is None:  # prepared here, and the table dropped before the noise is drawn
+                assert frame is not None
+                prepared = prepare(frame, spec)
+                del frame
+            progress = _vetted_progress(sampler, prepared.n, prepared.d)
+            release = release_prepared(prepared, release_config, sampler=sampler, cancel=token, progress=progress)
     except CancelledError:
         print(one_line("error: the release was stopped (Ctrl-C) before its noise was complete; nothing was written"),
               file=sys.stderr)
         return 130
     seconds = time.perf_counter() - t0
-    del frame  # the input table is no longer needed: its memory is free before the output is encoded
     released = release_frame(prepared, release)
+    summary = release_summary(prepared, release, release_config, seconds=seconds)
+    rows = prepared.n
+    del prepared  # the prepared matrix is no longer needed: its memory is free before the output is encoded
     _write(released, output, overwrite=args.overwrite)
 
-    summary = release_summary(prepared, release, release_config, seconds=seconds)
     summary = {
         "output": str(output),
-        "rows": prepared.n,
+        "rows": rows,
         "columns": [str(c) for c in released.columns],
         **summary,
         "seconds_total": time.perf_counter() - started,

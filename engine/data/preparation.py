@@ -66,6 +66,7 @@ References
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -140,6 +141,7 @@ __all__ = [
     "preparation_notes",
     "preparation_steps",
     "prepare",
+    "prepare_parquet",
     "privacy_note",
     "row_label",
     "table_problems",
@@ -465,7 +467,7 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
 
 
 #: Rows per block of the row-wise steps (norms, largest entries): their temporaries are one block, not the matrix.
-_ROW_BLOCK = 1 << 16
+_ROW_BLOCK = 1 << 14
 
 
 def _row_norms(x: np.ndarray) -> np.ndarray:
@@ -484,10 +486,21 @@ def _safe_row_norms(x: np.ndarray) -> np.ndarray:
     out = np.empty(x.shape[0])
     for start in range(0, x.shape[0], _ROW_BLOCK):
         block = x[start:start + _ROW_BLOCK]
-        big = np.max(np.abs(block), axis=1, keepdims=True)
+        big = _row_max_abs(block)[:, None]
         big[~((big > 0) & np.isfinite(big))] = 1.0
         out[start:start + _ROW_BLOCK] = np.linalg.norm(block / big, axis=1) * big[:, 0]
     return out
+
+
+def _row_max_abs(x: np.ndarray) -> np.ndarray:
+    """``np.max(np.abs(x), axis=1)`` (a maximum is exact, NaN included), taken column by column: numpy reduces a
+    row of a few values slowly, and a column at full speed."""
+    if x.shape[1] == 0:
+        return np.max(np.abs(x), axis=1)
+    big = np.abs(x[:, 0])
+    for j in range(1, x.shape[1]):
+        np.maximum(big, np.abs(x[:, j]), out=big)
+    return big
 
 
 def _column_mean_sd(raw: np.ndarray, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -520,63 +533,37 @@ def _column_mean_sd(raw: np.ndarray, unit: np.ndarray) -> tuple[np.ndarray, np.n
     return mean, np.sqrt(column_sums(squared_deviation) / n)
 
 
+def _all_finite(x: np.ndarray) -> bool:
+    """``np.all(np.isfinite(x))`` in row blocks (no matrix of booleans)."""
+    return all(bool(np.isfinite(x[i:i + _ROW_BLOCK]).all()) for i in range(0, x.shape[0], _ROW_BLOCK))
+
+
 def _shrink_into_ball(x: np.ndarray) -> None:
-    """Scale (in place) any row whose computed norm exceeds 1 by rounding so that it is ≤ 1 exactly."""
-    for _ in range(4):
-        norms = _row_norms(x)
-        over = norms > 1.0
-        if not over.any():
-            return
-        x[over] *= np.nextafter(1.0 / norms[over], 0.0)[:, None]
-    raise AssertionError("rows could not be brought into the unit ball")  # unreachable for finite input
+    """Scale (in place) any row whose computed norm exceeds 1 by rounding so that it is ≤ 1 exactly.
+
+    Row by row (in blocks of :data:`_ROW_BLOCK` rows: each row's result is its own, and the temporaries are a
+    block's): while a row's norm exceeds 1, it is multiplied by nextafter(1/norm, 0)."""
+    for start in range(0, x.shape[0], _ROW_BLOCK):
+        block = x[start:start + _ROW_BLOCK]
+        for _ in range(4):
+            norms = np.linalg.norm(block, axis=1)
+            over = norms > 1.0
+            if not over.any():
+                break
+            # block[over] *= nextafter(1/norm, 0) for the rows over 1, without gathering and scattering them (the
+            # same products; after a clip about half the rows are over by a rounding)
+            with np.errstate(divide="ignore"):
+                factor = np.nextafter(1.0 / norms, 0.0)
+            np.multiply(block, factor[:, None], out=block, where=over[:, None])
+        else:
+            raise AssertionError("rows could not be brought into the unit ball")  # unreachable for finite input
 
 
-def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
-    r"""Validate ``frame`` for ``spec`` and map its feature rows into the unit L2 ball.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-    spec : DataSpec
-
-    Returns
-    -------
-    PreparedData
-        ``x`` with every row norm ≤ 1 (exactly, in floating point), ``y``, ``extras`` and the map.
-
-    Raises
-    ------
-    TableProblem
-        The first of :func:`table_problems`.
-
-    Notes
-    -----
-    ``clip``/``maxnorm`` with ``standardize=True`` use the sample mean and population sd of each column, and
-    ``maxnorm`` the largest row norm: statistics of the sensitive data that the mechanisms do not protect (see
-    :func:`privacy_note`). ``bounds`` uses only the public bounds; changing one record changes only that
-    record's prepared row. For ``maxnorm`` the largest prepared row norm is 1 (up to one unit in the last place).
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) ** 2})
-    >>> p = prepare(frame, DataSpec(("a", "b"), normalization=Normalization("maxnorm")))
-    >>> p.n, p.d, round(float(p.row_norms().max()), 12)
-    (20, 2, 1.0)
-    """
-    problems, decoded = _check_table(frame, spec)
-    if problems:
-        raise problems[0]
-    # What the result keeps of the decoded columns, taken before the matrix is built: the decoded columns are then
-    # dropped, and the matrix is scaled in place (issue 33 §3: the in-memory release's peak memory).
-    fingerprint = _fingerprint(frame, spec, decoded.raw)
-    y = decoded.y.copy() if decoded.y is not None else None
-    extras = {role: _readonly(decoded.extras[role].copy()) for role in (spec.roles or {})}
-    dropped, filled, levels = dict(decoded.dropped), dict(decoded.filled), dict(decoded.levels)
-    columns = [c for f in spec.features for c in decoded.features[f]]
-    names = tuple(name for name, _, _ in columns)
-    kinds = tuple(kind for _, _, kind in columns)
-    raw = np.column_stack([values for _, values, _ in columns])
-    del columns, decoded
+def _map_rows(raw: np.ndarray, kinds: tuple[str, ...], names: tuple[str, ...], spec: DataSpec) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, float, np.ndarray, int, int]:
+    """The row map of :func:`prepare` applied IN PLACE to ``raw`` (n × d, C-ordered; its columns' ``kinds`` and
+    ``names``): (x, centre, scale, row_factor, input_norms, clipped_rows, clipped_values), every row of x in the
+    unit ball. The one implementation of the map on a whole table (:func:`prepare`, :func:`prepare_parquet`)."""
     unit_cols = np.array([kind != "numeric" for kind in kinds])  # one-hot and indicator columns: 0/1, public
     n, d = raw.shape
     norm = spec.normalization
@@ -626,7 +613,8 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
             if norm.method == "clip":
                 row_factor = 1.0
                 clipped_rows = int((input_norms > 1.0).sum())
-                x /= np.maximum(input_norms, 1.0)[:, None]  # rows of norm ≤ 1 are divided by exactly 1
+                for start in range(0, n, _ROW_BLOCK):  # rows of norm ≤ 1 are divided by exactly 1
+                    x[start:start + _ROW_BLOCK] /= np.maximum(input_norms[start:start + _ROW_BLOCK], 1.0)[:, None]
             elif norm.method == "scaled":
                 row_factor = 1.0 / (SCALED_SPREAD * math.sqrt(feature_groups(spec)))
                 norms = input_norms * row_factor
@@ -637,7 +625,7 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
                 biggest = float(input_norms.max())
                 row_factor = 1.0 / biggest if biggest > 0 else math.inf
                 x /= biggest
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
+    if not (_all_finite(x) and np.all(np.isfinite(scale)) and np.all(scale > 0)):
         bad = int(np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))[0]) if not np.all(scale > 0) else 0
         raise TableProblem(
             f"feature column {names[bad]!r} cannot be scaled (its spread is zero or too large) — rescale "
@@ -646,6 +634,56 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
             column=names[bad],
         )
     _shrink_into_ball(x)
+    return x, centre, scale, float(row_factor), input_norms, clipped_rows, clipped_values
+
+
+def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
+    r"""Validate ``frame`` for ``spec`` and map its feature rows into the unit L2 ball.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    spec : DataSpec
+
+    Returns
+    -------
+    PreparedData
+        ``x`` with every row norm ≤ 1 (exactly, in floating point), ``y``, ``extras`` and the map.
+
+    Raises
+    ------
+    TableProblem
+        The first of :func:`table_problems`.
+
+    Notes
+    -----
+    ``clip``/``maxnorm`` with ``standardize=True`` use the sample mean and population sd of each column, and
+    ``maxnorm`` the largest row norm: statistics of the sensitive data that the mechanisms do not protect (see
+    :func:`privacy_note`). ``bounds`` uses only the public bounds; changing one record changes only that
+    record's prepared row. For ``maxnorm`` the largest prepared row norm is 1 (up to one unit in the last place).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) ** 2})
+    >>> p = prepare(frame, DataSpec(("a", "b"), normalization=Normalization("maxnorm")))
+    >>> p.n, p.d, round(float(p.row_norms().max()), 12)
+    (20, 2, 1.0)
+    """
+    problems, decoded = _check_table(frame, spec)
+    if problems:
+        raise problems[0]
+    # What the result keeps of the decoded columns, taken before the matrix is built: the decoded columns are then
+    # dropped, and the matrix is scaled in place (issue 33 §3: the in-memory release's peak memory).
+    fingerprint = _fingerprint(frame, spec, decoded.raw)
+    y = decoded.y.copy() if decoded.y is not None else None
+    extras = {role: _readonly(decoded.extras[role].copy()) for role in (spec.roles or {})}
+    dropped, filled, levels = dict(decoded.dropped), dict(decoded.filled), dict(decoded.levels)
+    columns = [c for f in spec.features for c in decoded.features[f]]
+    names = tuple(name for name, _, _ in columns)
+    kinds = tuple(kind for _, _, kind in columns)
+    raw = np.column_stack([values for _, values, _ in columns])
+    del columns, decoded
+    x, centre, scale, row_factor, input_norms, clipped_rows, clipped_values = _map_rows(raw, kinds, names, spec)
     return PreparedData(
         x=_readonly(np.ascontiguousarray(x)),
         y=None if y is None else _readonly(y),
@@ -666,6 +704,113 @@ def prepare(frame: pd.DataFrame, spec: DataSpec) -> PreparedData:
         levels=levels,
     )
 
+
+
+def prepare_parquet(path: str | os.PathLike[str], spec: DataSpec) -> PreparedData | None:
+    """:func:`prepare` of the Parquet file at ``path``, read column by column: the same :class:`PreparedData` (the
+    same values, fingerprint and counts) as ``prepare(load_table(path), spec)`` without a table in memory — its peak
+    is the prepared matrix and one column (issue 33 §3: an in-memory release of a country's register).
+
+    Returns None when the file or the spec needs the general path — a feature, target or program column that is
+    not a number column of the file, a missing, infinite or too large value, a negative amount, a constant feature,
+    too few rows, encoded (categorical, date, missing-value or positive-class) steps, or any problem of the spec —
+    so the caller reads the table with :func:`load_table` and :func:`prepare` says what is wrong, as always.
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> frame = pd.DataFrame({"a": np.arange(30.0), "b": (np.arange(30) % 7).astype("int64")})
+    >>> path = tempfile.mkdtemp() + "/t.parquet"
+    >>> pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    >>> spec = DataSpec(("a", "b"))
+    >>> fast, slow = prepare_parquet(path, spec), prepare(frame, spec)
+    >>> fast.fingerprint == slow.fingerprint and bool(np.array_equal(fast.x, slow.x))
+    True
+    """
+    if spec.categorical or spec.missing or spec.dates or spec.positive_class or not spec.features:
+        return None
+    import pyarrow
+    import pyarrow.parquet
+
+    try:
+        parquet = pyarrow.parquet.ParquetFile(path)
+        schema = parquet.schema_arrow
+    except (pyarrow.ArrowException, OSError, ValueError, TypeError):
+        return None
+    names = [str(c) for c in schema.names]
+    if len(set(names)) != len(names) or any(c not in names for c in spec.columns):
+        return None
+    if not all(_number_type(pyarrow, schema.field(c).type) for c in spec.columns):
+        return None
+    n = int(parquet.metadata.num_rows)
+    empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in spec.columns})
+    if n < MIN_ROWS or any(not isinstance(p, TooFewRowsError) for p in table_problems(empty, spec)):
+        return None  # what the spec itself gets wrong (bounds per feature, the target among the features, …)
+    roles = set((spec.roles or {}).values())
+    h = keyed_hasher()  # as _fingerprint: the same bytes in the same order
+    h.update(_FINGERPRINT_VERSION)
+    h.update(f"rows={n}\n".encode())
+    raw = np.empty((n, len(spec.features)))
+    kept: dict[str, np.ndarray] = {}
+    canon = np.empty(1 << 15)
+    for column in spec.columns:
+        try:
+            chunks = parquet.read(columns=[column], use_threads=False).column(0)
+        except (pyarrow.ArrowException, OSError, ValueError, TypeError):
+            return None
+        if chunks.null_count:
+            return None
+        # Chunk by chunk (a row group each, without a concatenated copy of the column): its range, its canonical
+        # bytes into the fingerprint, its values into the matrix.
+        lo = hi = math.nan
+        h.update(b"column\x00" + column.encode("utf-8") + b"\x00f8\x00")
+        row, values = 0, None
+        for chunk in chunks.chunks:
+            values = chunk.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+            if values.size:
+                first = row == 0
+                lo = float(values.min()) if first else min(lo, float(values.min()))
+                hi = float(values.max()) if first else max(hi, float(values.max()))
+                if not (-MAX_ABS_VALUE <= lo and hi <= MAX_ABS_VALUE):  # NaN fails the comparisons
+                    return None
+            for start in range(0, values.size, canon.size):
+                block = canon[:min(canon.size, values.size - start)]
+                np.add(values[start:start + canon.size], 0.0, out=block)  # −0 → +0; no NaN here
+                h.update(block.data)  # the block's bytes (contiguous)
+            if column in spec.features:
+                raw[row:row + values.size, spec.features.index(column)] = values
+            if column == spec.target or column in roles:
+                kept.setdefault(column, np.empty(n))[row:row + values.size] = values
+            row += values.size
+        del chunks, values
+        pyarrow.default_memory_pool().release_unused()  # the column's Arrow buffers go back to the system
+        if row != n or (column in roles and lo < 0) or (column in spec.features and lo == hi):
+            return None
+    h.update(b"spec\x00" + spec.key().encode("utf-8"))
+    names_out = tuple(spec.features)
+    kinds = ("numeric",) * len(names_out)
+    x, centre, scale, row_factor, input_norms, clipped_rows, clipped_values = _map_rows(raw, kinds, names_out, spec)
+    return PreparedData(
+        x=_readonly(x),
+        y=None if spec.target is None else _readonly(kept[spec.target].copy()),
+        feature_names=names_out,
+        spec=spec,
+        extras={role: _readonly(kept[column].copy()) for role, column in (spec.roles or {}).items()},
+        fingerprint=h.hexdigest(),
+        centre=_readonly(np.asarray(centre, dtype=float)),
+        scale=_readonly(np.asarray(scale, dtype=float)),
+        row_factor=float(row_factor),
+        input_norms=_readonly(input_norms),
+        clipped_rows=clipped_rows,
+        clipped_values=clipped_values,
+        feature_kinds=kinds,
+        rows_in_table=n,
+    )
+
+
+def _number_type(pyarrow: Any, kind: Any) -> bool:
+    """Whether a Parquet column of Arrow type ``kind`` is read as numbers (not booleans, text or dates)."""
+    return bool(pyarrow.types.is_floating(kind) or pyarrow.types.is_integer(kind))
 
 def feature_groups(spec: DataSpec) -> int:
     """m of the ``scaled`` normalisation: the feature columns of ``spec``, each missing-indicator counted once more

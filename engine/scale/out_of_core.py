@@ -56,6 +56,7 @@ from engine.scale.partition_preparation import (
     feature_matrix,
     partition_max_norm,
     partition_moments,
+    prepare_columns,
     prepare_rows,
     public_map,
     raise_problem,
@@ -82,15 +83,24 @@ def _stats_task(partition: Any, columns: tuple[str, ...], spec, moments: bool) -
     data, failure = _read(partition, columns)
     if failure is not None:
         return {"n": 0, "problem": failure}
-    problem, values = check_partition(data, spec)
+    ranges: dict[str, tuple[float, float]] = {}
+    problem, values = check_partition(data, spec, ranges)
     n = _length(data)
     report: dict[str, Any] = {"n": n, "problem": problem}
     if problem is None and n:
-        raw = feature_matrix(values, spec)
-        report["min"], report["max"] = raw.min(axis=0), raw.max(axis=0)
+        features = tuple(spec.features)
+        report["min"], report["max"] = _feature_ranges(values, features, ranges if ranges else None)
         if moments:
-            report["moments"] = partition_moments(raw)
+            report["moments"] = partition_moments(feature_matrix(values, spec))
     return report
+
+
+def _feature_ranges(values: dict[str, np.ndarray], features: tuple[str, ...],
+                    ranges: dict[str, tuple[float, float]] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's smallest and largest value: from the partition check's ``ranges`` when it has them."""
+    if ranges is not None:
+        return np.array([ranges[f][0] for f in features]), np.array([ranges[f][1] for f in features])
+    return (np.array([values[f].min() for f in features]), np.array([values[f].max() for f in features]))
 
 
 def _length(data: pd.DataFrame | dict[str, np.ndarray]) -> int:
@@ -161,20 +171,22 @@ def _release_task(partition: Any, index: int, job: PartitionJob) -> dict[str, An
     if failure is not None:
         return {"index": index, "n": 0, "problem": failure}
     n = _length(data)
-    problem, values = check_partition(data, job.spec)
+    ranges: dict[str, tuple[float, float]] = {}
+    problem, values = check_partition(data, job.spec, ranges)
     del data
     report: dict[str, Any] = {"index": index, "n": n, "problem": problem}
     if problem is not None:
         return report
-    raw = feature_matrix(values, job.spec)
-    report["digest"] = canonical_digest(values, job.spec, n)
-    del values
+    features = tuple(job.spec.features)
+    finite = len(ranges) == len(job.spec.columns)  # the fast check passed: no NaN, and each column's range is known
+    report["digest"] = canonical_digest(values, job.spec, n, finite=finite)
     if not job.checked and n:
-        report["min"], report["max"] = raw.min(axis=0), raw.max(axis=0)
-    prep = job.prep if job.prep is not None else public_map(job.spec.normalization, raw.shape[1])
+        report["min"], report["max"] = _feature_ranges(values, features, ranges if finite else None)
+    prep = job.prep if job.prep is not None else public_map(job.spec.normalization, len(features))
     assert prep is not None, "the driver fits the map first when it needs the data's statistics"
-    x, report["clipped_rows"], report["clipped_values"] = prepare_rows(raw, prep)
-    del raw
+    # The matrix is built and prepared a block of rows at a time from the columns (no stacked copy of the partition)
+    x, report["clipped_rows"], report["clipped_values"] = prepare_columns(values, features, prep)
+    del values
     # one thread per partition task: the cluster runs the partitions in parallel
     cancel = StagingCancelToken(job.directory) if job.sampler == "opendp" else None
     try:

@@ -87,17 +87,19 @@ def public_map(normalization: Normalization, d: int) -> PreparationMap | None:
 
 # ---------------------------------------------------------------------------------------------------- checks
 def check_partition(
-    data: pd.DataFrame | dict[str, np.ndarray], spec: DataSpec
+    data: pd.DataFrame | dict[str, np.ndarray], spec: DataSpec, ranges: dict[str, tuple[float, float]] | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, np.ndarray]]:
     """The first problem of one partition (as plain data, row relative to the partition) and the float64 columns.
 
     ``data`` is a DataFrame or a dict of column arrays (:func:`engine.scale.partitioned_input.read_partition`).
     Clean numeric partitions take a fast vectorised check; any partition that fails it is checked by
     :func:`engine.data.preparation.table_problems`, so the message is the in-memory path's. The whole-table checks
-    (row count, constant features) are left to the driver.
+    (row count, constant features) are left to the driver. When the fast check passes and ``ranges`` is given, it
+    receives each non-empty column's (smallest, largest) value: the check computes them anyway, and the column
+    ranges of the whole-table check come from them (empty when a partition took the slow check).
     """
     values = {c: _as_float(data[c]) for c in spec.columns}
-    if _clean(values, spec):
+    if _clean(values, spec, ranges):
         return None, cast(dict[str, np.ndarray], values)  # clean: every column converted to float64
     frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame({c: data[c] for c in spec.columns})
     problems = [
@@ -120,16 +122,27 @@ def _as_float(column: Any) -> np.ndarray | None:
     return None
 
 
-def _clean(values: dict[str, np.ndarray | None], spec: DataSpec) -> bool:
-    """True when every used column is finite float64 within ±MAX_ABS_VALUE and role columns are non-negative."""
+def _clean(values: dict[str, np.ndarray | None], spec: DataSpec,
+           ranges: dict[str, tuple[float, float]] | None = None) -> bool:
+    """True when every used column is finite float64 within ±MAX_ABS_VALUE and role columns are non-negative.
+
+    One smallest and one largest value per column decide it (a NaN makes both NaN, which fails the comparisons; an
+    infinity is out of range), and are kept in ``ranges``."""
     roles = set((spec.roles or {}).values())
+    found: dict[str, tuple[float, float]] = {}
     for column, v in values.items():
         if v is None:
             return False
-        if v.size and not (np.isfinite(v).all() and np.abs(v).max() <= MAX_ABS_VALUE):
+        if not v.size:
+            continue
+        lo, hi = float(v.min()), float(v.max())
+        if not (-MAX_ABS_VALUE <= lo and hi <= MAX_ABS_VALUE):
             return False
-        if column in roles and v.size and v.min() < 0:
+        if column in roles and lo < 0:
             return False
+        found[column] = (lo, hi)
+    if ranges is not None:
+        ranges.update(found)
     return True
 
 
@@ -174,17 +187,32 @@ def feature_matrix(values: dict[str, np.ndarray], spec: DataSpec) -> np.ndarray:
     return np.column_stack([values[f] for f in spec.features])
 
 
-def canonical_digest(values: dict[str, np.ndarray], spec: DataSpec, rows: int) -> str:
-    """Plain SHA-256 of one partition's used columns in the fingerprint's canonical form (float64, −0 → 0).
+def canonical_digest(values: dict[str, np.ndarray], spec: DataSpec, rows: int, *, finite: bool = False) -> str:
+    """Plain SHA-256 of one partition's used columns in the fingerprint's canonical form (float64, −0 → 0, one NaN).
 
     Stays inside the cluster: the driver combines the digests of all partitions under the data holder's key
-    (:func:`engine.scale.out_of_core.partitioned_fingerprint`), which is what a record shows.
+    (:func:`engine.scale.out_of_core.partitioned_fingerprint`), which is what a record shows. ``finite`` says the
+    columns hold no NaN (:func:`check_partition`'s fast check passed): each column is then canonicalised and hashed
+    in blocks of :data:`_DIGEST_VALUES` values (the same bytes in the same order, so the same digest, without a copy
+    of the column).
     """
     h = hashlib.sha256(f"rows={rows}\n".encode())
+    buffer = np.empty(_DIGEST_VALUES, dtype="<f8") if finite else None
     for column in spec.columns:
-        canon = np.where(np.isnan(values[column]), np.nan, values[column] + 0.0).astype("<f8", copy=False)
-        h.update(b"column\x00" + column.encode("utf-8") + b"\x00f8\x00" + canon.tobytes())
+        v = values[column]
+        h.update(b"column\x00" + column.encode("utf-8") + b"\x00f8\x00")
+        if buffer is None or v.dtype != np.float64:
+            h.update(np.where(np.isnan(v), np.nan, v + 0.0).astype("<f8", copy=False).tobytes())
+            continue
+        for start in range(0, v.shape[0], _DIGEST_VALUES):
+            block = buffer[:min(_DIGEST_VALUES, v.shape[0] - start)]
+            np.add(v[start:start + _DIGEST_VALUES], 0.0, out=block)  # −0 + 0 = +0: the canonical zero
+            h.update(block.data)  # the block's bytes (contiguous)
     return h.hexdigest()
+
+
+#: Values per block of :func:`canonical_digest`'s canonical form (a block stays in the core's cache).
+_DIGEST_VALUES = 1 << 15
 
 
 # ---------------------------------------------------------------------------------------------------- pass 1
@@ -235,31 +263,74 @@ def partition_max_norm(raw: np.ndarray, centre: np.ndarray, scale: np.ndarray) -
 
 def _input_norms(raw: np.ndarray, centre: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        x = raw - centre  # (a new array: raw is the partition's decoded columns)
-        if not np.all(scale == 1.0):  # dividing by 1 changes no value: skipped for the unscaled modes
-            x /= scale
+        x = np.array(raw, dtype=np.float64, order="C")  # a copy: raw is the partition's decoded columns
+        _standardize(x, centre, scale)
         norms = _safe_row_norms(x)  # as the in-memory path: row by row, in row blocks
     return x, norms
 
 
 # ---------------------------------------------------------------------------------------------------- pass 2
+#: Rows per block of the partition's preparation: a block and its temporaries stay in the core's cache, so the map's
+#: steps (centre, scale, row norm, clip, the ball check) make one pass over memory instead of one each.
+PREPARE_BLOCK_ROWS = 2048
+
+
 def prepare_rows(raw: np.ndarray, prep: PreparationMap) -> tuple[np.ndarray, int, int]:
     """Apply the fixed map to one partition: (x with rows in the unit ball, clipped rows, clipped values).
 
-    Row by row the same operations as :func:`engine.data.preparation.prepare` given the same c, h and row factor.
+    Row by row the same operations as :func:`engine.data.preparation.prepare` given the same c, h and row factor
+    (every step is element-wise or within a row, so applying them a block of rows at a time gives the same values).
+    ``raw`` is not changed.
     """
+    x = np.array(raw, dtype=np.float64, order="C")
+    rows = values = 0
+    for start in range(0, x.shape[0], PREPARE_BLOCK_ROWS):
+        r, v = _prepare_block(x[start:start + PREPARE_BLOCK_ROWS], prep)
+        rows, values = rows + r, values + v
+    return x, rows, values
+
+
+def prepare_columns(columns: dict[str, np.ndarray], features: tuple[str, ...],
+                    prep: PreparationMap) -> tuple[np.ndarray, int, int]:
+    """:func:`prepare_rows` of the matrix whose columns are ``columns[f]`` for ``f`` in ``features``, built a block
+    of rows at a time (no separate stacked copy of the partition: each block is filled and prepared in the cache).
+
+    >>> rng = np.random.default_rng(1); v = rng.normal(size=(5000, 3)) * 4
+    >>> prep = public_map(Normalization("clip", standardize=False), 3)
+    >>> a = prepare_columns({"a": v[:, 0], "b": v[:, 1], "c": v[:, 2]}, ("a", "b", "c"), prep)
+    >>> b = prepare_rows(v, prep)
+    >>> bool(np.array_equal(a[0], b[0])) and a[1:] == b[1:]
+    True
+    """
+    n = int(columns[features[0]].shape[0]) if features else 0
+    x = np.empty((n, len(features)))
+    rows = values = 0
+    for start in range(0, n, PREPARE_BLOCK_ROWS):
+        block = x[start:start + PREPARE_BLOCK_ROWS]
+        for j, name in enumerate(features):
+            block[:, j] = columns[name][start:start + PREPARE_BLOCK_ROWS]
+        r, v = _prepare_block(block, prep)
+        rows, values = rows + r, values + v
+    return x, rows, values
+
+
+def _prepare_block(x: np.ndarray, prep: PreparationMap) -> tuple[int, int]:
+    """The map applied in place to a block of raw rows (C-ordered); its clipped rows and clipped values."""
     norm = prep.normalization
     clipped_rows = clipped_values = 0
     if norm.method == "bounds":
         lower = np.asarray(norm.lower, dtype=float)
         upper = np.asarray(norm.upper, dtype=float)
-        clipped_values = int(((raw < lower) | (raw > upper)).sum())
-        bounded = np.clip(raw, lower, upper)
-        z = np.clip((bounded - prep.centre) / prep.scale, -1.0, 1.0)
-        x = z * prep.row_factor
+        clipped_values = int(((x < lower) | (x > upper)).sum())
+        np.clip(x, lower, upper, out=x)
+        x -= prep.centre
+        x /= prep.scale
+        np.clip(x, -1.0, 1.0, out=x)
+        x *= prep.row_factor
     else:
-        x, norms = _input_norms(raw, prep.centre, prep.scale)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _standardize(x, prep.centre, prep.scale)
+            norms = _safe_row_norms(x)  # as the in-memory path: each row divided by its largest |entry|
             if norm.method in ("clip", "scaled"):  # 'scaled': the rows divided by 2√m first (row_factor)
                 if norm.method == "scaled":
                     norms = norms * prep.row_factor
@@ -269,7 +340,15 @@ def prepare_rows(raw: np.ndarray, prep: PreparationMap) -> tuple[np.ndarray, int
             else:
                 x /= prep.max_norm
     _shrink_into_ball(x)
-    return np.ascontiguousarray(x), clipped_rows, clipped_values
+    return clipped_rows, clipped_values
+
+
+def _standardize(x: np.ndarray, centre: np.ndarray, scale: np.ndarray) -> None:
+    """x ← (x − c)/h in place; subtracting 0 and dividing by 1 change no value, so they are skipped."""
+    if np.any(centre != 0.0):
+        x -= centre
+    if not np.all(scale == 1.0):
+        x /= scale
 
 
 __all__ = [
@@ -281,6 +360,7 @@ __all__ = [
     "feature_matrix",
     "partition_max_norm",
     "partition_moments",
+    "prepare_columns",
     "prepare_rows",
     "public_map",
     "raise_problem",

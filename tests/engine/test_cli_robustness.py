@@ -258,12 +258,13 @@ def test_a_table_too_large_for_memory_is_refused_up_front_with_the_dask_engine_n
 
     table = tmp_path / "t.parquet"
     pd.DataFrame(np.random.default_rng(0).normal(size=(5_000, 3)), columns=["a", "b", "c"]).to_parquet(table)
-    need = in_memory_release_bytes(5_000, 3)
+    need = in_memory_release_bytes(5_000, 3, by_column=True)  # named number columns: prepared column by column
     monkeypatch.setattr(psutil, "virtual_memory", lambda: types.SimpleNamespace(available=need - 1))
     out = tmp_path / "o.csv"
     code = main(["privatize", "--input", str(table), "--features", "a,b,c", *GAUSS, "--output", str(out)])
     _, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "--engine dask" in err and "5,000 rows × 3 columns" in err, err
+    assert "this machine releases up to about 4,999 rows of 3 columns in memory" in err, err  # where to switch
     assert not out.exists()
     monkeypatch.setattr(psutil, "virtual_memory", lambda: types.SimpleNamespace(available=need))
     assert main(["privatize", "--input", str(table), "--features", "a,b,c", *GAUSS, "--sampler", "numpy",

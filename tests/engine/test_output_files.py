@@ -459,8 +459,8 @@ def test_ctrl_c_before_any_output_says_none_was_written(tmp_path, capsys, monkey
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    # the command imports run_release when it runs (its --help imports numpy at most)
-    monkeypatch.setattr(engine.release, "run_release", interrupted)
+    # the command imports release_prepared when it runs (its --help imports numpy at most)
+    monkeypatch.setattr(engine.release, "release_prepared", interrupted)
     code, _, err = _run(["privatize", "--dataset", "togo-demo", *GAUSS, "--seed", "1", "--output",
                          str(tmp_path / "o.csv"), "--save-config", str(tmp_path / "c.json")], capsys)
     assert code == 130

@@ -564,3 +564,157 @@ def test_column_statistics_in_row_blocks_are_numpys_value_for_value(n, d):
     mean, sd = _column_mean_sd(raw, unit)
     np.testing.assert_array_equal(mean, (raw / unit).mean(axis=0))
     np.testing.assert_array_equal(sd, (raw / unit).std(axis=0))
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 8, 15, 33])
+@pytest.mark.parametrize("scale", [1e-300, 1e-3, 1.0, 3.0, 1e140])
+def test_row_norms_and_ball_projection_equal_their_definitions_bit_for_bit(d, scale):
+    """The column-wise row maximum and the masked multiply (issue 33 §2) give the values of the definitions:
+    ‖x / max|x|‖·max|x| row by row, and x[over] *= nextafter(1/‖x‖, 0) until no row's norm exceeds 1."""
+    from engine.data.preparation import _row_norms, _safe_row_norms, _shrink_into_ball
+
+    rng = np.random.default_rng(d)
+    x = rng.standard_normal((5000, d)) * scale
+    x[::13] = 0.0
+    x[::17, 0] = -0.0
+    big = np.max(np.abs(x), axis=1, keepdims=True)
+    big[~((big > 0) & np.isfinite(big))] = 1.0
+    with np.errstate(all="ignore"):
+        want = np.linalg.norm(x / big, axis=1) * big[:, 0]
+    assert np.array_equal(_safe_row_norms(x), want)
+    y = x / np.maximum(want, 1.0)[:, None]
+    expected = y.copy()
+    for _ in range(4):
+        norms = _row_norms(expected)
+        over = norms > 1.0
+        if not over.any():
+            break
+        expected[over] *= np.nextafter(1.0 / norms[over], 0.0)[:, None]
+    _shrink_into_ball(y)
+    assert np.array_equal(y, expected)
+    assert np.linalg.norm(y, axis=1).max() <= 1.0
+
+
+# ------------------------------------------------------------------------------------------ issue 33 §3: Parquet
+def _parquet_table(tmp_path, n: int = 5003):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(33)
+    frame = pd.DataFrame({
+        "a": rng.normal(size=n) * 1e-3,
+        "b": rng.integers(-5, 90, n),
+        "c": rng.normal(size=n).astype(np.float32),
+        "y": rng.integers(0, 2, n).astype(float),
+        "amount": rng.uniform(0, 100, n),
+        "text": ["x"] * n,
+    })
+    frame.loc[::9, "a"] = -0.0  # the fingerprint's canonical form folds −0 into +0
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=700)
+    return path
+
+
+_PARQUET_NORMS = [
+    Normalization("clip"), Normalization("clip", standardize=False), Normalization("scaled"),
+    Normalization("maxnorm"), Normalization("maxnorm", standardize=False),
+    Normalization("bounds", lower=(-0.002, 0.0, -1.0), upper=(0.002, 50.0, 1.0)),
+    Normalization("bounds", standardize=False, lower=(-0.002, 0.0, -1.0), upper=(0.002, 50.0, 1.0)),
+]
+
+
+@pytest.mark.parametrize("norm", _PARQUET_NORMS, ids=lambda n: f"{n.method}-{n.standardize}")
+@pytest.mark.parametrize("programme", [False, True])
+def test_parquet_prepared_column_by_column_is_prepare_of_the_loaded_table(tmp_path, norm, programme):
+    """Issue 33 §3: ``prepare_parquet`` gives what ``prepare(load_table(path))`` gives — the same matrix, fingerprint,
+    map, counts, target and programme columns — on integer, float32 and float64 columns over several row groups."""
+    from engine.data.preparation import prepare_parquet
+
+    path = _parquet_table(tmp_path)
+    extra = {"target": "y", "roles": {"loan_amount": "amount"}} if programme else {}
+    spec = DataSpec(("a", "b", "c"), normalization=norm, **extra)
+    fast, slow = prepare_parquet(path, spec), prepare(load_table(path), spec)
+    assert fast is not None
+    assert fast.fingerprint == slow.fingerprint
+    for name in ("x", "input_norms", "centre", "scale"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert (fast.row_factor, fast.clipped_rows, fast.clipped_values, fast.rows_in_table, fast.feature_names) == (
+        slow.row_factor, slow.clipped_rows, slow.clipped_values, slow.rows_in_table, slow.feature_names)
+    assert (fast.y is None and slow.y is None) or np.array_equal(fast.y, slow.y)
+    assert fast.extras.keys() == slow.extras.keys()
+    assert all(np.array_equal(fast.extras[k], slow.extras[k]) for k in fast.extras)
+    assert fast.warnings == slow.warnings and fast.dropped_rows == slow.dropped_rows == {}
+
+
+@pytest.mark.parametrize("case", ["text feature", "absent column", "NaN", "null", "infinite", "huge", "constant",
+                                  "negative amount", "too few rows", "categorical", "bounds per feature",
+                                  "target among features"])
+def test_parquet_that_needs_the_general_path_is_left_to_it(tmp_path, case):
+    """Whatever ``prepare`` would refuse or encode is not prepared column by column: ``prepare_parquet`` returns
+    None and the command line reads the table whole, so the message is the general path's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.data.preparation import Categorical, prepare_parquet
+
+    n = 3 if case == "too few rows" else 300
+    rng = np.random.default_rng(1)
+    columns = {"a": rng.normal(size=n), "b": rng.normal(size=n), "amount": rng.uniform(1, 2, n)}
+    spec = DataSpec(("a", "b"))
+    arrays = {k: pa.array(v) for k, v in columns.items()}
+    if case == "text feature":
+        arrays["b"] = pa.array(["1.5"] * n)
+    elif case == "absent column":
+        spec = DataSpec(("a", "zz"))
+    elif case in ("NaN", "infinite", "huge", "constant"):
+        v = columns["b"].copy()
+        if case == "constant":
+            v[:] = 4.0
+        else:
+            v[n // 2] = {"NaN": np.nan, "infinite": np.inf, "huge": 2e150}[case]
+        arrays["b"] = pa.array(v)
+    elif case == "null":
+        arrays["b"] = pa.array(columns["b"], mask=np.arange(n) == 7)
+    elif case == "negative amount":
+        v = columns["amount"].copy()
+        v[5] = -1.0
+        arrays["amount"] = pa.array(v)
+        spec = DataSpec(("a", "b"), roles={"loan_amount": "amount"})
+    elif case == "categorical":
+        spec = DataSpec(("a", "b"), categorical={"b": Categorical()})
+    elif case == "bounds per feature":
+        spec = DataSpec(("a", "b"), normalization=Normalization("bounds", lower=(-3.0,), upper=(3.0,)))
+    elif case == "target among features":
+        spec = DataSpec(("a", "b"), target="b")
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pydict(arrays), path, row_group_size=64)
+    assert prepare_parquet(path, spec) is None
+
+
+def test_parquet_prepared_column_by_column_holds_the_matrix_and_little_else(tmp_path):
+    """Issue 33 §3: the numpy memory of ``prepare_parquet`` is the prepared matrix, its row norms and blocks of
+    temporaries (tracemalloc counts numpy's allocations; Arrow's, at most about a column, are not counted); ``prepare``
+    of a loaded table holds the decoded columns and the matrix."""
+    import tracemalloc
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.data.preparation import prepare_parquet
+
+    n, d = 600_000, 6
+    values = np.random.default_rng(0).normal(size=(n, d))
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(values[:, j]) for j in range(d)], names=[f"c{j}" for j in range(d)]),
+                   path, row_group_size=100_000)
+    del values
+    spec = DataSpec(tuple(f"c{j}" for j in range(d)))
+    matrix = n * d * 8
+    tracemalloc.start()
+    try:
+        prepared = prepare_parquet(path, spec)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert prepared is not None and float(prepared.row_norms().max()) <= 1.0
+    assert peak <= 1.35 * matrix, peak / matrix  # the matrix, its n row norms (1/d of it) and a block's temporaries

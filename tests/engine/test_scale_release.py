@@ -420,3 +420,98 @@ def test_progress_bar_on_a_stream():
         "release: [..........] 0/4 partitions",
         "release: [########..] 3/4 partitions",
     ]
+
+
+# ------------------------------------------------------------------------------------------------ issue 33 §2
+def _old_digest(values: dict[str, np.ndarray], columns: tuple[str, ...], rows: int) -> str:
+    """The digest as defined before issue 33 §2 (one canonical copy per column): the oracle of the fast path."""
+    import hashlib
+
+    h = hashlib.sha256(f"rows={rows}\n".encode())
+    for column in columns:
+        canon = np.where(np.isnan(values[column]), np.nan, values[column] + 0.0).astype("<f8", copy=False)
+        h.update(b"column\x00" + column.encode("utf-8") + b"\x00f8\x00" + canon.tobytes())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("n", [0, 1, 1000, (1 << 15) + 7, 3 * (1 << 15)])
+def test_partition_digest_in_blocks_is_the_defined_digest_bit_for_bit(n):
+    from engine.scale.partition_preparation import canonical_digest
+
+    rng = np.random.default_rng(n)
+    values = {c: rng.normal(size=n) * 10.0 ** rng.integers(-200, 200, size=n) for c in FEATURES}
+    values["a"][::5] = -0.0  # the canonical form folds −0 into +0
+    values["b"][::7] = 0.0
+    spec = DataSpec(FEATURES)
+    expected = _old_digest(values, FEATURES, n)
+    assert canonical_digest(values, spec, n, finite=True) == expected
+    assert canonical_digest(values, spec, n) == expected
+    values["c"] = values["c"].copy()
+    values["c"][::3] = -values["c"][::3] + 1.0  # any change of a value changes the digest
+    assert canonical_digest(values, spec, n, finite=True) != expected or n == 0
+
+
+def test_partition_digest_with_missing_values_keeps_one_nan_pattern():
+    from engine.scale.partition_preparation import canonical_digest
+
+    v = np.array([1.0, np.nan, -0.0, 2.5])
+    other = np.array([1.0, -np.nan, 0.0, 2.5])
+    spec = DataSpec(("a",))
+    assert canonical_digest({"a": v}, spec, 4) == canonical_digest({"a": other}, spec, 4) == _old_digest(
+        {"a": v}, ("a",), 4)
+
+
+@pytest.mark.parametrize("method", ["clip", "scaled", "maxnorm", "bounds"])
+@pytest.mark.parametrize("n", [1, 2047, 2048, 2049, 9000])
+def test_partition_prepared_in_row_blocks_from_columns_equals_the_whole_matrix_map(method, n):
+    from engine.data.preparation import _safe_row_norms, _shrink_into_ball
+    from engine.scale.partition_preparation import PreparationMap, prepare_columns
+
+    rng = np.random.default_rng(n)
+    raw = rng.normal(size=(n, 3)) * [1.0, 20.0, 1e-3] + [0.0, 5.0, 0.0]
+    if method == "bounds":
+        prep = public_map(BOUNDS, 3)
+    else:
+        centre, scale = np.array([0.1, 5.0, 0.0]), np.array([1.0, 20.0, 1e-3])
+        factor = {"clip": 1.0, "scaled": 1 / (2 * np.sqrt(3)), "maxnorm": 1 / 7.0}[method]
+        prep = PreparationMap(Normalization(method), centre, scale, factor, 7.0 if method == "maxnorm" else None)
+    x, rows, values = prepare_columns({c: raw[:, j].copy() for j, c in enumerate(FEATURES)}, FEATURES, prep)
+    # The oracle: the whole-matrix steps as prepare_rows applied them before issue 33 §2
+    with np.errstate(all="ignore"):
+        if method == "bounds":
+            lo, hi = np.array(BOUNDS.lower), np.array(BOUNDS.upper)
+            want_values = int(((raw < lo) | (raw > hi)).sum())
+            want = np.clip((np.clip(raw, lo, hi) - prep.centre) / prep.scale, -1.0, 1.0) * prep.row_factor
+            want_rows = 0
+        else:
+            z = (raw - prep.centre) / prep.scale
+            norms = _safe_row_norms(z)
+            if method == "maxnorm":
+                want, want_rows = z / 7.0, 0
+            else:
+                if method == "scaled":
+                    norms, z = norms * prep.row_factor, z * prep.row_factor
+                want_rows = int((norms > 1.0).sum())
+                want = z / np.maximum(norms, 1.0)[:, None]
+            want_values = 0
+    _shrink_into_ball(want)
+    assert np.array_equal(x, want)
+    assert (rows, values) == (want_rows, want_values)
+    assert np.linalg.norm(x, axis=1).max() <= 1.0
+    assert np.array_equal(prepare_rows(raw, prep)[0], want)
+
+
+def test_partition_check_gives_each_columns_range_and_refuses_what_the_full_check_refuses():
+    from engine.scale.partition_preparation import check_partition
+
+    spec = DataSpec(FEATURES)
+    good = {"a": np.array([3.0, -1.0, 2.0]), "b": np.array([0.0, 5.0, 1.0]), "c": np.array([-2.0, -2.5, 7.0])}
+    ranges: dict[str, tuple[float, float]] = {}
+    assert check_partition(good, spec, ranges)[0] is None
+    assert ranges == {"a": (-1.0, 3.0), "b": (0.0, 5.0), "c": (-2.5, 7.0)}
+    for bad in (np.nan, np.inf, -np.inf, 2e150):
+        values = {**good, "b": np.array([0.0, bad, 1.0])}
+        ranges = {}
+        problem, _ = check_partition(values, spec, ranges)
+        assert problem is not None and problem["column"] == "b" and problem["row"] == 1, (bad, problem)
+        assert ranges == {}
