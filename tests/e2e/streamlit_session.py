@@ -78,10 +78,11 @@ class StreamlitSession:
         assert key in self.widgets, f"the page drew no widget with key {key!r}"
         await self._send_rerun([WidgetState(id=self.widgets[key], trigger_value=True)])
 
-    async def wait_for_text(self, text: str, timeout: float = 60) -> None:
+    async def wait_for_text(self, text: str, timeout: float = 60, since: int = 0) -> None:
         """Wait until a message the server sent the session holds ``text`` (an element drawn, a progress bar's
-        text), as a user waits to see it on the page."""
-        needle, seen = text.encode(), 0
+        text), as a user waits to see it on the page; only the messages from the ``since``-th on (``since`` =
+        ``len(session.received)`` before an action: what the action brought)."""
+        needle, seen = text.encode(), since
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             received = self.received[seen:]
