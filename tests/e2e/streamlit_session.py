@@ -57,10 +57,7 @@ class StreamlitSession:
 
     async def rerun(self, widgets: list[WidgetState] | tuple = (), timeout: float = 120) -> None:
         """Run the script with these widget values and wait for the run to finish."""
-        self._finished.clear()
-        state = ClientState(query_string=self.query_string, page_name=self.page,
-                            widget_states=WidgetStates(widgets=list(widgets)))
-        await self._websocket.send(BackMsg(rerun_script=state).SerializeToString())
+        await self._send_rerun(widgets)
         reader = self._reader
         done, _ = await asyncio.wait({asyncio.ensure_future(self._finished.wait()), reader}, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
@@ -74,6 +71,30 @@ class StreamlitSession:
         """Press the button the script drew with ``key`` and wait for the run it triggers."""
         assert key in self.widgets, f"the page drew no widget with key {key!r}"
         await self.rerun([WidgetState(id=self.widgets[key], trigger_value=True)], timeout=timeout)
+
+    async def press(self, key: str) -> None:
+        """Press the button the script drew with ``key`` and return at once (the run goes on: a user who leaves the
+        page while it runs, :meth:`wait_for_text` to see it start)."""
+        assert key in self.widgets, f"the page drew no widget with key {key!r}"
+        await self._send_rerun([WidgetState(id=self.widgets[key], trigger_value=True)])
+
+    async def wait_for_text(self, text: str, timeout: float = 60, since: int = 0) -> None:
+        """Wait until a message the server sent the session holds ``text`` (an element drawn, a progress bar's
+        text), as a user waits to see it on the page; only the messages from the ``since``-th on (``since`` =
+        ``len(session.received)`` before an action: what the action brought)."""
+        needle, seen = text.encode(), since
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            received = self.received[seen:]
+            if any(needle in data for data in received):
+                return
+            seen += len(received)
+            if self._reader is not None and self._reader.done():
+                self._reader.result()
+                raise ConnectionError(f"the server closed session {self.session_id} before it sent {text!r}")
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"session {self.session_id} received no {text!r} within {timeout} s")
+            await asyncio.sleep(0.05)
 
     async def upload(self, name: str, data: bytes, mime: str = "text/csv", timeout: float = 120) -> None:
         """Upload ``data`` as file ``name`` to the page's file uploader and wait for the run it triggers."""
@@ -116,6 +137,12 @@ class StreamlitSession:
                 self.address_query = msg.page_info_changed.query_string
             elif kind == "script_finished" and msg.script_finished in _FINAL:
                 self._finished.set()
+
+    async def _send_rerun(self, widgets) -> None:
+        self._finished.clear()
+        state = ClientState(query_string=self.query_string, page_name=self.page,
+                            widget_states=WidgetStates(widgets=list(widgets)))
+        await self._websocket.send(BackMsg(rerun_script=state).SerializeToString())
 
     def _put_file(self, name: str, data: bytes, mime: str) -> UploadedFileInfo:
         """PUT the file the way the frontend does: multipart form, XSRF cookie and header (double submit)."""

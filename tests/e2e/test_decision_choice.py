@@ -1,13 +1,16 @@
 """Issue 31, defects 1 and 2, in real Chromium on a real public table (Palmer penguins, a classification program
 predicting the bird's sex):
 
-1. the exported record's release is the Workshop's chosen candidate — not the Mechanisms page's last configuration —
+1. after "Use the recommended point" the Mechanisms page's previous run is greyed with "settings changed — run
+   again", and pinning it stores the run's own configuration under the run's own label;
+2. the exported record's release is the Workshop's chosen candidate — not the Mechanisms page's last configuration —
    with the group's rationale, and ``python -m engine evaluate --config`` on the record reproduces the chosen
-   candidate's numbers to the last digit (a full workshop: three pins, one chosen);
-2. after "Use the recommended point" the Mechanisms page's previous run is greyed with "settings changed — run
-   again", and pinning it stores the run's own configuration under the run's own label.
+   candidate's numbers to the last digit (a full workshop: three more pins, one of them chosen).
 
-Each test is its own session (its own address opened in the module's browser page)."""
+One user's session on one upload of the table: the steps share the module's browser page and run in file order; a
+step after a failed one is skipped (``STEPS``, see ``tests/e2e/conftest.py``). Uploading and preparing the table
+once instead of once per test saves its browser and server work (the penguins were uploaded six times across the
+decision modules)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from tests.e2e.conftest import ARTIFACTS, click_button, export_record, go, idle,
 from tests.e2e.decision_helpers import load_penguins, pin, run_mechanism, write_table
 
 pytestmark = pytest.mark.e2e
+#: Steps share the session: conftest skips the rest of the module after a failed step.
+STEPS = True
 PROJECTION, GAUSSIAN = "Private projection (Algorithm 1)", "Gaussian mechanism (targeted DP)"
 
 
@@ -31,21 +36,56 @@ def table(tmp_path_factory):
     return write_table(tmp_path_factory.mktemp("penguins"))
 
 
-def test_the_record_releases_the_workshops_choice_and_evaluate_replays_its_numbers(page, server, table):
+def test_after_using_the_recommended_point_the_old_run_is_greyed_and_pinned_as_itself(page, server, table):
     from playwright.sync_api import expect
 
     url, _, _ = server
     load_penguins(page, url, table)
-    # three pins: a seeded projection run, a seeded Gaussian run, the candidate's budget
-    run_mechanism(page, PROJECTION, seed="7")
-    chosen_label = pin(page, 1)
-    run_mechanism(page, GAUSSIAN, seed="7", b="0.5", epsilon="2")
-    pin(page, 2)
+    run_mechanism(page, PROJECTION, seed="3")
+    run_epsilon = page.get_by_role("spinbutton", name="ε1 (projection step)").input_value()
+    assert not page.get_by_text("Settings changed — run again").count()
+    # Feasibility → Recommend → "Use the recommended point as the candidate"
     go(page, "feasibility")
+    target = page.get_by_role("textbox", name="Target", exact=True)
+    target.fill("accuracy>=0.6")
+    target.press("Tab")
+    click_button(page, "Recommend")
+    idle(page, timeout=180_000)
+    expect(page.get_by_text("Recommended:", exact=False).first).to_be_visible(timeout=180_000)
+    click_button(page, "Use the recommended point as the candidate")
+    idle(page)
+    go(page, "mechanisms")
+    # the form shows the recommended Gaussian mechanism …
+    expect(page.get_by_role("radio", name=GAUSSIAN)).to_be_checked()
+    recommended_epsilon = page.get_by_role("spinbutton", name="Privacy loss ε").input_value()
+    # … and the projection run below it is not shown as current
+    expect(page.get_by_text("Settings changed — run again.", exact=False)).to_be_visible()
+    assert page.locator('[class*="st-key-stale_mechanisms"]').count() == 1
+    # pinning it stores the run's own configuration, under the run's own label
+    label = pin(page, 1)
+    assert "Projection" in label and "Gaussian" not in label, label
+    assert f"ε = {float(recommended_epsilon):.4g}" not in label, (label, recommended_epsilon)
+    assert float(run_epsilon) > 0
+    go(page, "workshop")
+    table_text = page.locator('[data-testid="stTable"]').first.inner_text()
+    assert "Private projection (Algorithm 1)" in table_text and "Pinned from" in table_text
+    no_exception(page)
+
+
+def test_the_record_releases_the_workshops_choice_and_evaluate_replays_its_numbers(page, table):
+    from playwright.sync_api import expect
+
+    # the session goes on (the step above pinned one candidate): three more pins, a seeded projection run, a seeded
+    # Gaussian run, the candidate's budget
+    run_mechanism(page, PROJECTION, seed="7")
+    chosen_label = pin(page, 2)
+    run_mechanism(page, GAUSSIAN, seed="7", b="0.5", epsilon="2")
     pin(page, 3)
+    go(page, "feasibility")
+    pin(page, 4)
     # the group chooses the projection run and writes why; the Mechanisms page still shows the Gaussian mechanism
     go(page, "workshop")
-    page.get_by_role("radiogroup", name="The group chooses").get_by_text(re.compile(r"^1\. ")).click()
+    page.get_by_role("radiogroup", name="The group chooses").get_by_text(re.compile(r"^2\. ")).click()
     idle(page)
     rationale = page.get_by_role("textbox", name="Why the group chose it")
     rationale.fill("The projection keeps accuracy within the interval we need (browser test).")
@@ -88,40 +128,4 @@ def test_the_record_releases_the_workshops_choice_and_evaluate_replays_its_numbe
     assert (gamma["mean"], gamma["ci_low"], gamma["ci_high"]) == (
         ev.measured_gamma.mean, ev.measured_gamma.low, ev.measured_gamma.high)
     assert figures["evaluate"]["protections"] == ev.protections
-    no_exception(page)
-
-
-def test_after_using_the_recommended_point_the_old_run_is_greyed_and_pinned_as_itself(page, server, table):
-    from playwright.sync_api import expect
-
-    url, _, _ = server
-    load_penguins(page, url, table)
-    run_mechanism(page, PROJECTION, seed="3")
-    run_epsilon = page.get_by_role("spinbutton", name="ε1 (projection step)").input_value()
-    assert not page.get_by_text("Settings changed — run again").count()
-    # Feasibility → Recommend → "Use the recommended point as the candidate"
-    go(page, "feasibility")
-    target = page.get_by_role("textbox", name="Target", exact=True)
-    target.fill("accuracy>=0.6")
-    target.press("Tab")
-    click_button(page, "Recommend")
-    idle(page, timeout=180_000)
-    expect(page.get_by_text("Recommended:", exact=False).first).to_be_visible(timeout=180_000)
-    click_button(page, "Use the recommended point as the candidate")
-    idle(page)
-    go(page, "mechanisms")
-    # the form shows the recommended Gaussian mechanism …
-    expect(page.get_by_role("radio", name=GAUSSIAN)).to_be_checked()
-    recommended_epsilon = page.get_by_role("spinbutton", name="Privacy loss ε").input_value()
-    # … and the projection run below it is not shown as current
-    expect(page.get_by_text("Settings changed — run again.", exact=False)).to_be_visible()
-    assert page.locator('[class*="st-key-stale_mechanisms"]').count() == 1
-    # pinning it stores the run's own configuration, under the run's own label
-    label = pin(page, 1)
-    assert "Projection" in label and "Gaussian" not in label, label
-    assert f"ε = {float(recommended_epsilon):.4g}" not in label, (label, recommended_epsilon)
-    assert float(run_epsilon) > 0
-    go(page, "workshop")
-    table_text = page.locator('[data-testid="stTable"]').first.inner_text()
-    assert "Private projection (Algorithm 1)" in table_text and "Pinned from" in table_text
     no_exception(page)

