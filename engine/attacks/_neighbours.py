@@ -223,6 +223,18 @@ def _unbounded(rows, queries, subset, sets, multi, joint, results, cancel=None) 
     _bounded(rows, queries, subset, sets, multi, joint, [everything] * len(multi), results, cancel)
 
 
+def _left_out(known: np.ndarray, d: int) -> int:
+    """The smallest of the d columns not in ``known`` (the secret column of an all-but-one set): what
+    ``np.setdiff1d(np.arange(d), known)[0]`` is, without its sorts (they were a tenth of a small search).
+
+    >>> _left_out(np.array([0, 1, 3]), 4), _left_out(np.array([1, 2]), 3)
+    (2, 0)
+    """
+    missing = np.ones(d, dtype=bool)
+    missing[known] = False
+    return int(np.argmax(missing))
+
+
 def _bounded(rows, queries, subset, sets, multi, joint, keeps, results, cancel=None) -> None:
     """Canonical nearest rows for the queries ``subset`` on the sets ``multi`` (``joint``: those of d − 1 columns),
     scanning for set ``multi[r]`` the rows ``keeps[r]`` (a mask holding every row that can be nearest), into
@@ -263,7 +275,7 @@ def _bounded(rows, queries, subset, sets, multi, joint, keeps, results, cancel=N
         every = nearest_all_but_one(rows, block, np.flatnonzero(joint_union), cancel) if joint else None
     if every is not None:
         for i in joint:
-            results[i][subset] = every[:, int(np.setdiff1d(np.arange(d), sets[i])[0])]
+            results[i][subset] = every[:, _left_out(sets[i], d)]
 
 
 def _seed_rows(bound: np.ndarray) -> np.ndarray:
@@ -491,7 +503,7 @@ def nearest_on_column_sets(
             check_cancel(cancel)
             known = sets[i]
             if i in joint_set:
-                upper = float(without[int(np.setdiff1d(np.arange(d), known)[0])])
+                upper = float(without[_left_out(known, d)])
             else:
                 upper = largest_nearest_distance(block[:, known], rows[_seed_rows(bounds[r])][:, known])
             keeps.append(bounds[r] <= upper * ((1.0 + 2.0 * SLACK) * (1.0 + bound_slack(known.size))))

@@ -188,7 +188,16 @@ def wilson_rate(n_success: int, n_total: int, confidence_level: float = 0.95) ->
     n = check_integer("n_total", n_total, 1, None)
     k = check_integer("n_success", n_success, 0, n)
     level = check_interval("confidence_level", confidence_level, 0, 1, closed="neither")
-    z = NormalDist().inv_cdf(0.5 * (1.0 + level))  # AS241, ~1e-16 accurate; far cheaper than scipy's ppf
+    return _wilson(k, n, _wilson_z(level))
+
+
+def _wilson_z(level: float) -> float:
+    """z = Φ⁻¹((1 + level)/2) of :func:`wilson_rate` (AS241, ~1e-16 accurate; far cheaper than scipy's ppf)."""
+    return NormalDist().inv_cdf(0.5 * (1.0 + level))
+
+
+def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
+    """:func:`wilson_rate` on checked counts with its z (:func:`_wilson_z`): the same operations."""
     z2 = z * z
     denom = n + z2
     centre = (k + 0.5 * z2) / denom
@@ -215,8 +224,16 @@ def residual_risk(
     n_success = check_integer("n_success", n_success, 0, n_attacks)
     n_control = check_integer("n_control", n_control, 1, None)
     n_control_success = check_integer("n_control_success", n_control_success, 0, n_control)
-    a, ea = wilson_rate(n_success, n_attacks, confidence_level)
-    c, ec = wilson_rate(n_control_success, n_control, confidence_level)
+    z = _wilson_z(check_interval("confidence_level", confidence_level, 0, 1, closed="neither"))
+    return _residual(n_success, n_attacks, n_control_success, n_control, z)
+
+
+def _residual(n_success: int, n_attacks: int, n_control_success: int, n_control: int,
+              z: float) -> tuple[float, tuple[float, float]]:
+    """:func:`residual_risk` on checked counts with the Wilson z (:func:`_wilson_z`): the same operations, for the
+    attack's many cells (the checks and the quantile once per attack, not per cell)."""
+    a, ea = _wilson(n_success, n_attacks, z)
+    c, ec = _wilson(n_control_success, n_control, z)
     value = (a - c) / (1.0 - c)
     error = math.hypot(ea / abs(1.0 - c), ec * (a - 1.0) / (1.0 - c) ** 2)
 
@@ -450,12 +467,14 @@ def attribute_inference(
     # Draw every known-column set first, in the order (adversary, secret column) — the same draws as attacking
     # cell by cell — then answer all nearest-neighbour queries of one adversary together.
     plan: list[tuple[Knowledge, int, list[np.ndarray]]] = []
+    columns = np.arange(d)
+    without = [np.concatenate((columns[:j], columns[j + 1 :])) for j in range(d)]  # every column but j
     for knowledge in config.knowledge:
         h = known_column_count(knowledge, d)
         knowns = []
         for j in range(d):
-            others = np.delete(np.arange(d), j)
-            knowns.append(others if h == d - 1 else np.sort(rng.choice(others, size=h, replace=False)))
+            others = without[j]
+            knowns.append(others.copy() if h == d - 1 else np.sort(rng.choice(others, size=h, replace=False)))
         plan.append((knowledge, h, knowns))
     # One search per DISTINCT known-column set (the all-but-one sets, and any random set drawn twice, are shared).
     distinct: dict[tuple[int, ...], int] = {}
@@ -463,16 +482,24 @@ def attribute_inference(
         for known in knowns:
             distinct.setdefault(tuple(int(k) for k in known), len(distinct))
     found = nearest_on_column_sets(view / ranges, targets / ranges, [np.array(key) for key in distinct], cancel)
+    # Every cell's guesses at once (one secret column per cell), judged by inference_success's rule element-wise:
+    # the same comparisons as cell by cell; the checks and the Wilson quantile once, not per cell.
+    inference_success(view[:0, 0], targets[:0, 0], tolerance=config.tolerance, rule=config.success_rule,
+                      spread=float(spreads[0]))  # checks the rule, the tolerance and a spread
+    z = _wilson_z(config.confidence_level)
+    keys = [distinct[tuple(int(k) for k in known)] for _, _, knowns in plan for known in knowns]
+    secret = np.tile(columns, len(plan))
+    guesses = view[np.stack([found[key] for key in keys], axis=1), secret]  # (targets, cells)
+    ok = inference_success(guesses, targets[:, secret], tolerance=config.tolerance, rule=config.success_rule,
+                           spread=1.0) if config.success_rule != "spread" else (
+        np.abs(guesses - targets[:, secret]) <= config.tolerance * spreads[secret])
+    main_hits = np.count_nonzero(ok[:n_main], axis=0).tolist()
+    control_hits = np.count_nonzero(ok[n_main:], axis=0).tolist()
     cells: list[InferenceCell] = []
-    for knowledge, h, knowns in plan:
-        nearest_per_secret = [found[distinct[tuple(int(k) for k in known)]] for known in knowns]
-        for j, (known, nearest) in enumerate(zip(knowns, nearest_per_secret, strict=True)):
-            ok = inference_success(
-                view[nearest, j], targets[:, j], tolerance=config.tolerance, rule=config.success_rule,
-                spread=float(spreads[j]),
-            )
-            successes = [int(np.count_nonzero(ok[:n_main])), int(np.count_nonzero(ok[n_main:]))]
-            risk, ci = residual_risk(successes[0], n_main, successes[1], n_control, config.confidence_level)
+    for p, (knowledge, h, knowns) in enumerate(plan):
+        for j, known in enumerate(knowns):
+            successes = [int(main_hits[p * d + j]), int(control_hits[p * d + j])]
+            risk, ci = _residual(successes[0], n_main, successes[1], n_control, z)
             a = successes[0] / n_main
             c = successes[1] / n_control
             cells.append(

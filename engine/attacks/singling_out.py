@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from engine.attacks.threat_model import ADVERSARY_TEXT, Adversary, adversary_view, check_release_scale
 from engine.constraints import Choice, Constraint, Each, Real, check_declared
@@ -58,6 +57,8 @@ from engine.validation import (
 )
 
 if TYPE_CHECKING:  # numba is loaded when a scan runs, not when this module is imported
+    from scipy.spatial import cKDTree
+
     from engine.attacks._chebyshev import ColumnIndex
 
 #: k-d tree layout: sliding-midpoint splits and larger leaves answer the box queries ~30 % faster than scipy's
@@ -248,6 +249,15 @@ def singled_out_rows(x: np.ndarray, centres: np.ndarray, half_widths: np.ndarray
     return _singled_out_fast(xa, za, wa)
 
 
+def _tree(xs: np.ndarray) -> cKDTree:
+    """scipy's k-d tree on the rows ``xs`` (:data:`_TREE_OPTIONS`). scipy.spatial is imported here, when a tree is
+    built (the brute-force check, the tree search, many boxes at their boundary), not with this module: its import
+    (with scipy.sparse) was about 0.4 CPU s of every sweep command, whose column scans never build one."""
+    from scipy.spatial import cKDTree
+
+    return cKDTree(xs, **_TREE_OPTIONS)
+
+
 def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndarray:
     positive = wa > 0
     xs = xa[:, positive] / wa[positive]
@@ -262,7 +272,7 @@ def _singled_out_fast(xa: np.ndarray, za: np.ndarray, wa: np.ndarray) -> np.ndar
         ids = 3.0 * groups.ravel().astype(float)
         xs = np.column_stack([xs, ids[: xa.shape[0]]])
         zs = np.column_stack([zs, ids[xa.shape[0] :]])
-    tree = cKDTree(xs, **_TREE_OPTIONS)
+    tree = _tree(xs)
     # The two nearest rows in the L∞ metric settle almost every box: a box holds exactly one row when the
     # nearest is inside (≤ 1 − τ) and the second nearest outside (> 1 + τ).
     k = min(2, xa.shape[0])
@@ -354,7 +364,7 @@ def _singled_out_nets(xa: np.ndarray, za: np.ndarray, sd: np.ndarray, net_sizes:
             hi = za[unsettled] + w
             lo = za[unsettled] - w
             if tree is None and unsettled.size > _TREE_FOR_UNSETTLED:
-                tree = cKDTree(xs, **_TREE_OPTIONS)
+                tree = _tree(xs)
             candidates = (tree.query_ball_point(zs[unsettled], r=c + t, p=np.inf) if tree is not None else
                           [np.flatnonzero(np.max(np.abs(xs - centre), axis=1, initial=0.0) <= c + t)
                            for centre in zs[unsettled]])
@@ -380,7 +390,7 @@ def _two_nearest(xs: np.ndarray, zs: np.ndarray, reach: float, k: int, search: s
     built. ``scaled_index``: (``ColumnIndex.build(x)``, s) with ``xs`` exactly ``x / s``, or None."""
     check_choice("search", search, ("scan", "tree"))
     if search == "tree":
-        tree = cKDTree(xs, **_TREE_OPTIONS)
+        tree = _tree(xs)
         dist, nearest = tree.query(zs, k=k, p=np.inf, distance_upper_bound=reach, workers=workers)
         return tree, dist.reshape(zs.shape[0], k), nearest.reshape(zs.shape[0], k)
     # numba: loaded when a scan runs, not when this module is imported

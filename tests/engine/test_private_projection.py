@@ -241,6 +241,24 @@ def test_full_rank_projection_is_identity_for_any_orthogonal_v():
     np.testing.assert_allclose(f.T @ f, np.linalg.inv(r_mat @ r_mat.T), atol=1e-12)
 
 
+def test_expectation_note_says_full_row_rank_exactly_when_matrix_rank_does():
+    # The fast path and the global partition plan decide "R has full row rank" from the eigen-decomposition of RRᵀ
+    # they already make (A = I), not from an SVD of the d × k matrix R per release: the note must still say what
+    # np.linalg.matrix_rank says. Small k makes rank-deficient draws common (both outcomes are seen below).
+    x = _unit_rows(np.random.default_rng(8), 12, 4)
+    seen = set()
+    for k in (1, 2, 3, 4, 5, 6):
+        mech = _mech(k=k)
+        for seed in range(40):
+            full = np.linalg.matrix_rank(_draw_projection(4, k, np.random.default_rng(seed))) == 4
+            seen.add(bool(full))
+            note = mech.release(x, rng=np.random.default_rng(seed)).details["expectation"]
+            _, plan = mech.partition_plan("global", 4, np.random.default_rng(seed), lambda kind: x.T @ x)
+            for said in (note, plan["expectation"]):
+                assert said.startswith("X (") == full, (k, seed, said)
+    assert seen == {True, False}
+
+
 @pytest.mark.parametrize(("d", "k", "r"), [(6, 40, 6), (6, 40, 3), (6, 40, 1), (5, 3, 5), (5, 3, 4), (5, 3, 2)])
 def test_fast_operators_equal_pseudo_inverse_formulas(d, k, r):
     # Includes k < d, where VᵀR is rank-deficient and R(VᵀR)^†Vᵀ is a proper projection, not I.

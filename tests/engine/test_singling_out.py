@@ -306,3 +306,26 @@ def test_baseline_threads_give_the_same_result_and_bad_thread_counts_are_refused
     for bad in (0, 17, 1.5):
         with pytest.raises(InvalidParameterError, match="workers"):
             singling_out_baseline(x, workers=bad)
+
+
+_SCAN_ONLY = """
+import sys
+import numpy as np
+from engine.attacks.singling_out import singling_out
+rng = np.random.default_rng(0)
+x = rng.normal(size=(400, 5))
+result = singling_out(x, x + rng.normal(scale=0.5, size=x.shape), rng=rng)
+print(0.0 <= result.protection <= 1.0, "scipy.spatial" in sys.modules)
+"""
+
+
+def test_the_column_scan_does_not_import_scipy_spatial():
+    # scipy.spatial (with scipy.sparse) is imported when a k-d tree is built, not with the attack: about 0.4 CPU s of
+    # every sweep command, whose column scans build none.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SCAN_ONLY], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "False"]
