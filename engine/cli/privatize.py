@@ -253,10 +253,14 @@ def run(args: argparse.Namespace) -> int:
         if columns is not None and (args.features is not None or base_spec is not None):
             # Feature columns named: a Parquet table of plain numbers is prepared column by column, without a table
             # in memory (engine.data.preparation.prepare_parquet); anything else is read whole, as before.
-            spec = data_spec(args, base_spec, columns, notes)
+            fast_notes: list[str] = []
+            spec = data_spec(args, base_spec, columns, fast_notes)
             _check_memory(args.input, spec)
             prepared = prepare_parquet(args.input, spec)
+            if prepared is not None:
+                notes += fast_notes
         if prepared is None:
+            spec = None  # the whole table: its spec made from the table's own columns, as for any other input
             _check_memory(args.input, None)
             frame = load_table(args.input)
     elif dataset:

@@ -740,8 +740,10 @@ def prepare_parquet(path: str | os.PathLike[str], spec: DataSpec) -> PreparedDat
     names = [str(c) for c in schema.names]
     if len(set(names)) != len(names) or any(c not in names for c in spec.columns):
         return None
-    if not all(_number_type(pyarrow, schema.field(c).type) for c in spec.columns):
+    if not all(_plain_number_column(pyarrow, schema, c) for c in spec.columns):
         return None
+    if any(pyarrow.types.is_nested(field.type) for field in schema):
+        return None  # load_table refuses a file with nested columns anywhere, used or not: it says why
     n = int(parquet.metadata.num_rows)
     empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in spec.columns})
     if n < MIN_ROWS or any(not isinstance(p, TooFewRowsError) for p in table_problems(empty, spec)):
@@ -760,19 +762,18 @@ def prepare_parquet(path: str | os.PathLike[str], spec: DataSpec) -> PreparedDat
             return None
         if chunks.null_count:
             return None
-        # Chunk by chunk (a row group each, without a concatenated copy of the column): its range, its canonical
-        # bytes into the fingerprint, its values into the matrix.
-        lo = hi = math.nan
+        # Chunk by chunk, as pyarrow returns the column (without a concatenated copy of it): its range, its
+        # canonical bytes into the fingerprint, its values into the matrix.
+        lo, hi = math.inf, -math.inf
         h.update(b"column\x00" + column.encode("utf-8") + b"\x00f8\x00")
         row, values = 0, None
         for chunk in chunks.chunks:
             values = chunk.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
             if values.size:
-                first = row == 0
-                lo = float(values.min()) if first else min(lo, float(values.min()))
-                hi = float(values.max()) if first else max(hi, float(values.max()))
-                if not (-MAX_ABS_VALUE <= lo and hi <= MAX_ABS_VALUE):  # NaN fails the comparisons
+                low, high = float(values.min()), float(values.max())
+                if not (-MAX_ABS_VALUE <= low and high <= MAX_ABS_VALUE):  # a NaN in any chunk fails these
                     return None
+                lo, hi = min(lo, low), max(hi, high)
             for start in range(0, values.size, canon.size):
                 block = canon[:min(canon.size, values.size - start)]
                 np.add(values[start:start + canon.size], 0.0, out=block)  # −0 → +0; no NaN here
@@ -808,9 +809,38 @@ def prepare_parquet(path: str | os.PathLike[str], spec: DataSpec) -> PreparedDat
     )
 
 
-def _number_type(pyarrow: Any, kind: Any) -> bool:
-    """Whether a Parquet column of Arrow type ``kind`` is read as numbers (not booleans, text or dates)."""
-    return bool(pyarrow.types.is_floating(kind) or pyarrow.types.is_integer(kind))
+def _plain_number_column(pyarrow: Any, schema: Any, column: str) -> bool:
+    """Whether ``column`` of a Parquet file's Arrow ``schema`` is read by :func:`load_table` as a column of plain
+    numbers: an integer or floating Arrow type, no Arrow extension type (pandas stores a Period column as int64 with
+    the extension ``pandas.period``: a date), not the pandas index (``load_table`` does not make it a column), and
+    not stored by pandas as anything but numbers (a categorical's codes, a Period's ordinals).
+
+    >>> import pyarrow as pa
+    >>> frame = pd.DataFrame({"a": [1.0, 2.0], "p": pd.period_range("2020-01", periods=2, freq="M")},
+    ...                      index=pd.Index([5, 6], name="idx"))
+    >>> schema = pa.Table.from_pandas(frame).schema
+    >>> [_plain_number_column(pa, schema, c) for c in ("a", "p", "idx")]
+    [True, False, False]
+    """
+    field = schema.field(column)
+    kind = field.type
+    if not (pyarrow.types.is_floating(kind) or pyarrow.types.is_integer(kind)):
+        return False
+    if isinstance(kind, pyarrow.BaseExtensionType) or b"ARROW:extension:name" in (field.metadata or {}):
+        return False
+    meta = schema.pandas_metadata or {}
+    if column in [c for c in meta.get("index_columns", []) if isinstance(c, str)]:
+        return False
+    for entry in meta.get("columns", []):
+        if isinstance(entry, dict) and entry.get("field_name", entry.get("name")) == column:
+            return str(entry.get("pandas_type")) in _PANDAS_NUMBER_TYPES
+    return True
+
+
+#: pandas' stored types of a column it reads back as numbers (its nullable Int64/Float64 too: pandas_type "int64").
+_PANDAS_NUMBER_TYPES = frozenset(
+    {f"int{b}" for b in (8, 16, 32, 64)} | {f"uint{b}" for b in (8, 16, 32, 64)} | {"float16", "float32", "float64"}
+)
 
 def feature_groups(spec: DataSpec) -> int:
     """m of the ``scaled`` normalisation: the feature columns of ``spec``, each missing-indicator counted once more

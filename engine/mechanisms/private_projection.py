@@ -812,11 +812,16 @@ def _projection_operators(r_mat: np.ndarray, v: np.ndarray | None) -> tuple[np.n
     scale are σ1·z F with z standard normal of length F.shape[0].
 
     With ``v=None``, A is None exactly when every eigenvalue of RRᵀ is kept (above :data:`_RANK_RTOL` of the
-    largest), which is how the releases decide that R has full row rank for their "expectation" note: R is an integer
+    largest), which is how the releases decide that R has full row rank for their "expectation" note — and it is
+    what the release itself does (A = None: no projection), so the note describes the release. R is an integer
     matrix, so RRᵀ is exact in float64, and a rank-deficient R leaves an eigenvalue near λ_max·2⁻⁵², far below the
-    threshold. The decision agreed with ``np.linalg.matrix_rank(R) == d`` on every one of 38,040 random draws
-    (d = 1-12, k = 1 to d + 3, 50 and 10⁴; 20,766 of them rank-deficient; ``tests/engine/test_private_projection.py``
-    keeps a smaller version of that check).
+    threshold: k < d is never called full rank. The converse is numerical: a full-rank R whose RRᵀ has λ_min/λ_max
+    below :data:`_RANK_RTOL` is treated as rank-deficient (the release projects, and the note says so), where
+    ``np.linalg.matrix_rank`` (a threshold on the singular values, about (max(d, k)·2⁻⁵²)² on the eigenvalues) still
+    says full rank. The two agreed on all of 38,040 random draws at d = 1–12 (k = 1 to d + 3, 50 and 10⁴; 20,766
+    rank-deficient); a review found them to differ on 2–3 draws in 10⁴ at k = d ≥ 16, where the note follows the
+    release (``tests/engine/test_private_projection.py`` keeps a smaller version of the check; the reference
+    implementation still uses ``matrix_rank``).
     """
     s = r_mat @ r_mat.T
     h = s if v is None else v.T @ s @ v

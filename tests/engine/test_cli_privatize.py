@@ -323,3 +323,71 @@ def test_a_parquet_release_read_column_by_column_is_the_release_of_the_loaded_ta
     frame.to_csv(tmp_path / "t.csv", index=False)  # the whole-table path of the command itself
     assert main([*argv, "--input", str(tmp_path / "t.csv"), "--output", str(tmp_path / "o2.parquet")]) == 0
     assert np.array_equal(pd.read_parquet(tmp_path / "o2.parquet").to_numpy(), release.value)
+
+
+def _numbers(n: int = 40, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("case", ["period", "index", "nested"])
+def test_a_parquet_table_the_whole_table_path_refuses_is_refused_as_before(tmp_path, capsys, case):
+    """Found by a review of the column-by-column path (issue 33 §3): a pandas Period column (int64 with an Arrow
+    extension type: a date), the pandas index named as a feature, and a nested column anywhere in the file are
+    refused with the whole-table path's message — not released as numbers."""
+    frame = _numbers()
+    if case == "period":  # in a fresh process, where pandas has not yet registered its Period type with pyarrow
+        frame["p"] = pd.period_range("2020-01", periods=len(frame), freq="M")
+        frame.to_parquet(tmp_path / "t.parquet")
+        done = subprocess.run([sys.executable, "-m", "engine", "privatize", "--input", str(tmp_path / "t.parquet"),
+                               "--features", "a,p", *GAUSS, "--seed", "1", "--output", str(tmp_path / "o.csv")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "holds dates" in done.stderr, done.stderr
+        assert not (tmp_path / "o.csv").exists()
+        return
+    if case == "index":
+        frame.index = pd.Index(np.arange(len(frame)) * 3, name="idx")
+        features, expected = "a,idx", "no column 'idx'"
+        frame.to_parquet(tmp_path / "t.parquet")
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.append_column("l", pa.array([[1, 2]] * len(frame)))
+        pq.write_table(table, tmp_path / "t.parquet")
+        features, expected = "a,b", "nested values"
+    code = main(["privatize", "--input", str(tmp_path / "t.parquet"), "--features", features, *GAUSS, "--seed", "1",
+                 "--output", str(tmp_path / "o.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and expected in err, err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_missing_value_in_a_later_chunk_goes_to_the_whole_table_path(tmp_path, monkeypatch):
+    """A NaN in any chunk of a column (not only the first) sends the table to the whole-table path, whose rules
+    (the row named, or dropped when it is the target's) then apply: pyarrow returns one chunk today, so the chunks
+    are made here."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.data.preparation import prepare_parquet
+
+    frame = _numbers(60)
+    frame.loc[45, "a"] = np.nan
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({c: pa.array(frame[c].to_numpy()) for c in frame}), path)  # a NaN, not a null
+    assert pq.read_table(path).column("a").null_count == 0
+    real_read = pq.ParquetFile.read
+
+    def chunked(self, *args, **kwargs):
+        table = real_read(self, *args, **kwargs)
+        return pa.Table.from_batches(table.to_batches(max_chunksize=20))  # three chunks of 20 rows
+
+    monkeypatch.setattr(pq.ParquetFile, "read", chunked)
+    assert prepare_parquet(path, DataSpec(("a", "b"))) is None
+    assert prepare_parquet(path, DataSpec(("b",), target="a")) is None
+    clean = frame.fillna(0.0)
+    pq.write_table(pa.table({c: pa.array(clean[c].to_numpy()) for c in clean}), path)
+    fast = prepare_parquet(path, DataSpec(("a", "b")))
+    assert fast is not None and fast.fingerprint == prepare(clean, DataSpec(("a", "b"))).fingerprint
