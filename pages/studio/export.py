@@ -231,14 +231,18 @@ if record is not None:
         "the separate configuration file: `" + cli_command("release-config.json", input_file=alt_input) + "`. "
         "Released values are on the prepared scale (rows in the unit ball), not in the data's original units."
     )
-    with st.expander("Show the decision record (JSON)"):
-        if len(record_json) <= 200_000:
-            st.code(record_json, language="json")
-        else:  # long sweep tables: show the record without their rows (the download has everything)
-            shown = record.to_dict()
-            for item in shown["tradeoffs"]:
-                item["table"]["rows"] = f"… {len(item['table']['rows'])} rows, in the downloaded file"
-            st.code(json.dumps(shown, indent=2, ensure_ascii=False), language="json")
+    # The record is drawn only while the expander is open (opening it reruns the page): highlighted, it is thousands
+    # of elements for the browser to lay out at every visit of the page (docs/performance.md, "The browser").
+    record_box = st.expander("Show the decision record (JSON)", key="export.record_open", on_change="rerun")
+    if record_box.open:
+        with record_box:
+            if len(record_json) <= 200_000:
+                st.code(record_json, language="json")
+            else:  # long sweep tables: show the record without their rows (the download has everything)
+                shown = record.to_dict()
+                for item in shown["tradeoffs"]:
+                    item["table"]["rows"] = f"… {len(item['table']['rows'])} rows, in the downloaded file"
+                st.code(json.dumps(shown, indent=2, ensure_ascii=False), language="json")
 
 # ----------------------------------------------------------------------------------------------------------------
 # Import

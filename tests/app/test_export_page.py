@@ -9,9 +9,32 @@ from engine.mechanisms.gaussian import GaussianMechanism
 from tests.app.conftest import assert_clean, element_after, open_page, shown, start_app, start_on, studio
 
 
+def _shown_records(at) -> list[str]:
+    return [c.value for c in at.code if c.value.lstrip().startswith('{\n  "kind": "decision-record"')]
+
+
 def record_text(at) -> str:
-    """The decision record JSON the page offers (shown in the 'Show the decision record' expander)."""
-    return next(c.value for c in at.code if c.value.lstrip().startswith('{\n  "kind": "decision-record"'))
+    """The decision record JSON the page offers: shown in the 'Show the decision record' expander, which draws it
+    only when opened (opened here as a user would, if it is not open yet)."""
+    if not _shown_records(at):
+        at.session_state["export.record_open"] = True
+        at.run()
+    return _shown_records(at)[0]
+
+
+def test_the_record_is_drawn_only_when_its_expander_is_opened():
+    """A visit of the page does not send the highlighted record (thousands of elements for the browser); opening
+    the expander shows it, and closing it takes it away again."""
+    at = configured_session()
+    assert not _shown_records(at)
+    assert [e.label for e in at.expander if e.label == "Show the decision record (JSON)"]
+    at.session_state["export.record_open"] = True
+    at.run()
+    assert len(_shown_records(at)) == 1
+    assert load_decision_record(_shown_records(at)[0]).candidate == studio(at).candidate
+    at.session_state["export.record_open"] = False
+    at.run()
+    assert not _shown_records(at)
 
 
 def configured_session():
