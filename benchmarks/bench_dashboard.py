@@ -24,7 +24,7 @@ Rows:
 * ``Mechanisms run (<data>)`` — the page's one engine call, :func:`engine.release_analysis.analyse_release`, as
   the page makes it: the chosen private projection (B = 0.25, ε = 4, δ = 1/(n + 1)) released, then it and its
   alternatives at the same guarantee (Gaussian, JL + Laplace, k-anonymity with k = 2) analysed — five releases
-  each, the program on each, the three attacks on the first. On nigeria-demo (20,788 × 15, lending; target
+  each, the program on each, the three attacks on every release. On nigeria-demo (20,788 × 15, lending; target
   ≤ 2 s) and a generated 25,000 × 30 table (classification on a generated outcome; target ≤ 3 s), with the page's
   threads (``PAGE_THREADS``: one per core, at most 4). Wall and CPU
   seconds, and the CPU seconds of each part (release + program, singling out, attribute inference) summed over
@@ -380,7 +380,7 @@ def mechanisms_run(label: str, frame: pd.DataFrame, spec, program, target: float
              "attribute inference": totals.get("attribute_inference", 0.0)}
     return {"name": f"Mechanisms run ({label})", "seconds": wall, "cpu_seconds": cpu, "target": target,
             "ratio": wall / target, "cpu_by_part": ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()),
-            "note": f"4 mechanisms × 5 releases, attacks on the first, {PAGE_THREADS} threads and 1 BLAS thread as the "
+            "note": f"4 mechanisms × 5 releases, each attacked, {PAGE_THREADS} threads and 1 BLAS thread as the "
                     "page's server; dominating: "
                     f"{max(parts, key=parts.get)} ({_load()})"}
 

@@ -5,7 +5,7 @@ Rows:
 * ``Mechanisms run, 2,000 × d`` for d in :data:`COLUMNS` — the page's one engine call,
   :func:`engine.release_analysis.analyse_release`, as the page makes it: the private projection (B = 0.25, ε = 4,
   δ = 1/(n + 1)) released, then it and its alternatives at the same guarantee (Gaussian, JL + Laplace, k-anonymity
-  with k = 2) analysed — five releases each, the program on each, the three attacks on the first — with the page's
+  with k = 2) analysed — five releases each, the program on each, the three attacks on every release — with the page's
   threads (``PAGE_THREADS``) and one BLAS thread, as the server runs it. On a generated table with a yes/no outcome
   (``bench_dashboard._generated_table``; classification program). Wall and CPU seconds, the CPU seconds of the attacks
   (attribute inference, singling out) summed over the four mechanisms, and the run's time estimate
@@ -107,7 +107,7 @@ def mechanisms_run(d: int) -> dict:
            "attribute_inference_cpu": totals.get("attribute_inference", 0.0),
            "singling_out_cpu": totals.get("singling_out", 0.0),
            "estimate_seconds": estimate.seconds, "estimate_cpu_seconds": estimate.cpu_seconds,
-           "note": f"4 mechanisms × 5 releases, attacks on the first, {PAGE_THREADS} threads, 1 BLAS thread ({_load()})"}
+           "note": f"4 mechanisms × 5 releases, each attacked, {PAGE_THREADS} threads, 1 BLAS thread ({_load()})"}
     if d == max(COLUMNS):
         row.update(target=TARGET_SECONDS, ratio=wall / TARGET_SECONDS)
     return row

@@ -260,7 +260,8 @@ def analyse_release(
     seed : int
         The one seed of the release and its analysis (≥ 0).
     repetitions : int
-        Releases per mechanism for the program metrics' intervals (≥ 1; the attacks use the first).
+        Releases per mechanism (≥ 1): every release is scored and attacked, and every number gets an interval
+        over them (:func:`engine.analysis.analyse_mechanisms`).
     progress : callable, optional
         Receives :class:`engine.progress.Progress` after every release of the analysis.
     workers : int
