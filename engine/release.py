@@ -329,8 +329,9 @@ def release_prepared(
 IN_MEMORY_PEAK_FACTOR = 6.0
 #: The same for a Parquet table of plain number columns prepared column by column
 #: (:func:`engine.data.preparation.prepare_parquet`): the prepared matrix and the release's output, each once, plus
-#: one column while it is read. Measured on the same table: see docs/performance.md ("Release at scale"); rounded up.
-BY_COLUMN_PEAK_FACTOR = 2.5
+#: one column while it is read. Measured on the same table: 2.52× above the interpreter and libraries (see
+#: docs/performance.md, "Release at scale"); rounded up.
+BY_COLUMN_PEAK_FACTOR = 2.6
 #: What the interpreter and the libraries take before any data (bytes).
 _BASE_BYTES = 300 * 2**20
 
@@ -342,7 +343,7 @@ def in_memory_release_bytes(rows: int, columns: int, *, by_column: bool = False)
     >>> round(in_memory_release_bytes(10_000_000, 15) / 1e9, 1)
     7.5
     >>> round(in_memory_release_bytes(60_000_000, 15, by_column=True) / 1e9, 1)
-    18.3
+    19.0
     """
     factor = BY_COLUMN_PEAK_FACTOR if by_column else IN_MEMORY_PEAK_FACTOR
     return int(factor * rows * columns * 8 + _BASE_BYTES)
@@ -353,7 +354,7 @@ def in_memory_row_limit(columns: int, available: int, *, by_column: bool = False
     out of core (``--engine dask``).
 
     >>> in_memory_row_limit(15, 24 * 2**30, by_column=True)  # a 24 GiB machine, Parquet of plain numbers
-    84850769
+    81587278
     >>> in_memory_row_limit(15, 24 * 2**30)  # the same table read whole (CSV)
     35354487
     """
@@ -376,7 +377,7 @@ def check_in_memory_fits(rows: int, columns: int, available: int, *, by_column: 
     >>> check_in_memory_fits(100_000_000, 15, 24 * 2**30, by_column=True)
     Traceback (most recent call last):
     ...
-    engine.errors.InvalidParameterError: the table (100,000,000 rows × 15 columns) needs about 30 GB of memory for an in-memory release and 26 GB is available: this machine releases up to about 84,850,769 rows of 15 columns in memory — release it out of core with --engine dask (partition by partition, on this machine's cores or a cluster)
+    engine.errors.InvalidParameterError: the table (100,000,000 rows × 15 columns) needs about 32 GB of memory for an in-memory release and 26 GB is available: this machine releases up to about 81,587,278 rows of 15 columns in memory — release it out of core with --engine dask (partition by partition, on this machine's cores or a cluster)
     """
     need = in_memory_release_bytes(rows, columns, by_column=by_column)
     if need > available:
