@@ -191,10 +191,25 @@ def edit_text_cell(page, index: int, row: int, column: int, text: str) -> None:
 
 
 def choose_in_cell(page, index: int, row: int, column: int, option: str) -> None:
-    focus_cell(page, index, row, column)
-    page.keyboard.press("Enter")  # opens the select box's menu
-    page.get_by_role("option", name=option, exact=True).click(timeout=30_000)
-    settle(page)
+    """Choose ``option`` in a select box cell; tried again when the choice did not reach the grid (on a loaded
+    machine the menu's click can land while the grid is redrawn: seen once in CI, the cell kept its old value)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    for _ in range(3):
+        idle(page)
+        focus_cell(page, index, row, column)
+        page.keyboard.press("Enter")  # opens the select box's menu
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
+        except PlaywrightTimeoutError:  # the menu did not open: select the cell again
+            page.keyboard.press("Escape")
+            continue
+        settle(page)
+        for _ in range(10):  # the grid's accessible text follows the drawing
+            if option in editor_rows(page, index)[row]:
+                return
+            page.wait_for_timeout(300)
+    raise AssertionError(f"could not choose {option!r} in cell ({row}, {column}) of data editor {index}")
 
 
 def toggle_cell(page, index: int, row: int, column: int) -> None:
